@@ -1,0 +1,26 @@
+"""confrf: adaptive conformal prediction intervals (LCP-RF and baselines).
+
+Quick start::
+
+    import confrf as cf
+    fit = cf.lcp_rf("MedHouseVal ~ .", data=cf.datasets.load_california(), random_state=0)
+"""
+
+from . import datasets
+from .calibrators import LCPThreshold, lcp_threshold
+from .estimator import ConformalRegressor
+from .exceptions import ConfrfError, FormulaError, InputError, NotFittedError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConformalRegressor",
+    "lcp_threshold",
+    "LCPThreshold",
+    "datasets",
+    "ConfrfError",
+    "InputError",
+    "FormulaError",
+    "NotFittedError",
+    "__version__",
+]

@@ -1,0 +1,18 @@
+"""Compiled kernels (Cython, ``nogil``). Tested from Python against slow references."""
+
+from ._forest import (
+    build_leaf_index,
+    calibration_p2,
+    forest_weight_rows,
+    lcp_rf_thresholds,
+)
+from ._quantile import csr_row_quantiles, weighted_quantile
+
+__all__ = [
+    "build_leaf_index",
+    "calibration_p2",
+    "forest_weight_rows",
+    "lcp_rf_thresholds",
+    "csr_row_quantiles",
+    "weighted_quantile",
+]

@@ -1,0 +1,459 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Cython kernels of the random-forest localizer.
+
+The forest is stored as a leaf index: for every (tree, leaf) the calibration
+points that fall in it, sorted by score, with their multiplicity in the weights
+(1 for the honest forest, the bootstrap count for the paper's variant) and the
+multiplicity mass strictly below their score inside the leaf.
+
+Every kernel here works per test point on the leaves the test point falls in,
+so no n x n matrix is ever formed. The slow references that these kernels are
+tested against live in ``tests/reference.py``.
+"""
+
+import numpy as np
+cimport numpy as cnp
+from cython.parallel cimport prange, parallel
+from libc.stdlib cimport malloc, free, calloc, qsort
+from libc.math cimport INFINITY
+
+cnp.import_array()
+
+ctypedef cnp.int64_t i64
+ctypedef cnp.int32_t i32
+
+
+cdef struct ScoreIdx:
+    double v
+    i32 idx
+
+
+cdef int _cmp_score_idx(const void* a, const void* b) noexcept nogil:
+    cdef const ScoreIdx* x = <const ScoreIdx*> a
+    cdef const ScoreIdx* y = <const ScoreIdx*> b
+    if x.v < y.v:
+        return -1
+    if x.v > y.v:
+        return 1
+    return (x.idx > y.idx) - (x.idx < y.idx)
+
+
+cdef inline Py_ssize_t _count_less(const double* sorted_vals, Py_ssize_t n, double x) noexcept nogil:
+    """Number of entries strictly less than x in an ascending array."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if sorted_vals[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def build_leaf_index(const i64[:, ::1] leaves, const double[::1] scores,
+                     const i32[:, ::1] mult, Py_ssize_t n_leaves):
+    """Group calibration points by global leaf id, sorted by score.
+
+    Parameters
+    ----------
+    leaves : (n, k) int64
+        Global leaf id of calibration point i in tree l (tree offsets applied).
+    scores : (n,) float64
+        Calibration scores.
+    mult : (n, k) int32
+        Multiplicity of point i in the weights of tree l.
+    n_leaves : int
+        Number of global leaf ids.
+
+    Returns
+    -------
+    leaf_ptr : (n_leaves + 1,) int64
+    members : (n * k,) int32
+        Calibration indices, grouped by leaf, ascending score inside a leaf.
+    member_mult : (n * k,) int32
+    below : (n * k,) int32
+        Multiplicity mass of the leaf's members with a strictly smaller score.
+    leaf_pop : (n_leaves,) int32
+        Multiplicity mass of the leaf.
+    """
+    cdef Py_ssize_t n = leaves.shape[0], k = leaves.shape[1]
+    cdef Py_ssize_t i, l, g, e, start, stop, run_start
+    cdef i64[::1] leaf_ptr = np.zeros(n_leaves + 1, dtype=np.int64)
+    cdef i32[::1] leaf_pop = np.zeros(n_leaves, dtype=np.int32)
+    cdef i32[::1] members = np.empty(n * k, dtype=np.int32)
+    cdef i32[::1] member_mult = np.empty(n * k, dtype=np.int32)
+    cdef i32[::1] below = np.empty(n * k, dtype=np.int32)
+    cdef i64[::1] fill
+    cdef i64[::1] order = np.argsort(np.asarray(scores), kind="stable").astype(np.int64)
+    cdef i32 acc, run_mass
+    cdef double prev
+
+    for i in range(n):
+        for l in range(k):
+            g = leaves[i, l]
+            if g < 0 or g >= n_leaves:
+                raise ValueError("leaf id out of range")
+            leaf_ptr[g + 1] += 1
+            leaf_pop[g] += mult[i, l]
+    for g in range(n_leaves):
+        leaf_ptr[g + 1] += leaf_ptr[g]
+    fill = np.array(leaf_ptr[:n_leaves], dtype=np.int64)
+    # visiting points in score order makes every leaf's member list sorted
+    for e in range(n):
+        i = order[e]
+        for l in range(k):
+            g = leaves[i, l]
+            members[fill[g]] = <i32> i
+            member_mult[fill[g]] = mult[i, l]
+            fill[g] += 1
+    with nogil:
+        for g in range(n_leaves):
+            start = leaf_ptr[g]
+            stop = leaf_ptr[g + 1]
+            acc = 0
+            e = start
+            while e < stop:
+                # a run of tied scores shares the same "strictly below" mass
+                run_start = e
+                prev = scores[members[e]]
+                run_mass = 0
+                while e < stop and scores[members[e]] == prev:
+                    below[e] = acc
+                    run_mass += member_mult[e]
+                    e += 1
+                acc += run_mass
+    return (np.asarray(leaf_ptr), np.asarray(members), np.asarray(member_mult),
+            np.asarray(below), np.asarray(leaf_pop))
+
+
+def calibration_p2(const i64[:, ::1] leaves, const i64[::1] leaf_ptr,
+                   const i32[::1] members, const i32[::1] below,
+                   const i32[::1] leaf_pop, Py_ssize_t n):
+    """p2_i: mass that row i puts strictly below V_i, with no test point present.
+
+    p2_i = (1/k) sum_l c_l(i) / N_l(X_i), where c_l(i) is the multiplicity mass of
+    i's leaf-mates with a smaller score and N_l(X_i) the leaf's mass.
+    """
+    cdef Py_ssize_t k = leaves.shape[1], l, g, e
+    cdef double[::1] p2 = np.zeros(n, dtype=np.float64)
+    cdef i32 i
+    with nogil:
+        for g in range(leaf_ptr.shape[0] - 1):
+            if leaf_pop[g] == 0:
+                continue
+            for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
+                i = members[e]
+                p2[i] += (<double> below[e]) / leaf_pop[g]
+        for e in range(n):
+            p2[e] /= k
+    return np.asarray(p2)
+
+
+cdef struct Scratch:
+    double* delta     # change of p2_i caused by the test point
+    double* win       # W[i, n+1]
+    double* wt        # W[n+1, i]
+    char* mark
+    i32* nb           # touched calibration indices
+    ScoreIdx* srt     # neighbours sorted by score
+    double* theta     # test-row mass at or below each distinct neighbour score
+    double* ucut      # distinct neighbour scores
+
+
+cdef void _scratch_free(Scratch* s) noexcept nogil:
+    if s == NULL:
+        return
+    free(s.delta); free(s.win); free(s.wt); free(s.mark)
+    free(s.nb); free(s.srt); free(s.theta); free(s.ucut)
+    free(s)
+
+
+cdef Scratch* _scratch_new(Py_ssize_t n) noexcept nogil:
+    """Per-thread buffers sized for n calibration points; NULL if out of memory."""
+    cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
+    if s == NULL:
+        return NULL
+    s.delta = <double*> malloc(n * sizeof(double))
+    s.win = <double*> malloc(n * sizeof(double))
+    s.wt = <double*> malloc(n * sizeof(double))
+    s.mark = <char*> calloc(n, sizeof(char))
+    s.nb = <i32*> malloc(n * sizeof(i32))
+    s.srt = <ScoreIdx*> malloc(n * sizeof(ScoreIdx))
+    s.theta = <double*> malloc((n + 1) * sizeof(double))
+    s.ucut = <double*> malloc((n + 1) * sizeof(double))
+    if (s.delta == NULL or s.win == NULL or s.wt == NULL or s.mark == NULL
+            or s.nb == NULL or s.srt == NULL or s.theta == NULL or s.ucut == NULL):
+        _scratch_free(s)
+        return NULL
+    return s
+
+
+cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, Py_ssize_t k,
+                        const i64* leaf_ptr, const i32* members,
+                        const i32* member_mult, const i32* below,
+                        const i32* leaf_pop, double* wself) noexcept nogil:
+    """Accumulate the test point's effect on its leaf-mates; return their count."""
+    cdef Py_ssize_t l, e, m = 0
+    cdef i64 g
+    cdef i32 i, pop
+    cdef double inv_new, inv_old, kk = <double> k
+    wself[0] = 0.0
+    for l in range(k):
+        g = leafx[l]
+        if g < 0:
+            # the test point reached a leaf that holds no calibration point
+            wself[0] += 1.0 / kk
+            continue
+        pop = leaf_pop[g]
+        inv_new = 1.0 / (pop + 1.0)
+        wself[0] += inv_new / kk
+        inv_old = 1.0 / pop if pop > 0 else 0.0
+        for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
+            i = members[e]
+            if not s.mark[i]:
+                s.mark[i] = 1
+                s.nb[m] = i
+                m += 1
+                s.delta[i] = 0.0
+                s.win[i] = 0.0
+                s.wt[i] = 0.0
+            s.wt[i] += member_mult[e] * inv_new / kk
+            if below[e] > 0:
+                s.delta[i] += below[e] * (inv_new - inv_old) / kk
+            s.win[i] += inv_new / kk
+    return m
+
+
+cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m, double theta, double cut,
+                             const double* scores, const double* p2,
+                             const double* sorted_p2, Py_ssize_t n,
+                             double tol) noexcept nogil:
+    """count(v) = #{i <= n : pi_i(v) < theta(v)} for v on one piece.
+
+    ``cut`` is the threshold in pi_i(v) = p2_i + W[i, n+1] * 1{V_i > cut}.
+    Non-neighbours keep p2_i; neighbours are swapped for their updated value.
+    Differences below ``tol`` count as ties, which can only widen the interval.
+    """
+    cdef double lim = theta - tol
+    cdef Py_ssize_t c = _count_less(sorted_p2, n, lim)
+    cdef Py_ssize_t a
+    cdef i32 i
+    cdef double pi
+    for a in range(m):
+        i = s.nb[a]
+        if p2[i] < lim:
+            c -= 1
+        pi = p2[i] + s.delta[i]
+        if scores[i] > cut:
+            pi += s.win[i]
+        if pi < lim:
+            c += 1
+    return c
+
+
+cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores,
+                         const double* p2, const double* sorted_p2, Py_ssize_t n,
+                         Py_ssize_t m_req, double tol,
+                         double* t_out, char* closed_out, double* level_out) noexcept nogil:
+    """Exact LCP threshold from the neighbours gathered in ``s``."""
+    cdef Py_ssize_t a, r, lo, hi, mid, s_idx
+    cdef double acc, th, cut
+    cdef Py_ssize_t npieces
+    if m == 0 or m_req > n:
+        t_out[0] = INFINITY
+        closed_out[0] = 1
+        level_out[0] = 1.0
+        return
+    for a in range(m):
+        s.srt[a].v = scores[s.nb[a]]
+        s.srt[a].idx = s.nb[a]
+    qsort(s.srt, m, sizeof(ScoreIdx), _cmp_score_idx)
+    # distinct neighbour scores u_1 < ... < u_r and the test row's mass at or below each
+    r = 0
+    acc = 0.0
+    for a in range(m):
+        if r == 0 or s.srt[a].v != s.ucut[r - 1]:
+            s.ucut[r] = s.srt[a].v
+            r += 1
+        acc += s.wt[s.srt[a].idx]
+        s.theta[r - 1] = acc
+    # Pieces after (-inf, u_1] (always accepted, theta = 0 there):
+    # q even -> open (u_j, u_{j+1}) with j = q/2; q odd -> the point u_{j+1} with j = (q-1)/2
+    # (0-based u). count is non-decreasing along q, so bisect for the first rejected piece.
+    npieces = 2 * r - 1
+    lo = 0
+    hi = npieces
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        s_idx = mid >> 1
+        th = s.theta[s_idx]
+        if mid & 1:
+            cut = s.ucut[s_idx + 1]
+        else:
+            cut = s.ucut[s_idx]
+        if _piece_count(s, m, th, cut, scores, p2, sorted_p2, n, tol) >= m_req:
+            hi = mid
+        else:
+            lo = mid + 1
+    if lo == npieces:
+        t_out[0] = INFINITY
+        closed_out[0] = 1
+        level_out[0] = 1.0
+    elif lo & 1:
+        s_idx = lo >> 1
+        t_out[0] = s.ucut[s_idx + 1]
+        closed_out[0] = 0
+        level_out[0] = s.theta[s_idx]
+    else:
+        s_idx = lo >> 1
+        t_out[0] = s.ucut[s_idx]
+        closed_out[0] = 1
+        level_out[0] = s.theta[s_idx]
+
+
+cdef void _reset(Scratch* s, Py_ssize_t m) noexcept nogil:
+    cdef Py_ssize_t a
+    for a in range(m):
+        s.mark[s.nb[a]] = 0
+
+
+def lcp_rf_thresholds(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
+                      const i32[::1] members, const i32[::1] member_mult,
+                      const i32[::1] below, const i32[::1] leaf_pop,
+                      const double[::1] scores, const double[::1] p2,
+                      const double[::1] sorted_p2, Py_ssize_t m_req,
+                      double tol=1e-10, int n_threads=1):
+    """Exact LCP-RF thresholds for many test points.
+
+    Parameters
+    ----------
+    leafx : (m_test, k) int64
+        Global leaf id of each test point in each tree, or -1 when that leaf
+        holds no calibration point.
+    leaf_ptr, members, member_mult, below, leaf_pop
+        The leaf index of :func:`build_leaf_index`.
+    scores : (n,) float64
+        Calibration scores.
+    p2, sorted_p2 : (n,) float64
+        :func:`calibration_p2` and its ascending sort.
+    m_req : int
+        ceil((1 - alpha)(n + 1)), computed exactly by the caller.
+    tol : float
+        Weight sums closer than ``tol`` are treated as equal (never narrows).
+    n_threads : int
+        OpenMP threads over test points.
+
+    Returns
+    -------
+    t : (m_test,) float64
+        Threshold; ``inf`` when every score is accepted.
+    closed : (m_test,) bool
+        Whether the accepted set is (-inf, t] (True) or (-inf, t) (False).
+    level : (m_test,) float64
+        The localizer's mass on calibration scores at or below t (its alpha-tilde);
+        1 when t is infinite.
+    """
+    cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores.shape[0]
+    cdef double[::1] t = np.empty(mt, dtype=np.float64)
+    cdef char[::1] closed = np.empty(mt, dtype=np.int8)
+    cdef double[::1] level = np.empty(mt, dtype=np.float64)
+    cdef Py_ssize_t q, m
+    cdef Scratch* s
+    cdef double wself
+    cdef int[::1] failed = np.zeros(1, dtype=np.intc)
+    if leafx.shape[0] == 0:
+        return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
+    with nogil, parallel(num_threads=n_threads):
+        # assigned inside the block, so each thread gets its own buffers
+        s = _scratch_new(n if n > 0 else 1)
+        if s == NULL:
+            failed[0] = 1
+        else:
+            for q in prange(mt, schedule="dynamic", chunksize=8):
+                wself = 0.0
+                m = _gather(s, &leafx[q, 0], k, &leaf_ptr[0], &members[0],
+                            &member_mult[0], &below[0], &leaf_pop[0], &wself)
+                _threshold_one(s, m, &scores[0], &p2[0], &sorted_p2[0], n,
+                               m_req, tol, &t[q], &closed[q], &level[q])
+                _reset(s, m)
+        _scratch_free(s)
+    if failed[0]:
+        raise MemoryError("could not allocate the per-thread scratch space")
+    return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
+
+
+def forest_weight_rows(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
+                       const i32[::1] members, const i32[::1] member_mult,
+                       const i32[::1] leaf_pop, Py_ssize_t n, bint include_self):
+    """Localizer weights of test points on calibration points, as CSR arrays.
+
+    With ``include_self`` the test point is counted in its leaves (the LCP row:
+    w_j = (1/k) sum_l mult_j / (N_l + 1)) and its own mass is returned in
+    ``self_w``. Without it these are Meinshausen's QRF weights: each tree's
+    leaf is normalised by its calibration mass, averaged over the trees whose
+    leaf holds calibration mass (rows sum to 1, or to 0 when none does).
+
+    Returns
+    -------
+    indptr, indices, data, self_w
+    """
+    cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1]
+    cdef Py_ssize_t q, l, e, a, m, nnz = 0, k_eff
+    cdef i64 g
+    cdef i32 i
+    cdef double denom
+    cdef i64[::1] indptr = np.zeros(mt + 1, dtype=np.int64)
+    cdef double[::1] self_w = np.zeros(mt, dtype=np.float64)
+    cdef double* acc = <double*> calloc(n if n > 0 else 1, sizeof(double))
+    cdef char* mark = <char*> calloc(n if n > 0 else 1, sizeof(char))
+    cdef i32* nb = <i32*> malloc((n if n > 0 else 1) * sizeof(i32))
+    if acc == NULL or mark == NULL or nb == NULL:
+        free(acc); free(mark); free(nb)
+        raise MemoryError()
+    indices_list = []
+    data_list = []
+    try:
+        for q in range(mt):
+            m = 0
+            k_eff = 0
+            for l in range(k):
+                g = leafx[q, l]
+                if g >= 0 and leaf_pop[g] > 0:
+                    k_eff += 1
+            for l in range(k):
+                g = leafx[q, l]
+                if include_self:
+                    denom = (leaf_pop[g] + 1.0) * k if g >= 0 else <double> k
+                    self_w[q] += 1.0 / denom
+                else:
+                    if g < 0 or leaf_pop[g] == 0:
+                        continue
+                    denom = (<double> leaf_pop[g]) * k_eff
+                if g < 0:
+                    continue
+                for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
+                    i = members[e]
+                    if member_mult[e] == 0:
+                        continue
+                    if not mark[i]:
+                        mark[i] = 1
+                        nb[m] = i
+                        m += 1
+                        acc[i] = 0.0
+                    acc[i] += member_mult[e] / denom
+            idx = np.empty(m, dtype=np.int32)
+            val = np.empty(m, dtype=np.float64)
+            for a in range(m):
+                idx[a] = nb[a]
+                val[a] = acc[nb[a]]
+                mark[nb[a]] = 0
+            order = np.argsort(idx)
+            indices_list.append(idx[order])
+            data_list.append(val[order])
+            nnz += m
+            indptr[q + 1] = nnz
+    finally:
+        free(acc); free(mark); free(nb)
+    indices = np.concatenate(indices_list) if indices_list else np.empty(0, np.int32)
+    data = np.concatenate(data_list) if data_list else np.empty(0, np.float64)
+    return np.asarray(indptr), indices, data, np.asarray(self_w)

@@ -1,0 +1,81 @@
+"""What a calibrator is: conformal calibration data in, per-row thresholds out."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import min_calibration_size
+from ..exceptions import InputError
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Per-row score thresholds: the set of scores is (-inf, t] or (-inf, t).
+
+    ``level`` is the localizer mass at or below t (the alpha-tilde diagnostic);
+    1 where t is infinite.
+    """
+
+    t: np.ndarray
+    closed: np.ndarray
+    level: np.ndarray
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """The coverage statement that holds, in words and as facts.
+
+    Attributes
+    ----------
+    kind : str
+        "marginal", "pac", "groupwise" or "none".
+    certified : bool
+        Whether the statement is proved for this configuration.
+    sentence : str
+        One sentence for the summary.
+    """
+
+    kind: str
+    certified: bool
+    sentence: str
+
+
+class Calibrator(ABC):
+    """Base class: ``calibrate`` on (X, scores), then ``thresholds`` for new X."""
+
+    #: method name as used by :func:`confrf.conformal`
+    name: str = ""
+
+    @abstractmethod
+    def calibrate(self, X: np.ndarray, scores: np.ndarray, *, alpha: float, rng: np.random.Generator) -> "Calibrator":
+        """Learn from calibration rows; ``alpha`` is only used to check sizes."""
+
+    @abstractmethod
+    def thresholds(self, X: np.ndarray, alpha: float) -> Thresholds:
+        """Thresholds for rows of X at miscoverage ``alpha``."""
+
+    @abstractmethod
+    def guarantee(self, alpha: float) -> Guarantee:
+        """The coverage statement for ``alpha``."""
+
+    @abstractmethod
+    def sizes(self) -> dict[str, int]:
+        """Number of points in every calibration part."""
+
+    def describe(self) -> dict[str, Any]:
+        """Settings worth printing (e.g. forest settings)."""
+        return {}
+
+
+def check_conformal_size(n: int, alpha: float, part: str) -> None:
+    """Refuse a calibration part so small that every interval would be infinite."""
+    need = min_calibration_size(alpha)
+    if n < need:
+        raise InputError(
+            f"the {part} has {n} point(s); at alpha={alpha} at least {need} are needed for a finite interval "
+            f"(ceil((1-alpha)(n+1)) <= n). Give more calibration data (calib= or a larger calib_size) or a larger alpha."
+        )

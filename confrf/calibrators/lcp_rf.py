@@ -1,0 +1,92 @@
+"""LCP-RF: exact LCP calibration with the random-forest localizer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_float_matrix, as_float_vector, required_count
+from ..exceptions import InputError
+from ..localizers.forest import ForestLocalizer
+from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
+
+
+class LCPForestCalibrator(Calibrator):
+    """Exact LCP (Guan) with forest weights; honest by default.
+
+    Parameters
+    ----------
+    localizer : ForestLocalizer
+        Forest settings; ``localizer.honest`` selects the variant.
+    localizer_size : float
+        Share of the calibration set that grows the forest when honest; the
+        rest are the conformal calibration points.
+    n_jobs : int or None
+        Threads of the threshold kernel.
+    """
+
+    name = "lcp-rf"
+
+    def __init__(self, localizer: ForestLocalizer, localizer_size: float = 0.5, n_jobs: int | None = None) -> None:
+        if not (0.0 < localizer_size < 1.0):
+            raise InputError(f"localizer_size must lie in (0, 1), got {localizer_size!r}.")
+        self.localizer = localizer
+        self.localizer_size = float(localizer_size)
+        self.n_jobs = n_jobs
+
+    def calibrate(self, X, scores, *, alpha, rng) -> "LCPForestCalibrator":
+        X = as_float_matrix(X, "X")
+        V = as_float_vector(scores, "scores")
+        n = X.shape[0]
+        if self.localizer.honest:
+            perm = rng.permutation(n)
+            n_grow = int(round(self.localizer_size * n))
+            grow, conf = np.sort(perm[:n_grow]), np.sort(perm[n_grow:])
+            if n_grow < 2:
+                raise InputError(f"the localizer part has {n_grow} point(s); give more calibration data or a larger localizer_size.")
+            check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
+            self.localizer.grow(X[grow], V[grow])
+            self.localizer.index(X[conf], V[conf])
+            self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
+        else:
+            check_conformal_size(n, alpha, "calibration set")
+            self.localizer.fit(X, V)
+            self.n_grow_, self.n_conformal_ = n, n
+        return self
+
+    def thresholds(self, X, alpha) -> Thresholds:
+        m_req = required_count(alpha, self.n_conformal_)
+        t, closed, level = self.localizer.thresholds(as_float_matrix(X, "X"), m_req, n_threads=_threads(self.n_jobs))
+        return Thresholds(t, closed, level)
+
+    def guarantee(self, alpha) -> Guarantee:
+        if self.localizer.honest:
+            return Guarantee(
+                "marginal", True,
+                f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
+                "points are exchangeable (the forest was grown on disjoint data).",
+            )
+        return Guarantee(
+            "none", False,
+            f"Not certified: the forest was grown on the calibration points themselves (honest=False, the paper's "
+            f"variant), so the finite-sample guarantee P(Y in interval) >= {1 - alpha:g} is not proved.",
+        )
+
+    def sizes(self) -> dict[str, int]:
+        if self.localizer.honest:
+            return {"localizer": self.n_grow_, "conformal": self.n_conformal_}
+        return {"calibration": self.n_conformal_}
+
+    def describe(self) -> dict[str, Any]:
+        return self.localizer.describe()
+
+
+def _threads(n_jobs: int | None) -> int:
+    import os
+
+    if n_jobs is None:
+        return 1
+    if n_jobs < 0:
+        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    return max(1, int(n_jobs))

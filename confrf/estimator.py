@@ -1,0 +1,198 @@
+"""Array-level conformal regressor (scikit-learn style) that the formula API wraps.
+
+Lifecycle: ``fit`` (base model) -> ``conformalize`` (calibration) ->
+``predict_interval``. Each step checks that the previous one happened.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ._validation import as_float_matrix, as_float_vector, check_alpha
+from .calibrators import Calibrator, LCPForestCalibrator, SplitCalibrator, Thresholds
+from .exceptions import InputError, NotFittedError
+from .localizers import ForestLocalizer
+from .models import make_model, wrap_prefit
+from .scores import get_score
+
+METHODS = ("split", "lcp-rf")
+
+
+def _seeds(random_state: Any, k: int) -> list[int | None]:
+    """Independent sub-seeds so each random step is reproducible on its own."""
+    if random_state is None:
+        return [None] * k
+    if isinstance(random_state, np.random.Generator):
+        return [int(s) for s in random_state.integers(0, 2**31 - 1, size=k)]
+    ss = np.random.SeedSequence(int(random_state))
+    return [int(s) for s in ss.generate_state(k) % (2**31 - 1)]
+
+
+class ConformalRegressor(BaseEstimator):
+    """Conformal prediction intervals on numpy arrays.
+
+    Parameters
+    ----------
+    model : str or estimator
+        Base model mu: "gbm", "rf", "ols" or a scikit-learn regressor (cloned),
+        or a fitted model with ``prefit=True``.
+    method : {"lcp-rf", "split"}
+        Calibration method.
+    alpha : float
+        Miscoverage level in (0, 1); intervals aim at 1 - alpha coverage.
+    score : str or Score
+        Nonconformity score; "absolute" is |y - mu(x)|.
+    prefit : bool
+        ``model`` is already fitted: skip ``fit`` and go to ``conformalize``.
+    honest : bool
+        LCP-RF: grow the forest on a part of the calibration set disjoint from
+        the conformal points (exact guarantee). False is the paper's variant.
+    localizer_size : float
+        LCP-RF, honest: share of the calibration set that grows the forest.
+    n_estimators, min_samples_leaf, max_features, max_depth
+        Forest settings of the localizer.
+    fit_intercept : bool
+        Passed to "ols".
+    random_state : int, Generator or None
+        Makes every random step reproducible.
+    n_jobs : int or None
+        Threads for the forest and the kernels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from confrf import ConformalRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(600, 3)); y = X[:, 0] + X[:, 0] * rng.normal(size=600)
+    >>> reg = ConformalRegressor(alpha=0.1, random_state=0).fit(X[:200], y[:200])
+    >>> reg = reg.conformalize(X[200:], y[200:])
+    >>> reg.predict_interval(X[:2]).shape
+    (2, 2)
+    """
+
+    def __init__(self, model: Any = "gbm", method: str = "lcp-rf", alpha: float = 0.1, score: Any = "absolute",
+                 prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
+                 n_estimators: int = 100, min_samples_leaf: int | str = "auto", max_features: Any = 1.0,
+                 max_depth: int | None = None, fit_intercept: bool = True, random_state: Any = None,
+                 n_jobs: int | None = None) -> None:
+        self.model = model
+        self.method = method
+        self.alpha = alpha
+        self.score = score
+        self.prefit = prefit
+        self.honest = honest
+        self.localizer_size = localizer_size
+        self.n_estimators = n_estimators
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # -- lifecycle ---------------------------------------------------------
+    def fit(self, X: Any, y: Any) -> "ConformalRegressor":
+        """Fit the base model on training data (not with ``prefit=True``)."""
+        self._check_options()
+        if self.prefit:
+            raise InputError("prefit=True: the model is already fitted; call conformalize() directly.")
+        X = as_float_matrix(X, "X")
+        y = as_float_vector(y, "y")
+        if X.shape[0] != y.shape[0]:
+            raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        seeds = self._seeds()
+        t0 = time.perf_counter()
+        self.model_ = make_model(self.model, fit_intercept=self.fit_intercept, random_state=seeds[0]).fit(X, y)
+        self.fit_time_ = time.perf_counter() - t0
+        self.n_features_in_ = X.shape[1]
+        self.n_train_ = X.shape[0]
+        return self
+
+    def conformalize(self, X: Any, y: Any) -> "ConformalRegressor":
+        """Calibrate on data disjoint from the training data."""
+        self._check_options()
+        X = as_float_matrix(X, "X")
+        y = as_float_vector(y, "y")
+        if X.shape[0] != y.shape[0]:
+            raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        if self.prefit:
+            self.model_ = wrap_prefit(self.model, X.shape[1])
+            self.n_features_in_ = X.shape[1]
+            self.n_train_ = 0
+            self.fit_time_ = 0.0
+        elif not hasattr(self, "model_"):
+            raise NotFittedError("call fit(X_train, y_train) before conformalize(), or pass prefit=True with a fitted model.")
+        elif X.shape[1] != self.n_features_in_:
+            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
+        self.score_ = get_score(self.score)
+        seeds = self._seeds()
+        t0 = time.perf_counter()
+        V = self.score_.score(y, self.model_.predict(X))
+        self.calibrator_ = self._make_calibrator(seeds[2]).calibrate(
+            X, V, alpha=self.alpha, rng=np.random.default_rng(seeds[1])
+        )
+        self.conformalize_time_ = time.perf_counter() - t0
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Point predictions of the base model."""
+        return self.score_.center(self._model().predict(self._check_X(X)))
+
+    def predict_details(self, X: Any, alpha: float | None = None) -> dict[str, np.ndarray]:
+        """fit, lwr, upr, and the score thresholds (t, closed, level) per row."""
+        X = self._check_X(X)
+        a = check_alpha(self.alpha if alpha is None else alpha)
+        if not hasattr(self, "calibrator_"):
+            raise NotFittedError("call conformalize() before predicting intervals.")
+        pred = self.model_.predict(X)
+        th: Thresholds = self.calibrator_.thresholds(X, a)
+        lwr, upr = self.score_.interval(pred, th.t)
+        return {"fit": self.score_.center(pred), "lwr": lwr, "upr": upr, "t": th.t, "closed": th.closed, "level": th.level}
+
+    def predict_interval(self, X: Any, alpha: float | None = None) -> np.ndarray:
+        """(n, 2) array of [lwr, upr]; infinite bounds are -inf/+inf."""
+        d = self.predict_details(X, alpha)
+        return np.column_stack([d["lwr"], d["upr"]])
+
+    # -- helpers -----------------------------------------------------------
+    def _check_options(self) -> None:
+        check_alpha(self.alpha)
+        if self.method not in METHODS:
+            raise InputError(f"unknown method {self.method!r}; choose one of {list(METHODS)}.")
+
+    def _seeds(self) -> list[int | None]:
+        return _seeds(self.random_state, 4)
+
+    def _model(self) -> Any:
+        if not hasattr(self, "model_"):
+            raise NotFittedError("the base model is not fitted; call fit() (or conformalize() with prefit=True).")
+        return self.model_
+
+    def _check_X(self, X: Any) -> np.ndarray:
+        self._model()
+        X = as_float_matrix(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
+        return X
+
+    def _make_calibrator(self, seed: int | None) -> Calibrator:
+        if self.method == "split":
+            return SplitCalibrator()
+        loc = ForestLocalizer(
+            n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
+            max_features=self.max_features, max_depth=self.max_depth, honest=self.honest,
+            random_state=seed, n_jobs=self.n_jobs,
+        )
+        return LCPForestCalibrator(loc, localizer_size=self.localizer_size, n_jobs=self.n_jobs)
+
+    @property
+    def localizer_(self) -> ForestLocalizer:
+        """The fitted forest localizer (LCP-RF only)."""
+        cal = getattr(self, "calibrator_", None)
+        if not isinstance(cal, LCPForestCalibrator):
+            raise NotFittedError("no forest localizer: the method is not lcp-rf or conformalize() was not called.")
+        return cal.localizer

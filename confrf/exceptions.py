@@ -1,0 +1,40 @@
+"""Exceptions and warnings raised by confrf.
+
+Every error says what is wrong and how to fix it; none of them is raised
+after a row has been silently dropped.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfrfError",
+    "InputError",
+    "FormulaError",
+    "NotFittedError",
+    "ConfrfWarning",
+    "InfiniteIntervalWarning",
+]
+
+
+class ConfrfError(Exception):
+    """Base class of every error raised by confrf."""
+
+
+class InputError(ConfrfError, ValueError):
+    """Bad data or options: NaN/inf, missing column, unseen level, bad alpha, ..."""
+
+
+class FormulaError(InputError):
+    """A formula that cannot be parsed or does not fit the data."""
+
+
+class NotFittedError(ConfrfError, AttributeError):
+    """A method was called before the object reached the needed stage."""
+
+
+class ConfrfWarning(UserWarning):
+    """Base class of confrf warnings."""
+
+
+class InfiniteIntervalWarning(ConfrfWarning):
+    """Some intervals are infinite (too few calibration points nearby)."""

@@ -1,0 +1,236 @@
+"""Random-forest localizer: a Quantile Regression Forest of the scores.
+
+The forest is grown by scikit-learn on a *localizer* part of the calibration
+data (honest, the default) and only its partition is kept: the weights are
+computed from the *conformal* calibration points and the test point, so the
+n + 1 points are exchangeable and LCP's marginal guarantee is exact. With
+``honest=False`` the forest is grown on the conformal points themselves and the
+weights use their bootstrap multiplicities, as in the paper; the guarantee is
+then not certified.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.ensemble import RandomForestRegressor
+
+from .. import _kernels
+from .._validation import as_float_matrix, as_float_vector
+from ..exceptions import InputError, NotFittedError
+
+
+def auto_min_samples_leaf(n_grow: int) -> int:
+    """Default leaf size: ceil(sqrt(n)), at least 5.
+
+    Assumption 3 of the paper asks for leaves of order sqrt(n) (log n)^beta for
+    conditional validity; sqrt(n) keeps leaves informative at moderate n. The
+    marginal guarantee holds for any leaf size.
+    """
+    return max(5, math.ceil(math.sqrt(max(n_grow, 1))))
+
+
+@dataclass
+class LeafIndex:
+    """Calibration points grouped by (tree, leaf), sorted by score in each leaf."""
+
+    node_offset: np.ndarray  # (k,) first global leaf id of each tree
+    leaf_ptr: np.ndarray
+    members: np.ndarray
+    member_mult: np.ndarray
+    below: np.ndarray
+    leaf_pop: np.ndarray
+    scores: np.ndarray
+    p2: np.ndarray
+    sorted_p2: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.scores.shape[0])
+
+    @property
+    def n_trees(self) -> int:
+        return int(self.node_offset.shape[0])
+
+
+@dataclass
+class ForestLocalizer:
+    """Random-forest localizer (the weights w(x, X_j) of a QRF on the scores).
+
+    Parameters
+    ----------
+    n_estimators : int
+        Number of trees k.
+    min_samples_leaf : int or "auto"
+        Minimum leaf size when growing; "auto" is :func:`auto_min_samples_leaf`.
+    max_features : float, int or str
+        Features tried at each split (scikit-learn's meaning).
+    max_depth : int or None
+        Maximum tree depth.
+    bootstrap : bool
+        Whether each tree is grown on a bootstrap sample.
+    honest : bool
+        Weights from points disjoint from the growing sample (True, default) or
+        the paper's in-sample bootstrap weights (False).
+    random_state : int or None
+        Seed of the forest.
+    n_jobs : int or None
+        Threads for growing the forest and for the kernels.
+    """
+
+    n_estimators: int = 100
+    min_samples_leaf: int | str = "auto"
+    max_features: float | int | str | None = 1.0
+    max_depth: int | None = None
+    bootstrap: bool = True
+    honest: bool = True
+    random_state: int | None = None
+    n_jobs: int | None = None
+    forest_: RandomForestRegressor | None = field(default=None, repr=False)
+    index_: LeafIndex | None = field(default=None, repr=False)
+    min_samples_leaf_: int | None = field(default=None, repr=False)
+    n_grow_: int | None = field(default=None, repr=False)
+
+    # -- lifecycle ---------------------------------------------------------
+    def grow(self, X: np.ndarray, scores: np.ndarray) -> "ForestLocalizer":
+        """Grow the forest of the scores on (X, scores)."""
+        X = as_float_matrix(X, "X")
+        V = as_float_vector(scores, "scores")
+        msl = self.min_samples_leaf
+        if msl == "auto":
+            msl = auto_min_samples_leaf(X.shape[0])
+        if not isinstance(msl, (int, np.integer)) or msl < 1:
+            raise InputError(f"min_samples_leaf must be a positive integer or 'auto', got {self.min_samples_leaf!r}.")
+        self.min_samples_leaf_ = int(msl)
+        self.n_grow_ = int(X.shape[0])
+        self.forest_ = RandomForestRegressor(
+            n_estimators=self.n_estimators,
+            min_samples_leaf=self.min_samples_leaf_,
+            max_features=self.max_features,
+            max_depth=self.max_depth,
+            bootstrap=self.bootstrap,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+        ).fit(X, V)
+        return self
+
+    def index(self, X: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray | None = None) -> "ForestLocalizer":
+        """Index the conformal calibration points (X, scores) in the grown forest.
+
+        ``multiplicity`` (n, k) gives each point's weight multiplicity per tree;
+        by default 1 (honest), or the bootstrap counts for ``honest=False``.
+        """
+        forest = self._forest()
+        X = as_float_matrix(X, "X")
+        V = as_float_vector(scores, "scores")
+        if multiplicity is None:
+            multiplicity = np.ones((X.shape[0], self.n_estimators), dtype=np.int32)
+        offsets = self._node_offsets()
+        leaves = self._global_leaves(X, offsets)
+        n_leaves = int(offsets[-1] + forest.estimators_[-1].tree_.node_count)
+        leaf_ptr, members, mult, below, pop = _kernels.build_leaf_index(
+            leaves, V, np.ascontiguousarray(multiplicity, dtype=np.int32), n_leaves
+        )
+        p2 = _kernels.calibration_p2(leaves, leaf_ptr, members, below, pop, X.shape[0])
+        self.index_ = LeafIndex(offsets, leaf_ptr, members, mult, below, pop, V, p2, np.sort(p2))
+        return self
+
+    def fit(self, X: np.ndarray, scores: np.ndarray) -> "ForestLocalizer":
+        """Non-honest fit (the paper's variant): grow and index on the same points."""
+        self.grow(X, scores)
+        forest = self._forest()
+        n = np.asarray(X).shape[0]
+        if self.bootstrap:
+            mult = np.stack([np.bincount(s, minlength=n) for s in forest.estimators_samples_], axis=1)
+        else:
+            mult = np.ones((n, self.n_estimators), dtype=np.int32)
+        return self.index(X, scores, multiplicity=mult)
+
+    # -- queries -----------------------------------------------------------
+    def leaves(self, X: np.ndarray) -> np.ndarray:
+        """Global leaf ids (m, k) of rows of X."""
+        return self._global_leaves(as_float_matrix(X, "X"), self._index().node_offset)
+
+    def thresholds(self, X: np.ndarray, m_req: int, n_threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Exact LCP-RF thresholds (t, closed, level) for rows of X."""
+        idx = self._index()
+        return _kernels.lcp_rf_thresholds(
+            self.leaves(X), idx.leaf_ptr, idx.members, idx.member_mult, idx.below,
+            idx.leaf_pop, idx.scores, idx.p2, idx.sorted_p2, int(m_req),
+            n_threads=max(1, int(n_threads)),
+        )
+
+    def weights(self, X: np.ndarray, include_self: bool = False) -> sp.csr_matrix:
+        """Sparse (m, n) weights of rows of X on the indexed calibration points.
+
+        ``include_self=False``: Meinshausen's QRF weights (rows sum to 1).
+        ``include_self=True``: the LCP test row, with the test point counted in
+        its leaves; an extra last column holds the test point's own mass.
+        """
+        idx = self._index()
+        indptr, indices, data, self_w = _kernels.forest_weight_rows(
+            self.leaves(X), idx.leaf_ptr, idx.members, idx.member_mult, idx.leaf_pop, idx.n, include_self
+        )
+        m = indptr.shape[0] - 1
+        W = sp.csr_matrix((data, indices, indptr), shape=(m, idx.n))
+        if include_self:
+            W = sp.hstack([W, sp.csr_matrix(self_w.reshape(-1, 1))], format="csr")
+        return W
+
+    def conditional_quantiles(self, X: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """QRF quantiles Q(q; F(.|x)) of the calibration scores, shape (m, len(q))."""
+        W = self.weights(X)
+        qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
+        if np.any((qs < 0) | (qs > 1)):
+            raise InputError("quantile levels must lie in [0, 1].")
+        return _kernels.csr_row_quantiles(
+            W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data, self._index().scores, qs
+        )
+
+    def leaf_sizes(self) -> np.ndarray:
+        """Calibration mass of every non-empty leaf (for the assumption checks)."""
+        pop = self._index().leaf_pop
+        return pop[pop > 0]
+
+    # -- helpers -----------------------------------------------------------
+    def _forest(self) -> RandomForestRegressor:
+        if self.forest_ is None:
+            raise NotFittedError("the localizer forest is not grown yet; call grow() or fit() first.")
+        return self.forest_
+
+    def _index(self) -> LeafIndex:
+        if self.index_ is None:
+            raise NotFittedError("no calibration points are indexed yet; call index() or fit() first.")
+        return self.index_
+
+    def _node_offsets(self) -> np.ndarray:
+        counts = [est.tree_.node_count for est in self._forest().estimators_]
+        return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+    def _global_leaves(self, X: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        forest = self._forest()
+        if X.shape[1] != forest.n_features_in_:
+            raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {forest.n_features_in_}.")
+        # single-threaded apply avoids joblib overhead for small inputs
+        leaves = forest.apply(X.astype(np.float32)).astype(np.int64)
+        return np.ascontiguousarray(leaves + offsets[None, :])
+
+    def describe(self) -> dict[str, Any]:
+        """Forest settings and leaf-size facts for summaries."""
+        out: dict[str, Any] = {
+            "n_estimators": self.n_estimators,
+            "min_samples_leaf": self.min_samples_leaf_,
+            "max_features": self.max_features,
+            "max_depth": self.max_depth,
+            "bootstrap": self.bootstrap,
+            "honest": self.honest,
+        }
+        if self.index_ is not None:
+            sizes = self.leaf_sizes()
+            out["leaf_size_min"] = int(sizes.min()) if sizes.size else 0
+            out["leaf_size_median"] = float(np.median(sizes)) if sizes.size else 0.0
+        return out

@@ -1,0 +1,25 @@
+"""Nonconformity scores and their exact interval inversion."""
+
+from __future__ import annotations
+
+from .absolute import AbsoluteScore
+from .base import Score
+
+from ..exceptions import InputError
+
+_REGISTRY = {"absolute": AbsoluteScore}
+
+
+def get_score(score: "str | Score") -> Score:
+    """Resolve a score name (e.g. ``"absolute"``) or check a user object."""
+    if isinstance(score, str):
+        try:
+            return _REGISTRY[score]()
+        except KeyError:
+            raise InputError(f"unknown score {score!r}; choose one of {sorted(_REGISTRY)} or pass a Score object.") from None
+    if isinstance(score, Score):
+        return score
+    raise InputError(f"score must be a name or an object with score(), interval(), center() and name; got {score!r}.")
+
+
+__all__ = ["Score", "AbsoluteScore", "get_score"]

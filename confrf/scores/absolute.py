@@ -1,0 +1,43 @@
+"""Absolute residual score |y - mu(x)|."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class AbsoluteScore:
+    """V(x, y) = |y - mu(x)|; its inversion is mu(x) -/+ t.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from confrf.scores import AbsoluteScore
+    >>> s = AbsoluteScore()
+    >>> s.score(np.array([1.0, 3.0]), np.array([2.0, 2.0]))
+    array([1., 1.])
+    >>> s.interval(np.array([2.0]), np.array([np.inf]))
+    (array([-inf]), array([inf]))
+    """
+
+    name = "absolute"
+
+    def score(self, y: np.ndarray, pred: np.ndarray) -> np.ndarray:
+        return np.abs(np.asarray(y, dtype=np.float64) - np.asarray(pred, dtype=np.float64))
+
+    def interval(self, pred: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pred = np.asarray(pred, dtype=np.float64)
+        t = np.asarray(t, dtype=np.float64)
+        # inf - inf never occurs: pred is finite, so +-inf stays +-inf (no NaN)
+        return pred - t, pred + t
+
+    def center(self, pred: np.ndarray) -> np.ndarray:
+        return np.asarray(pred, dtype=np.float64)
+
+    def __repr__(self) -> str:
+        return "AbsoluteScore()"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash(type(self))
