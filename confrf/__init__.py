@@ -7,13 +7,20 @@ Quick start::
 """
 
 from . import datasets
+from .api import conformal, lcp_rf, split_cp
 from .calibrators import LCPThreshold, lcp_threshold
 from .estimator import ConformalRegressor
+from .results import ConformalResult, Summary
 from .exceptions import ConfrfError, FormulaError, InputError, NotFittedError
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "conformal",
+    "lcp_rf",
+    "split_cp",
+    "ConformalResult",
+    "Summary",
     "ConformalRegressor",
     "lcp_threshold",
     "LCPThreshold",

@@ -262,8 +262,8 @@ class Design:
         """
         if na_action not in _NA_ACTIONS:
             raise InputError(f"na_action must be 'raise' or 'drop', got {na_action!r}")
-        parsed = _parse(formula)
         data = _as_frame(data, "data")
+        parsed = _parse(_expand_dot(formula, data))
         if len(data) < 2:
             raise InputError(f"data has {len(data)} row(s); at least 2 are needed to fit")
         rhs_vars = _used_columns(parsed.rhs, data)
@@ -506,6 +506,23 @@ class Design:
 
 
 # ---------------------------------------------------------------- helpers
+_DOT = re.compile(r"(?<![\w.`])\.(?![\w.`])")
+
+
+def _expand_dot(formula: Any, data: pd.DataFrame) -> Any:
+    """R's ``y ~ .``: the dot stands for every column not used in the response."""
+    if not isinstance(formula, str) or "~" not in formula:
+        return formula
+    lhs, rhs = formula.split("~", 1)
+    if not _DOT.search(rhs):
+        return formula
+    used = _expr_names(lhs.strip())
+    cols = [c for c in data.columns if str(c) not in used]
+    if not cols:
+        raise FormulaError(f"'.' in {formula!r} stands for no column: data has only the response")
+    return lhs + "~" + _DOT.sub(lambda m: "(" + " + ".join(f"`{c}`" for c in cols) + ")", rhs)
+
+
 def _parse(formula: Any) -> Any:
     """Parse once with formulaic, after the checks formulaic does not make."""
     if not isinstance(formula, str):

@@ -1,0 +1,188 @@
+"""The formula API end to end: predict frames, errors, reproducibility, pickling."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from sklearn.linear_model import LinearRegression
+
+import confrf as cf
+from confrf.exceptions import InfiniteIntervalWarning, InputError, NotFittedError
+from confrf._validation import required_count
+
+
+@pytest.fixture(scope="module")
+def diamonds():
+    df = cf.datasets.load_diamonds().sample(4000, random_state=0)
+    df.index = [f"row{i}" for i in range(len(df))]  # a non-default index must survive predict
+    return df
+
+
+@pytest.fixture(scope="module")
+def fitted(diamonds):
+    return cf.lcp_rf("price ~ carat + C(cut) + C(color)", data=diamonds.iloc[:3000], alpha=0.1, random_state=0)
+
+
+def test_predict_frame_shape_index_and_columns(fitted, diamonds):
+    new = diamonds.iloc[3000:3050].drop(columns=["price"]).assign(extra="ignored")
+    p = fitted.predict(new)
+    assert list(p.columns) == ["fit", "lwr", "upr"]
+    assert p.index.equals(new.index)
+    assert (p["lwr"] <= p["fit"]).all() and (p["fit"] <= p["upr"]).all()
+    assert np.isfinite(p.to_numpy()).all()
+
+
+def test_width_tracks_price(fitted, diamonds):
+    test = diamonds.iloc[3000:]
+    p = fitted.predict(test)
+    width = p["upr"] - p["lwr"]
+    assert np.corrcoef(width, test["carat"])[0, 1] > 0.5  # diamonds' error grows with size
+
+
+def test_unseen_level_missing_column_and_nan_are_errors(fitted, diamonds):
+    new = diamonds.iloc[3000:3010].copy()
+    bad = new.assign(cut=new["cut"].astype(str).where(np.arange(10) > 2, "Superb"))
+    with pytest.raises(InputError, match="Superb"):
+        fitted.predict(bad)
+    with pytest.raises(InputError, match="color"):
+        fitted.predict(new.drop(columns=["color"]))
+    with pytest.raises(InputError, match="carat"):
+        fitted.predict(new.assign(carat=np.where(np.arange(10) == 4, np.nan, new["carat"])))
+
+
+def test_same_seed_same_output_other_seed_other_output(diamonds):
+    kw = dict(data=diamonds.iloc[:1500], alpha=0.1)
+    a = cf.lcp_rf("price ~ carat + C(cut)", random_state=3, **kw).predict(diamonds.iloc[3000:3100])
+    b = cf.lcp_rf("price ~ carat + C(cut)", random_state=3, **kw).predict(diamonds.iloc[3000:3100])
+    c = cf.lcp_rf("price ~ carat + C(cut)", random_state=4, **kw).predict(diamonds.iloc[3000:3100])
+    pd.testing.assert_frame_equal(a, b)
+    assert not a.equals(c)
+
+
+def test_pickle_round_trip(fitted, diamonds):
+    new = diamonds.iloc[3000:3100]
+    clone = pickle.loads(pickle.dumps(fitted))
+    pd.testing.assert_frame_equal(clone.predict(new), fitted.predict(new))
+
+
+def test_calib_argument_uses_all_data_for_training(diamonds):
+    res = cf.split_cp("price ~ carat", data=diamonds.iloc[:1000], calib=diamonds.iloc[1000:1500], random_state=0)
+    assert res.nobs == {"train": 1000, "calibration": 500}
+    # split conformal threshold is the m-th smallest calibration score, by hand
+    cal = diamonds.iloc[1000:1500]
+    scores = np.sort(np.abs(cal["price"].to_numpy() - res.estimator.model_.predict(cal[["carat"]].to_numpy())))
+    p = res.predict(diamonds.iloc[2000:2005])
+    np.testing.assert_allclose(p["upr"] - p["fit"], scores[required_count(0.1, 500) - 1])
+
+
+@pytest.mark.parametrize("model", ["ols", "rf", LinearRegression()])
+def test_models(diamonds, model):
+    res = cf.conformal("price ~ carat + C(color)", data=diamonds.iloc[:1200], model=model, method="split", random_state=0)
+    assert np.isfinite(res.predict(diamonds.iloc[3000:3010]).to_numpy()).all()
+
+
+def test_ols_matches_statsmodels_formula(diamonds):
+    import statsmodels.formula.api as smf
+
+    df = diamonds.iloc[:800]
+    res = cf.split_cp("price ~ carat + C(cut)", data=df, calib=diamonds.iloc[800:1300], model="ols")
+    ref = smf.ols("price ~ carat + C(cut)", data=df).fit()
+    new = diamonds.iloc[3000:3010]
+    np.testing.assert_allclose(res.predict(new)["fit"], ref.predict(new), rtol=1e-8)
+
+
+def test_prefit_sklearn_and_statsmodels(diamonds):
+    from confrf.formula import Design
+
+    design, X, y, _ = Design.fit("price ~ carat + C(cut)", diamonds.iloc[:1000])
+    lr = LinearRegression().fit(X, y)
+    res = cf.split_cp("price ~ carat + C(cut)", data=diamonds.iloc[1000:2000], model=lr, prefit=True)
+    assert res.nobs == {"train": 0, "calibration": 1000}
+    np.testing.assert_allclose(res.predict(diamonds.iloc[3000:3005])["fit"], lr.predict(design.transform(diamonds.iloc[3000:3005])))
+    ols = sm.OLS(y, sm.add_constant(X)).fit()
+    res2 = cf.split_cp("price ~ carat + C(cut)", data=diamonds.iloc[1000:2000], model=ols, prefit=True)
+    np.testing.assert_allclose(res2.predict(diamonds.iloc[3000:3005])["fit"], res.predict(diamonds.iloc[3000:3005])["fit"], rtol=1e-8)
+
+
+def test_bad_options(diamonds):
+    d = diamonds.iloc[:500]
+    with pytest.raises(InputError, match="alpha"):
+        cf.lcp_rf("price ~ carat", data=d, alpha=1.2)
+    with pytest.raises(InputError, match="alpha"):
+        cf.lcp_rf("price ~ carat", data=d, alpha=0)
+    with pytest.raises(InputError, match="unknown method"):
+        cf.conformal("price ~ carat", data=d, method="magic")
+    with pytest.raises(InputError, match="unknown option"):
+        cf.conformal("price ~ carat", data=d, n_trees=5)
+    with pytest.raises(InputError, match="unknown model"):
+        cf.conformal("price ~ carat", data=d, model="xgb")
+    with pytest.raises(cf.FormulaError):
+        cf.conformal("price ~ nonexistent", data=d)
+
+
+def test_too_small_calibration_set_is_an_error(diamonds):
+    with pytest.raises(InputError, match="at least 19"):
+        cf.split_cp("price ~ carat", data=diamonds.iloc[:30], alpha=0.05, calib_size=0.5)
+    with pytest.raises(InputError, match="conformal part"):
+        cf.lcp_rf("price ~ carat", data=diamonds.iloc[:40], alpha=0.05, calib_size=0.5)
+
+
+def test_infinite_intervals_are_inf_counted_and_warned(diamonds):
+    # one-point leaves: the test point is alone in some leaves and gets much of its own mass
+    res = cf.lcp_rf("price ~ carat + C(clarity)", data=diamonds.iloc[:400], alpha=0.05, random_state=0,
+                    min_samples_leaf=1, n_estimators=5)
+    with pytest.warns(InfiniteIntervalWarning):
+        p = res.predict(diamonds.iloc[3000:3400])
+    inf = np.isinf(p["upr"])
+    assert inf.any() and not p.isna().any().any()
+    assert (p.loc[inf, "lwr"] == -np.inf).all()
+    s = res.summary()
+    assert s.frames["last_predict"].loc["Infinite intervals", "value"] == int(inf.sum())
+
+
+def test_summary_renders_and_states_guarantee(fitted, diamonds):
+    fitted.predict(diamonds.iloc[3000:3010])
+    s = fitted.summary()
+    text = str(s)
+    for needle in ("lcp-rf", "price ~ carat", "No. localizer", "No. conformal", "certified", "alpha"):
+        assert needle in text
+    assert "<table" in s.as_html() and "tabular" in s.as_latex()
+    assert s.frames["guarantee"].loc["certified", "value"]
+    assert "lcp-rf" in repr(fitted) and len(repr(fitted).splitlines()) == 1
+
+
+def test_non_honest_is_flagged_not_certified(diamonds):
+    res = cf.lcp_rf("price ~ carat", data=diamonds.iloc[:800], honest=False, random_state=0)
+    assert not res.guarantee.certified
+    assert "NOT certified" in str(res.summary())
+    assert res.nobs == {"train": 400, "calibration": 400}
+
+
+def test_forest_weights_and_conditional_quantiles(fitted, diamonds):
+    new = diamonds.iloc[3000:3020]
+    W = fitted.forest_weights(new)
+    assert W.shape == (20, fitted.nobs["conformal"])
+    np.testing.assert_allclose(np.asarray(W.sum(axis=1)).ravel(), 1.0)
+    Ws = fitted.forest_weights(new, include_self=True)
+    assert Ws.shape == (20, fitted.nobs["conformal"] + 1)
+    q = fitted.conditional_quantiles(new, [0.5, 0.9])
+    assert list(q.columns) == ["q0.5", "q0.9"] and q.index.equals(new.index)
+    assert (q["q0.5"] <= q["q0.9"]).all()
+
+
+def test_split_has_no_forest(diamonds):
+    res = cf.split_cp("price ~ carat", data=diamonds.iloc[:500], random_state=0)
+    with pytest.raises(NotFittedError):
+        res.forest_weights(diamonds.iloc[:3])
+
+
+def test_dot_formula_and_na_drop(diamonds):
+    df = diamonds.iloc[:600][["price", "carat", "depth"]].copy()
+    df.iloc[5, 1] = np.nan
+    with pytest.raises(InputError, match="na_action='drop'"):
+        cf.split_cp("price ~ .", data=df)
+    res = cf.split_cp("price ~ .", data=df, na_action="drop", random_state=0)
+    assert res.design.column_names == ["carat", "depth"]
+    assert "Rows dropped (NA)" in str(res.summary())

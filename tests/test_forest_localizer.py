@@ -1,0 +1,112 @@
+"""Forest weights and QRF quantiles against per-tree loops and np.quantile."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from confrf import _kernels, lcp_threshold
+from confrf._validation import required_count
+from confrf.localizers import ForestLocalizer
+
+from reference import forest_lcp_matrix, qrf_weights, quantile
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(700, 4))
+    V = np.abs(X[:, 0] * rng.normal(size=700))
+    return X, V
+
+
+def _raw_leaves(loc, X):
+    return loc.forest_.apply(X).astype(np.int64)
+
+
+@pytest.mark.parametrize("honest", [True, False])
+def test_weights_match_per_tree_loop(data, honest):
+    X, V = data
+    loc = ForestLocalizer(n_estimators=15, min_samples_leaf=10, honest=honest, random_state=1)
+    if honest:
+        loc.grow(X[:300], V[:300]).index(X[300:600], V[300:600])
+        cal, mult = X[300:600], None
+    else:
+        loc.fit(X[:600], V[:600])
+        cal = X[:600]
+        mult = np.stack([np.bincount(s, minlength=600) for s in loc.forest_.estimators_samples_], axis=1)
+    Xt = X[600:]
+    W = loc.weights(Xt).toarray()
+    ref = qrf_weights(_raw_leaves(loc, cal), _raw_leaves(loc, Xt), mult)
+    np.testing.assert_allclose(W, ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(W.sum(axis=1), 1.0, atol=1e-12)
+    # the LCP row (test point counted in its leaves) against the exact matrix's last row
+    Ws = loc.weights(Xt[:5], include_self=True).toarray()
+    np.testing.assert_allclose(Ws.sum(axis=1), 1.0, atol=1e-12)
+    for q in range(5 if honest else 2):
+        exact = forest_lcp_matrix(_raw_leaves(loc, cal), _raw_leaves(loc, Xt[q:q + 1])[0], mult)
+        np.testing.assert_allclose(Ws[q], np.array(exact[-1], dtype=float), atol=1e-12)
+
+
+def test_qrf_mean_reproduces_forest_prediction(data):
+    # non-honest bootstrap weights without the test point are exactly the forest's averaging
+    X, V = data
+    loc = ForestLocalizer(n_estimators=20, min_samples_leaf=5, honest=False, random_state=3).fit(X[:500], V[:500])
+    W = loc.weights(X[500:])
+    np.testing.assert_allclose(W @ V[:500], loc.forest_.predict(X[500:]), rtol=1e-10, atol=1e-12)
+
+
+def test_thresholds_match_general_lcp_on_a_grown_forest(data):
+    X, V = data
+    Vr = np.round(V, 2)  # ties
+    loc = ForestLocalizer(n_estimators=10, min_samples_leaf=15, random_state=2)
+    loc.grow(X[:350], Vr[:350]).index(X[350:450], Vr[350:450])
+    for alpha in (0.1, 0.25):
+        t, closed, level = loc.thresholds(X[600:630], required_count(alpha, 100), n_threads=2)
+        for q in range(30):
+            W = np.array(forest_lcp_matrix(_raw_leaves(loc, X[350:450]), _raw_leaves(loc, X[600 + q:601 + q])[0]),
+                         dtype=float)
+            res = lcp_threshold(W, Vr[350:450], alpha)
+            assert (t[q], bool(closed[q])) == (res.t, res.closed)
+
+
+def test_threads_do_not_change_results(data):
+    X, V = data
+    loc = ForestLocalizer(n_estimators=30, random_state=4).fit(X[:600], V[:600])
+    a = loc.thresholds(X[600:], 500, n_threads=1)
+    b = loc.thresholds(X[600:], 500, n_threads=2)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_weighted_quantile_against_expanded_np_quantile():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(1, 12))
+        vals = rng.integers(0, 6, size=n).astype(float)
+        counts = rng.integers(1, 5, size=n)
+        expanded = np.repeat(vals, counts)
+        for a in rng.uniform(0.01, 1.0, size=3).tolist() + [1.0, 0.5]:
+            got = _kernels.weighted_quantile(vals, counts / counts.sum(), a)
+            assert got == np.quantile(expanded, a, method="inverted_cdf")
+    assert _kernels.weighted_quantile(np.array([1.0, 2.0]), np.array([0.5, 0.5]), 0.0) == -np.inf
+    assert _kernels.weighted_quantile(np.array([1.0, 2.0]), np.array([0.25, 0.25]), 0.9) == np.inf
+
+
+def test_conditional_quantiles_against_exact_definition(data):
+    X, V = data
+    loc = ForestLocalizer(n_estimators=5, min_samples_leaf=20, random_state=6)
+    loc.grow(X[:300], V[:300]).index(X[300:600], V[300:600])
+    qs = [Fraction(1, 10), Fraction(1, 2), Fraction(9, 10), Fraction(1)]
+    got = loc.conditional_quantiles(X[600:620], np.array([float(a) for a in qs]))
+    cal, test = _raw_leaves(loc, X[300:600]), _raw_leaves(loc, X[600:620])
+    Vc = V[300:600]
+    for q in range(20):
+        w = [Fraction(0)] * 300
+        for l in range(cal.shape[1]):
+            same = np.flatnonzero(cal[:, l] == test[q, l])
+            for j in same:
+                w[j] += Fraction(1, len(same) * cal.shape[1])
+        atoms = [(Vc[j], w[j]) for j in range(300) if w[j]]
+        for j, a in enumerate(qs):
+            assert got[q, j] == quantile(a, atoms)
