@@ -22,6 +22,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _single_openmp_thread():
+    # OpenMP busy-waiting makes HistGradientBoosting 50x slower when the 2 cores are shared;
+    # the kernels' own thread counts are explicit and unaffected
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
 @pytest.fixture
 def mc_reps(request):
     return request.config.getoption("--mc-reps")
@@ -30,3 +40,10 @@ def mc_reps(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+def pytest_report_header(config):
+    import confrf
+    from confrf._kernels import _forest
+
+    return f"confrf {confrf.__version__} from {confrf.__file__} (kernel: {_forest.__file__})"

@@ -1,0 +1,73 @@
+"""The array-level estimator: lifecycle guards, scikit-learn integration."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from confrf import ConformalRegressor
+from confrf.exceptions import InputError, NotFittedError
+
+
+@pytest.fixture(scope="module")
+def xy():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(900, 3))
+    y = X[:, 0] + X[:, 0] * rng.normal(size=900)
+    return X, y
+
+
+def test_lifecycle_guards(xy):
+    X, y = xy
+    reg = ConformalRegressor()
+    with pytest.raises(NotFittedError, match="fit"):
+        reg.conformalize(X, y)
+    with pytest.raises(NotFittedError):
+        reg.predict_interval(X)
+    reg.fit(X[:300], y[:300])
+    with pytest.raises(NotFittedError, match="conformalize"):
+        reg.predict_interval(X)
+    with pytest.raises(InputError, match="columns"):
+        reg.conformalize(X[300:600, :2], y[300:600])
+    with pytest.raises(InputError, match="prefit"):
+        ConformalRegressor(prefit=True).fit(X, y)
+
+
+def test_bad_arrays(xy):
+    X, y = xy
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(InputError, match="NaN or inf in 1 row"):
+        ConformalRegressor().fit(Xn, y)
+    with pytest.raises(InputError, match="rows"):
+        ConformalRegressor().fit(X, y[:-1])
+
+
+def test_clone_and_get_params_and_pipeline(xy):
+    X, y = xy
+    reg = ConformalRegressor(model=make_pipeline(StandardScaler(), Ridge()), method="split", alpha=0.2, random_state=1)
+    assert clone(reg).get_params()["alpha"] == 0.2
+    reg.fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600])
+    pi = reg.predict_interval(X[600:])
+    assert pi.shape == (300, 2) and np.all(pi[:, 0] <= pi[:, 1])
+    # another alpha at predict time: narrower intervals for larger alpha
+    assert np.all(np.diff(reg.predict_interval(X[600:], alpha=0.5), axis=1) <= np.diff(pi, axis=1))
+
+
+def test_details_and_levels(xy):
+    X, y = xy
+    reg = ConformalRegressor(random_state=0, n_estimators=30).fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600])
+    d = reg.predict_details(X[600:])
+    assert set(d) == {"fit", "lwr", "upr", "t", "closed", "level"}
+    finite = np.isfinite(d["t"])
+    assert np.all((d["level"][finite] > 0) & (d["level"][finite] <= 1))
+    np.testing.assert_allclose(d["upr"] - d["fit"], d["t"])
+
+
+def test_random_state_reproducible(xy):
+    X, y = xy
+    a = ConformalRegressor(random_state=5).fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600]).predict_interval(X[600:])
+    b = ConformalRegressor(random_state=5).fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600]).predict_interval(X[600:])
+    np.testing.assert_array_equal(a, b)
