@@ -382,6 +382,49 @@ def lcp_rf_thresholds(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
 
 
+cdef int _cmp_i32(const void* a, const void* b) noexcept nogil:
+    cdef i32 x = (<const i32*> a)[0], y = (<const i32*> b)[0]
+    return (x > y) - (x < y)
+
+
+cdef Py_ssize_t _weight_row(const i64* leafx, Py_ssize_t k, const i64* leaf_ptr,
+                            const i32* members, const i32* member_mult,
+                            const i32* leaf_pop, bint include_self,
+                            double* acc, char* mark, i32* nb, double* self_w) noexcept nogil:
+    """Accumulate one test row's weights in ``acc``; return its neighbour count."""
+    cdef Py_ssize_t l, e, m = 0, k_eff = 0
+    cdef i64 g
+    cdef i32 i
+    cdef double denom
+    self_w[0] = 0.0
+    for l in range(k):
+        g = leafx[l]
+        if g >= 0 and leaf_pop[g] > 0:
+            k_eff += 1
+    for l in range(k):
+        g = leafx[l]
+        if include_self:
+            denom = (leaf_pop[g] + 1.0) * k if g >= 0 else <double> k
+            self_w[0] += 1.0 / denom
+        else:
+            if g < 0 or leaf_pop[g] == 0:
+                continue
+            denom = (<double> leaf_pop[g]) * k_eff
+        if g < 0:
+            continue
+        for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
+            if member_mult[e] == 0:
+                continue
+            i = members[e]
+            if not mark[i]:
+                mark[i] = 1
+                nb[m] = i
+                m += 1
+                acc[i] = 0.0
+            acc[i] += member_mult[e] / denom
+    return m
+
+
 def forest_weight_rows(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
                        const i32[::1] members, const i32[::1] member_mult,
                        const i32[::1] leaf_pop, Py_ssize_t n, bint include_self):
@@ -393,67 +436,44 @@ def forest_weight_rows(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     leaf is normalised by its calibration mass, averaged over the trees whose
     leaf holds calibration mass (rows sum to 1, or to 0 when none does).
 
+    Two passes without the GIL: count each row's neighbours, then fill.
+
     Returns
     -------
     indptr, indices, data, self_w
     """
     cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1]
-    cdef Py_ssize_t q, l, e, a, m, nnz = 0, k_eff
-    cdef i64 g
-    cdef i32 i
-    cdef double denom
+    cdef Py_ssize_t q, a, m, nn = n if n > 0 else 1
     cdef i64[::1] indptr = np.zeros(mt + 1, dtype=np.int64)
     cdef double[::1] self_w = np.zeros(mt, dtype=np.float64)
-    cdef double* acc = <double*> calloc(n if n > 0 else 1, sizeof(double))
-    cdef char* mark = <char*> calloc(n if n > 0 else 1, sizeof(char))
-    cdef i32* nb = <i32*> malloc((n if n > 0 else 1) * sizeof(i32))
+    cdef double* acc = <double*> calloc(nn, sizeof(double))
+    cdef char* mark = <char*> calloc(nn, sizeof(char))
+    cdef i32* nb = <i32*> malloc(nn * sizeof(i32))
+    cdef i32[::1] indices
+    cdef double[::1] data
     if acc == NULL or mark == NULL or nb == NULL:
         free(acc); free(mark); free(nb)
         raise MemoryError()
-    indices_list = []
-    data_list = []
-    try:
-        for q in range(mt):
-            m = 0
-            k_eff = 0
-            for l in range(k):
-                g = leafx[q, l]
-                if g >= 0 and leaf_pop[g] > 0:
-                    k_eff += 1
-            for l in range(k):
-                g = leafx[q, l]
-                if include_self:
-                    denom = (leaf_pop[g] + 1.0) * k if g >= 0 else <double> k
-                    self_w[q] += 1.0 / denom
-                else:
-                    if g < 0 or leaf_pop[g] == 0:
-                        continue
-                    denom = (<double> leaf_pop[g]) * k_eff
-                if g < 0:
-                    continue
-                for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
-                    i = members[e]
-                    if member_mult[e] == 0:
-                        continue
-                    if not mark[i]:
-                        mark[i] = 1
-                        nb[m] = i
-                        m += 1
-                        acc[i] = 0.0
-                    acc[i] += member_mult[e] / denom
-            idx = np.empty(m, dtype=np.int32)
-            val = np.empty(m, dtype=np.float64)
-            for a in range(m):
-                idx[a] = nb[a]
-                val[a] = acc[nb[a]]
-                mark[nb[a]] = 0
-            order = np.argsort(idx)
-            indices_list.append(idx[order])
-            data_list.append(val[order])
-            nnz += m
-            indptr[q + 1] = nnz
-    finally:
+    if k == 0 or mt == 0:
         free(acc); free(mark); free(nb)
-    indices = np.concatenate(indices_list) if indices_list else np.empty(0, np.int32)
-    data = np.concatenate(data_list) if data_list else np.empty(0, np.float64)
-    return np.asarray(indptr), indices, data, np.asarray(self_w)
+        return np.asarray(indptr), np.empty(0, np.int32), np.empty(0, np.float64), np.asarray(self_w)
+    with nogil:
+        for q in range(mt):
+            m = _weight_row(&leafx[q, 0], k, &leaf_ptr[0], &members[0], &member_mult[0],
+                            &leaf_pop[0], include_self, acc, mark, nb, &self_w[q])
+            for a in range(m):
+                mark[nb[a]] = 0
+            indptr[q + 1] = indptr[q] + m
+    indices = np.empty(indptr[mt], dtype=np.int32)
+    data = np.empty(indptr[mt], dtype=np.float64)
+    with nogil:
+        for q in range(mt):
+            m = _weight_row(&leafx[q, 0], k, &leaf_ptr[0], &members[0], &member_mult[0],
+                            &leaf_pop[0], include_self, acc, mark, nb, &self_w[q])
+            qsort(nb, m, sizeof(i32), _cmp_i32)
+            for a in range(m):
+                indices[indptr[q] + a] = nb[a]
+                data[indptr[q] + a] = acc[nb[a]]
+                mark[nb[a]] = 0
+    free(acc); free(mark); free(nb)
+    return np.asarray(indptr), np.asarray(indices), np.asarray(data), np.asarray(self_w)
