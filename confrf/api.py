@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ._validation import check_alpha
-from .estimator import METHODS, ConformalRegressor
+from .calibrators import get_method
+from .estimator import ConformalRegressor
 from .exceptions import InputError
 from .formula import Design
 from .results import ConformalResult
@@ -83,12 +84,15 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     (2, 3)
     """
     alpha = check_alpha(alpha)
-    if method not in METHODS:
-        raise InputError(f"unknown method {method!r}; choose one of {list(METHODS)}.")
-    unknown = sorted(set(options) - set(OPTIONS))
+    spec = get_method(method)
+    unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
-        raise InputError(f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)}.")
-    opts = {**OPTIONS, **options}
+        raise InputError(
+            f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)} and, for method {method!r}, "
+            f"{sorted(spec.options) or 'none'}."
+        )
+    opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
+    method_opts = {k: v for k, v in options.items() if k in spec.options}
     if not (isinstance(calib_size, float | int) and 0 < calib_size < 1):
         raise InputError(f"calib_size must lie in (0, 1), got {calib_size!r}.")
 
@@ -116,12 +120,14 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         localizer_size=opts["localizer_size"], n_estimators=opts["n_estimators"],
         min_samples_leaf=opts["min_samples_leaf"], max_features=opts["max_features"], max_depth=opts["max_depth"],
         fit_intercept=design.has_intercept, random_state=random_state, n_jobs=opts["n_jobs"],
+        options=method_opts,
     )
     if not prefit:
         est.fit(X_tr, y_tr)
     est.conformalize(X_cal, y_cal)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
-    return ConformalResult(design=design, estimator=est, options=opts, nobs=nobs, random_state=random_state)
+    return ConformalResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
+                           random_state=random_state)
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:

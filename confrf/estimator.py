@@ -13,14 +13,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ._validation import as_float_matrix, as_float_vector, check_alpha
-from .calibrators import Calibrator, LCPForestCalibrator, SplitCalibrator, Thresholds
+from .calibrators import Calibrator, Thresholds, get_method, method_options
 from .exceptions import InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .models import make_model, wrap_prefit
 from .scores import get_score
-
-METHODS = ("split", "lcp-rf")
-
 
 def _seeds(random_state: Any, k: int) -> list[int | None]:
     """Independent sub-seeds so each random step is reproducible on its own."""
@@ -61,6 +58,8 @@ class ConformalRegressor(BaseEstimator):
         Makes every random step reproducible.
     n_jobs : int or None
         Threads for the forest and the kernels.
+    options : dict or None
+        Options specific to ``method`` (see ``confrf.calibrators.METHODS[method].options``).
 
     Examples
     --------
@@ -78,7 +77,7 @@ class ConformalRegressor(BaseEstimator):
                  prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
                  n_estimators: int = 100, min_samples_leaf: int | str = "auto", max_features: Any = 1.0,
                  max_depth: int | None = None, fit_intercept: bool = True, random_state: Any = None,
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, options: dict | None = None) -> None:
         self.model = model
         self.method = method
         self.alpha = alpha
@@ -93,6 +92,7 @@ class ConformalRegressor(BaseEstimator):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.options = options
 
     # -- lifecycle ---------------------------------------------------------
     def fit(self, X: Any, y: Any) -> "ConformalRegressor":
@@ -161,8 +161,7 @@ class ConformalRegressor(BaseEstimator):
     # -- helpers -----------------------------------------------------------
     def _check_options(self) -> None:
         check_alpha(self.alpha)
-        if self.method not in METHODS:
-            raise InputError(f"unknown method {self.method!r}; choose one of {list(METHODS)}.")
+        method_options(self.method, self.options)
 
     def _seeds(self) -> list[int | None]:
         return _seeds(self.random_state, 4)
@@ -180,19 +179,12 @@ class ConformalRegressor(BaseEstimator):
         return X
 
     def _make_calibrator(self, seed: int | None) -> Calibrator:
-        if self.method == "split":
-            return SplitCalibrator()
-        loc = ForestLocalizer(
-            n_estimators=self.n_estimators, min_samples_leaf=self.min_samples_leaf,
-            max_features=self.max_features, max_depth=self.max_depth, honest=self.honest,
-            random_state=seed, n_jobs=self.n_jobs,
-        )
-        return LCPForestCalibrator(loc, localizer_size=self.localizer_size, n_jobs=self.n_jobs)
+        return get_method(self.method).factory(self, method_options(self.method, self.options), seed)
 
     @property
     def localizer_(self) -> ForestLocalizer:
-        """The fitted forest localizer (LCP-RF only)."""
-        cal = getattr(self, "calibrator_", None)
-        if not isinstance(cal, LCPForestCalibrator):
-            raise NotFittedError("no forest localizer: the method is not lcp-rf or conformalize() was not called.")
-        return cal.localizer
+        """The fitted forest localizer (methods that use one)."""
+        loc = getattr(getattr(self, "calibrator_", None), "localizer", None)
+        if not isinstance(loc, ForestLocalizer):
+            raise NotFittedError("no forest localizer: the method does not use one or conformalize() was not called.")
+        return loc

@@ -3,6 +3,7 @@
 from .base import Calibrator, Guarantee, Thresholds
 from .lcp import LCPThreshold, lcp_threshold
 from .lcp_rf import LCPForestCalibrator
+from .registry import METHODS, MethodSpec, get_method, method_options, register
 from .split import SplitCalibrator
 
 __all__ = [
@@ -13,4 +14,9 @@ __all__ = [
     "lcp_threshold",
     "LCPForestCalibrator",
     "SplitCalibrator",
+    "METHODS",
+    "MethodSpec",
+    "get_method",
+    "method_options",
+    "register",
 ]

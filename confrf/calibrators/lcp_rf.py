@@ -10,6 +10,7 @@ from .._validation import as_float_matrix, as_float_vector, required_count
 from ..exceptions import InputError
 from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
+from .registry import MethodSpec, register
 
 
 class LCPForestCalibrator(Calibrator):
@@ -80,6 +81,21 @@ class LCPForestCalibrator(Calibrator):
 
     def describe(self) -> dict[str, Any]:
         return self.localizer.describe()
+
+
+def make_forest_localizer(est: Any, seed: int | None) -> ForestLocalizer:
+    """The forest localizer configured by an estimator's shared forest settings."""
+    return ForestLocalizer(
+        n_estimators=est.n_estimators, min_samples_leaf=est.min_samples_leaf, max_features=est.max_features,
+        max_depth=est.max_depth, honest=est.honest, random_state=seed, n_jobs=est.n_jobs,
+    )
+
+
+register(MethodSpec(
+    "lcp-rf",
+    lambda est, opts, seed: LCPForestCalibrator(make_forest_localizer(est, seed), est.localizer_size, est.n_jobs),
+    title="LCP-RF (exact localized conformal, forest weights)",
+))
 
 
 def _threads(n_jobs: int | None) -> int:

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._validation import as_float_vector, required_count
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
+from .registry import MethodSpec, register
 
 
 class SplitCalibrator(Calibrator):
@@ -48,3 +49,6 @@ class SplitCalibrator(Calibrator):
 
     def sizes(self) -> dict[str, int]:
         return {"calibration": int(self.sorted_scores_.shape[0])}
+
+
+register(MethodSpec("split", lambda est, opts, seed: SplitCalibrator(), title="Split conformal (SPLIT)"))

@@ -9,15 +9,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..calibrators import Guarantee
+from ..calibrators import Guarantee, get_method
 from ..estimator import ConformalRegressor
-from ..exceptions import InfiniteIntervalWarning, InputError
+from ..exceptions import InfiniteIntervalWarning
 from ..formula import Design
 from ..models import model_name
 from .summary import Summary, two_column_table
-
-METHOD_TITLES = {"split": "Split conformal (SPLIT)", "lcp-rf": "LCP-RF (exact localized conformal, forest weights)"}
-
 
 class ConformalResult:
     """A fitted conformal model from :func:`confrf.conformal`.
@@ -147,7 +144,7 @@ class ConformalResult:
         if self.design.n_dropped:
             nobs.append(("Rows dropped (NA)", self.design.n_dropped))
         s = Summary()
-        s.add_section("setup", two_column_table(head + nobs, title=METHOD_TITLES.get(self.method, self.method)),
+        s.add_section("setup", two_column_table(head + nobs, title=get_method(self.method).title or self.method),
                       pd.DataFrame({"value": dict(head + nobs)}))
         forest = est.calibrator_.describe()
         if forest:

@@ -1,0 +1,70 @@
+"""Registry of calibration methods: name -> factory and method-specific options.
+
+A method module registers itself once; the estimator and the formula API look
+methods up here, so adding a method never touches their code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from ..exceptions import InputError
+from .base import Calibrator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..estimator import ConformalRegressor
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """How to build a calibrator.
+
+    Attributes
+    ----------
+    name : str
+        Method name as passed to ``method=``.
+    factory : callable
+        ``factory(estimator, options, seed) -> Calibrator``; ``estimator`` gives
+        the shared settings (forest sizes, ``n_jobs``), ``options`` the
+        method-specific ones with defaults filled in.
+    options : mapping
+        Method-specific option names and their defaults.
+    title : str
+        Human-readable name for summaries.
+    """
+
+    name: str
+    factory: Callable[["ConformalRegressor", dict[str, Any], int | None], Calibrator]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    title: str = ""
+
+
+METHODS: dict[str, MethodSpec] = {}
+
+
+def register(spec: MethodSpec) -> MethodSpec:
+    """Add a method (its name must be new)."""
+    if spec.name in METHODS:
+        raise ValueError(f"method {spec.name!r} is already registered")
+    METHODS[spec.name] = spec
+    return spec
+
+
+def get_method(name: str) -> MethodSpec:
+    """The spec of ``name`` or an error listing the methods."""
+    try:
+        return METHODS[name]
+    except (KeyError, TypeError):
+        raise InputError(f"unknown method {name!r}; choose one of {sorted(METHODS)}.") from None
+
+
+def method_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Fill defaults and refuse options the method does not know."""
+    spec = get_method(name)
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(spec.options))
+    if unknown:
+        known = sorted(spec.options) or "none"
+        raise InputError(f"option(s) {unknown} do not apply to method {name!r}; its own options are {known}.")
+    return {**spec.options, **options}
