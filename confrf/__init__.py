@@ -6,11 +6,12 @@ Quick start::
     fit = cf.lcp_rf("MedHouseVal ~ .", data=cf.datasets.load_california(), random_state=0)
 """
 
-from . import datasets
-from .api import conformal, lcp_rf, split_cp
+from . import datasets, metrics
+from .api import conformal, lcp_rf, qrf_tc, split_cp
 from .calibrators import LCPThreshold, lcp_threshold
+from .calibrators import PACReport, pac_delta, pac_epsilon, pac_n2
 from .estimator import ConformalRegressor
-from .results import ConformalResult, Summary
+from .results import Comparison, ConformalResult, Evaluation, Summary, compare
 from .exceptions import ConfrfError, FormulaError, InputError, NotFittedError
 
 __version__ = "0.1.0"
@@ -19,8 +20,17 @@ __all__ = [
     "conformal",
     "lcp_rf",
     "split_cp",
+    "qrf_tc",
+    "pac_epsilon",
+    "pac_delta",
+    "pac_n2",
+    "PACReport",
     "ConformalResult",
     "Summary",
+    "Evaluation",
+    "Comparison",
+    "compare",
+    "metrics",
     "ConformalRegressor",
     "lcp_threshold",
     "LCPThreshold",

@@ -70,7 +70,7 @@ def fit(args: argparse.Namespace) -> int:
     newdata = pd.read_csv(args.newdata)
     done = _step(f"fitting {args.method} on {len(data)} rows")
     res = cf.conformal(args.formula, data=data, method=args.method, alpha=args.alpha, model=args.model,
-                       calib=calib, random_state=args.random_state, n_jobs=args.n_jobs)
+                       calib=calib, random_state=args.random_state, n_jobs=args.n_jobs, score=args.score)
     done()
     done = _step(f"predicting {len(newdata)} rows")
     pred = res.predict(newdata)
@@ -98,8 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     f.add_argument("--data", required=True, help="training CSV")
     f.add_argument("--newdata", required=True, help="CSV of rows to predict")
     f.add_argument("--calib", help="calibration CSV (otherwise --data is split)")
-    f.add_argument("--method", default="lcp-rf", choices=["lcp-rf", "split"])
-    f.add_argument("--model", default="gbm", choices=["gbm", "rf", "ols"])
+    from .calibrators import METHODS
+
+    f.add_argument("--method", default="lcp-rf", choices=sorted(METHODS))
+    f.add_argument("--model", default="gbm", choices=["gbm", "rf", "ols", "qr", "qgbm"])
+    f.add_argument("--score", default="absolute", choices=["absolute", "quantile", "scaled"])
     f.add_argument("--alpha", type=float, default=0.1)
     f.add_argument("--random-state", type=int, default=None)
     f.add_argument("--n-jobs", type=int, default=None)

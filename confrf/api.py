@@ -12,6 +12,7 @@ from .calibrators import get_method
 from .estimator import ConformalRegressor
 from .exceptions import InputError
 from .formula import Design
+from .group_labels import kept_positions, split_group_option
 from .results import ConformalResult
 
 #: options accepted by :func:`conformal` besides its named arguments
@@ -49,15 +50,23 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     data : DataFrame
         Training data. Without ``calib`` it is split at random into a training
         part (fits the model) and a calibration part (``calib_size``).
-    method : {"lcp-rf", "split"}
+    method : {"lcp-rf", "split", "qrf-tc", "split-g", "lcp-rf-g", "lcp", "slcp"}
         ``"lcp-rf"``: exact localized conformal prediction with random-forest
         weights (honest by default). ``"split"``: split conformal.
+        ``"lcp"``: the same exact LCP with Guan's kernel weights. ``"slcp"``:
+        split localized conformal prediction (Han et al.).
+        ``"qrf-tc"``: forest quantiles with a training-conditional correction
+        (see :func:`qrf_tc`). ``"split-g"``, ``"lcp-rf-g"``: split conformal or
+        LCP-RF within each group, with coverage >= 1 - alpha within every group.
     alpha : float
         Miscoverage in (0, 1): intervals aim at 1 - alpha coverage.
-    model : str or estimator
+    model : str, estimator or pair
         "gbm" (HistGradientBoostingRegressor), "rf", "ols" (statsmodels), a
         scikit-learn regressor (cloned and fitted), or with ``prefit=True`` a
         model already fitted on the same design (sklearn or statsmodels results).
+        With ``score="quantile"``: "qr" (statsmodels QuantReg; "ols" means it
+        too), "qgbm" (quantile-loss boosting; "gbm" means it too), or a pair
+        ``(est_lo, est_hi)``.
     calib : DataFrame, optional
         Calibration data; then all of ``data`` trains the model.
     calib_size : float
@@ -65,11 +74,33 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     random_state : int, optional
         Makes the split, the model and the forest reproducible.
     **options
-        ``score`` ("absolute"), ``prefit`` (False), ``honest`` (True),
+        ``score`` ("absolute"; "quantile" is CQR's max(q_lo - y, y - q_hi),
+        "scaled" is |y - mu| / sigma; or a :class:`confrf.scores.Score`),
+        ``prefit`` (False), ``honest`` (True),
         ``localizer_size`` (0.5: share of the calibration set that grows the
         forest when honest), ``n_estimators`` (100), ``min_samples_leaf``
         ("auto": ceil(sqrt(n_localizer)), at least 5), ``max_features`` (1.0),
         ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``.
+        Method options: ``guarantee`` ("marginal" or "pac") for "lcp-rf";
+        ``delta``, ``grid_size``, ``pac_form``, ``pac_size`` for "qrf-tc" and
+        "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).
+        For "split-g" and "lcp-rf-g": ``groups`` ("leiden": communities of the
+        forest's weight graph, needs ``pip install 'confrf[groups]'``;
+        "components"; a column name such as ``"region"``, which need not be in
+        the formula; an expression such as ``"C(region)"``; or a callable
+        returning one label per row of a DataFrame), ``resolution`` (1.0,
+        Leiden's), ``min_group_size`` ("auto": groups expected to hold too few
+        conformal points to give finite intervals are merged into "(rest)",
+        decided on the localizer part only; None: no merging).
+        ``result.groups(newdata)`` gives each row's group; ``guarantee="pac"``
+        is not offered for them yet.
+        For "lcp" and "slcp": ``kernel`` ("gaussian" or "exponential", on
+        features standardized on the training part), ``bandwidth`` ("auto":
+        Guan's rule for "lcp", Han et al.'s median heuristic for "slcp"; or a
+        number in standardized units), ``max_infinite`` ("lcp": Guan's
+        delta, None = alpha/2), ``cv`` (5: folds of the out-of-fold training
+        scores these rules learn from), ``reference_size`` (0.3 / 0.5: share
+        of the calibration set held out for them when ``prefit=True``).
 
     Returns
     -------
@@ -93,10 +124,11 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         )
     opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}
+    labeler, est_opts = split_group_option(method_opts)  # user groups: labels read from the rows
     if not (isinstance(calib_size, float | int) and 0 < calib_size < 1):
         raise InputError(f"calib_size must lie in (0, 1), got {calib_size!r}.")
 
-    design, X, y, _ = Design.fit(formula, data, na_action=opts["na_action"])
+    design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
     prefit = bool(opts["prefit"])
     if calib is not None:
         if isinstance(calib, dict):
@@ -106,6 +138,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         X_tr, y_tr = X, y
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
+        cal = slice(None)
     else:
         n = X.shape[0]
         n_cal = int(round(calib_size * n))
@@ -114,20 +147,24 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         perm = _split_rng(random_state).permutation(n)
         tr, cal = np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
+    groups_cal = None
+    if labeler is not None:
+        groups_cal = (labeler(calib, "calib") if calib is not None
+                      else labeler(data.iloc[kept_positions(data, kept)], "data")[cal])
 
     est = ConformalRegressor(
         model=model, method=method, alpha=alpha, score=opts["score"], prefit=prefit, honest=opts["honest"],
         localizer_size=opts["localizer_size"], n_estimators=opts["n_estimators"],
         min_samples_leaf=opts["min_samples_leaf"], max_features=opts["max_features"], max_depth=opts["max_depth"],
         fit_intercept=design.has_intercept, random_state=random_state, n_jobs=opts["n_jobs"],
-        options=method_opts,
+        options=est_opts,
     )
     if not prefit:
         est.fit(X_tr, y_tr)
-    est.conformalize(X_cal, y_cal)
+    est.conformalize(X_cal, y_cal, groups=groups_cal)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     return ConformalResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
-                           random_state=random_state)
+                           random_state=random_state, group_labeler=labeler)
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
@@ -146,6 +183,10 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
 def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default).
 
+    ``guarantee="pac"`` (with ``delta``, ``grid_size``, ``pac_form``,
+    ``pac_size`` as in :func:`qrf_tc`) adds the paper's training-conditional
+    correction learned on a held-out part D2.
+
     Examples
     --------
     >>> import confrf as cf
@@ -154,3 +195,32 @@ def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     'lcp-rf'
     """
     return conformal(formula, data, method="lcp-rf", **kwargs)
+
+
+def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+    """QRF-TC: forest quantiles with only a training-conditional (PAC) calibration.
+
+    The calibration set is split into three disjoint parts: D2 (``pac_size``,
+    default 1/3) and, of the rest, a share ``localizer_size`` (0.5) that grows
+    the forest and D1 that carries its weights. The interval of x uses
+    Q(min(1, 1 - alpha + a_hat); F_x), F_x the forest's estimate of the score
+    distribution at x on D1 with x's own mass at +inf (level 1 gives an
+    infinite interval). a_hat is the smallest of ``grid_size`` (20) equally
+    spaced values in [0, alpha] whose coverage on D2 reaches 1 - alpha + epsilon,
+    epsilon = sqrt(ln(grid_size / delta) / (2 n2)). Then, for i.i.d. data,
+    P(coverage >= 1 - alpha) >= 1 - ``delta`` (0.1) over the calibration draw.
+    ``pac_form="paper"`` uses the paper's form (D2 target 1 - alpha, guarantee
+    1 - alpha - epsilon). The same options apply to :func:`lcp_rf` with
+    ``guarantee="pac"``, whose base level is the exact LCP alpha-tilde(x) on D1.
+    ``result.pac_report()`` gives the numbers; see also :func:`pac_n2` to plan
+    sizes.
+
+    Examples
+    --------
+    >>> import confrf as cf
+    >>> sim = cf.datasets.make_sim(4000, random_state=0)
+    >>> res = cf.qrf_tc(sim.formula, data=sim.frame, delta=0.1, random_state=0)
+    >>> res.pac_report().reached
+    True
+    """
+    return conformal(formula, data, method="qrf-tc", **kwargs)

@@ -13,11 +13,12 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ._validation import as_float_matrix, as_float_vector, check_alpha
-from .calibrators import Calibrator, Thresholds, get_method, method_options
+from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
+from .calibrators.groupwise import group_label_kwargs
 from .exceptions import InputError, NotFittedError
 from .localizers import ForestLocalizer
-from .models import make_model, wrap_prefit
 from .scores import get_score
+from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
 
 def _seeds(random_state: Any, k: int) -> list[int | None]:
     """Independent sub-seeds so each random step is reproducible on its own."""
@@ -34,15 +35,21 @@ class ConformalRegressor(BaseEstimator):
 
     Parameters
     ----------
-    model : str or estimator
+    model : str, estimator or pair
         Base model mu: "gbm", "rf", "ols" or a scikit-learn regressor (cloned),
-        or a fitted model with ``prefit=True``.
-    method : {"lcp-rf", "split"}
-        Calibration method.
+        or a fitted model with ``prefit=True``. With ``score="quantile"``:
+        "qr" (QuantReg), "qgbm" (quantile-loss boosting) or a pair
+        ``(est_lo, est_hi)``; with ``score="scaled"`` and ``prefit=True``:
+        ``(fitted_mu, fitted_sigma)``.
+    method : str
+        Calibration method, a name in ``confrf.calibrators.METHODS``: "lcp-rf",
+        "split", "lcp" (Guan's kernel LCP), "slcp" (Han et al.), ...
     alpha : float
         Miscoverage level in (0, 1); intervals aim at 1 - alpha coverage.
     score : str or Score
-        Nonconformity score; "absolute" is |y - mu(x)|.
+        Nonconformity score: "absolute" |y - mu(x)|, "quantile" (CQR's
+        max(q_lo - y, y - q_hi)), "scaled" |y - mu(x)| / sigma(x), or a
+        :class:`confrf.scores.Score` object.
     prefit : bool
         ``model`` is already fitted: skip ``fit`` and go to ``conformalize``.
     honest : bool
@@ -96,7 +103,11 @@ class ConformalRegressor(BaseEstimator):
 
     # -- lifecycle ---------------------------------------------------------
     def fit(self, X: Any, y: Any) -> "ConformalRegressor":
-        """Fit the base model on training data (not with ``prefit=True``)."""
+        """Fit the base model on training data (not with ``prefit=True``).
+
+        Methods that learn from the training part ("lcp", "slcp") also get
+        its out-of-fold scores here, at the cost of ``cv`` more model fits.
+        """
         self._check_options()
         if self.prefit:
             raise InputError("prefit=True: the model is already fitted; call conformalize() directly.")
@@ -106,21 +117,35 @@ class ConformalRegressor(BaseEstimator):
             raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
         seeds = self._seeds()
         t0 = time.perf_counter()
-        self.model_ = make_model(self.model, fit_intercept=self.fit_intercept, random_state=seeds[0]).fit(X, y)
+        score = get_score(self.score)
+        kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
+        self.model_ = fit_score_models(score, X, y, self.model, **kw)
+        self.train_X_ = self.train_scores_ = None
+        if get_method(self.method).needs_training:
+            # the method learns from the training part: keep it, with out-of-fold (not in-sample) scores
+            cv = method_options(self.method, self.options)["cv"]
+            self.train_X_, self.train_scores_ = X, out_of_fold_scores(score, X, y, self.model, cv=cv, **kw)
+            self.train_cv_ = cv
         self.fit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]
         self.n_train_ = X.shape[0]
         return self
 
-    def conformalize(self, X: Any, y: Any) -> "ConformalRegressor":
-        """Calibrate on data disjoint from the training data."""
+    def conformalize(self, X: Any, y: Any, groups: Any = None) -> "ConformalRegressor":
+        """Calibrate on data disjoint from the training data.
+
+        ``groups``: one group label per row, for methods "split-g" and
+        "lcp-rf-g" with ``options={"groups": "labels"}`` (then also pass the
+        labels of new rows when predicting).
+        """
         self._check_options()
         X = as_float_matrix(X, "X")
         y = as_float_vector(y, "y")
         if X.shape[0] != y.shape[0]:
             raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
         if self.prefit:
-            self.model_ = wrap_prefit(self.model, X.shape[1])
+            self.model_ = prefit_score_models(get_score(self.score), self.model, X.shape[1])
+            self.train_X_ = self.train_scores_ = None
             self.n_features_in_ = X.shape[1]
             self.n_train_ = 0
             self.fit_time_ = 0.0
@@ -132,31 +157,58 @@ class ConformalRegressor(BaseEstimator):
         seeds = self._seeds()
         t0 = time.perf_counter()
         V = self.score_.score(y, self.model_.predict(X))
-        self.calibrator_ = self._make_calibrator(seeds[2]).calibrate(
-            X, V, alpha=self.alpha, rng=np.random.default_rng(seeds[1])
+        calibrator = self._make_calibrator(seeds[2])
+        if getattr(self, "train_X_", None) is not None and hasattr(calibrator, "set_reference"):
+            calibrator.set_reference(self.train_X_, self.train_scores_,
+                                     source=f"training part ({self.train_cv_}-fold out-of-fold scores)")
+        self.calibrator_ = calibrator.calibrate(
+            X, V, alpha=self.alpha, rng=np.random.default_rng(seeds[1]),
+            **group_label_kwargs(calibrator, groups, X.shape[0]),
         )
         self.conformalize_time_ = time.perf_counter() - t0
+        # kept for the summary's calibration diagnostics (calibration rows treated as test points)
+        self.calib_X_, self.calib_scores_, self.calib_groups_ = X, V, groups
         return self
 
     def predict(self, X: Any) -> np.ndarray:
         """Point predictions of the base model."""
         return self.score_.center(self._model().predict(self._check_X(X)))
 
-    def predict_details(self, X: Any, alpha: float | None = None) -> dict[str, np.ndarray]:
-        """fit, lwr, upr, and the score thresholds (t, closed, level) per row."""
+    def predict_details(self, X: Any, alpha: float | None = None, groups: Any = None) -> dict[str, np.ndarray]:
+        """fit, lwr, upr, and the score thresholds (t, closed, level) per row.
+
+        Groupwise methods add ``group``, each row's group (``groups``: the rows'
+        labels when the method calibrates within given labels).
+        """
         X = self._check_X(X)
         a = check_alpha(self.alpha if alpha is None else alpha)
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
         pred = self.model_.predict(X)
-        th: Thresholds = self.calibrator_.thresholds(X, a)
+        labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
+        extra: dict[str, np.ndarray] = {}
+        if isinstance(self.calibrator_, GroupwiseCalibrator):
+            th, extra["group"] = self.calibrator_.grouped_thresholds(X, a, **labels)
+        else:
+            th: Thresholds = self.calibrator_.thresholds(X, a)
         lwr, upr = self.score_.interval(pred, th.t)
-        return {"fit": self.score_.center(pred), "lwr": lwr, "upr": upr, "t": th.t, "closed": th.closed, "level": th.level}
+        return {"fit": self.score_.center(pred), "lwr": lwr, "upr": upr, **extra,
+                "t": th.t, "closed": th.closed, "level": th.level}
 
-    def predict_interval(self, X: Any, alpha: float | None = None) -> np.ndarray:
+    def predict_interval(self, X: Any, alpha: float | None = None, groups: Any = None) -> np.ndarray:
         """(n, 2) array of [lwr, upr]; infinite bounds are -inf/+inf."""
-        d = self.predict_details(X, alpha)
+        d = self.predict_details(X, alpha, groups)
         return np.column_stack([d["lwr"], d["upr"]])
+
+    def predict_groups(self, X: Any, groups: Any = None) -> np.ndarray:
+        """Group of every row for groupwise methods ("split-g", "lcp-rf-g")."""
+        X = self._check_X(X)
+        cal = getattr(self, "calibrator_", None)
+        if cal is None:
+            raise NotFittedError("call conformalize() before asking for groups.")
+        if not isinstance(cal, GroupwiseCalibrator):
+            raise InputError(f"method {self.method!r} has no groups; use method 'split-g' or 'lcp-rf-g'.")
+        return cal.groups_of(X, **group_label_kwargs(cal, groups, X.shape[0]))
 
     # -- helpers -----------------------------------------------------------
     def _check_options(self) -> None:

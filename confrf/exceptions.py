@@ -13,6 +13,7 @@ __all__ = [
     "NotFittedError",
     "ConfrfWarning",
     "InfiniteIntervalWarning",
+    "PACTargetWarning",
 ]
 
 
@@ -38,3 +39,7 @@ class ConfrfWarning(UserWarning):
 
 class InfiniteIntervalWarning(ConfrfWarning):
     """Some intervals are infinite (too few calibration points nearby)."""
+
+
+class PACTargetWarning(ConfrfWarning):
+    """No value of the PAC correction grid reached the D2 target: every interval is infinite."""

@@ -104,7 +104,8 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
             return RandomForestRegressor(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
         if model == "ols":
             return StatsmodelsRegressor(fit_intercept=fit_intercept)
-        raise InputError(f"unknown model {model!r}; use one of {list(SHORTCUTS)} or a scikit-learn regressor.")
+        raise InputError(f"unknown model {model!r}; use one of {list(SHORTCUTS)} or a scikit-learn regressor "
+                         "('qr' and 'qgbm' are quantile models, for score='quantile').")
     if not (hasattr(model, "fit") and hasattr(model, "predict")):
         raise InputError(
             f"model must be a name in {list(SHORTCUTS)} or an object with fit() and predict(), got {type(model).__name__}; "
@@ -134,7 +135,11 @@ def wrap_prefit(model: Any, n_features: int) -> Any:
 def model_name(model: Any) -> str:
     """Short human-readable name of a model or shortcut."""
     if isinstance(model, str):
-        return {"gbm": "HistGradientBoostingRegressor", "rf": "RandomForestRegressor", "ols": "OLS (statsmodels)"}.get(model, model)
+        return {"gbm": "HistGradientBoostingRegressor", "rf": "RandomForestRegressor", "ols": "OLS (statsmodels)",
+                "qr": "QuantReg (statsmodels)", "qgbm": "HistGradientBoostingRegressor (quantile loss)"}.get(model, model)
+    parts = model if isinstance(model, (tuple, list)) else getattr(model, "component_models", None)
+    if parts is not None:  # a score's models side by side, e.g. CQR's (q_lo, q_hi)
+        return "(" + ", ".join(model_name(m) for m in parts) + ")"
     if isinstance(model, _PrefitStatsmodelsResults):
         return type(model.results.model).__name__ + " (statsmodels, prefit)"
     if isinstance(model, StatsmodelsRegressor):

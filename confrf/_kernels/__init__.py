@@ -4,6 +4,7 @@ from ._forest import (
     build_leaf_index,
     calibration_p2,
     forest_weight_rows,
+    forest_weight_sumsq,
     lcp_rf_thresholds,
 )
 from ._quantile import csr_row_quantiles, weighted_quantile
@@ -12,6 +13,7 @@ __all__ = [
     "build_leaf_index",
     "calibration_p2",
     "forest_weight_rows",
+    "forest_weight_sumsq",
     "lcp_rf_thresholds",
     "csr_row_quantiles",
     "weighted_quantile",

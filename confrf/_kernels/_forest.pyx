@@ -477,3 +477,49 @@ def forest_weight_rows(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
                 mark[nb[a]] = 0
     free(acc); free(mark); free(nb)
     return np.asarray(indptr), np.asarray(indices), np.asarray(data), np.asarray(self_w)
+
+
+cdef double _row_sumsq(const i64* leafx, Py_ssize_t k, const i64* leaf_ptr, const i32* members,
+                       const i32* member_mult, const i32* leaf_pop, double* acc, char* mark,
+                       i32* nb) noexcept nogil:
+    """sum_j w_j^2 of one row's QRF weights (as forest_weight_rows without the test point)."""
+    cdef double self_w = 0.0, total = 0.0
+    cdef Py_ssize_t a, m
+    m = _weight_row(leafx, k, leaf_ptr, members, member_mult, leaf_pop, False, acc, mark, nb, &self_w)
+    for a in range(m):
+        total += acc[nb[a]] * acc[nb[a]]
+        mark[nb[a]] = 0
+    return total
+
+
+def forest_weight_sumsq(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
+                        const i32[::1] members, const i32[::1] member_mult,
+                        const i32[::1] leaf_pop, Py_ssize_t n, int n_threads=1):
+    """sum_j w_ij^2 of every row of :func:`forest_weight_rows` (``include_self=False``), rows never stored.
+
+    For the effective sample size 1 / sum_j w_ij^2 of the localizing weights;
+    OpenMP threads over rows, O(n) scratch per thread.
+    """
+    cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], q, nn = n if n > 0 else 1
+    cdef double[::1] out = np.zeros(mt, dtype=np.float64)
+    cdef double* acc
+    cdef char* mark
+    cdef i32* nb
+    cdef int[::1] failed = np.zeros(1, dtype=np.intc)
+    if mt == 0 or k == 0:
+        return np.asarray(out)
+    with nogil, parallel(num_threads=n_threads):
+        # assigned inside the block, so each thread gets its own buffers
+        acc = <double*> calloc(nn, sizeof(double))
+        mark = <char*> calloc(nn, sizeof(char))
+        nb = <i32*> malloc(nn * sizeof(i32))
+        if acc == NULL or mark == NULL or nb == NULL:
+            failed[0] = 1
+        else:
+            for q in prange(mt, schedule="dynamic", chunksize=16):
+                out[q] = _row_sumsq(&leafx[q, 0], k, &leaf_ptr[0], &members[0], &member_mult[0],
+                                    &leaf_pop[0], acc, mark, nb)
+        free(acc); free(mark); free(nb)
+    if failed[0]:
+        raise MemoryError("could not allocate the per-thread scratch space")
+    return np.asarray(out)

@@ -56,12 +56,26 @@ cpdef double weighted_quantile(const double[::1] values, const double[::1] weigh
 
 def csr_row_quantiles(const cnp.int64_t[::1] indptr, const cnp.int32_t[::1] indices,
                       const double[::1] data, const double[::1] values,
-                      const double[::1] qs, double tol=1e-12):
+                      qs, double tol=1e-12):
     """Weighted quantiles of ``values`` under each CSR row of weights.
 
-    Returns an (n_rows, len(qs)) array; a level above a row's mass gives ``inf``.
+    ``qs`` is 1-D (the same levels for every row) or 2-D of shape
+    (n_rows, n_levels) (its own levels for every row). Returns an
+    (n_rows, n_levels) array; a level above a row's mass gives ``inf``.
     """
-    cdef Py_ssize_t m = indptr.shape[0] - 1, nq = qs.shape[0], n = values.shape[0]
+    cdef Py_ssize_t m = indptr.shape[0] - 1
+    levels = np.asarray(qs, dtype=np.float64)
+    if levels.ndim == 1:
+        levels = np.broadcast_to(levels, (m, levels.shape[0]))  # stride 0: no copy
+    elif levels.ndim != 2 or levels.shape[0] != m:
+        raise ValueError(f"qs must be 1-D or have one row per CSR row ({m}), got shape {levels.shape}.")
+    return _csr_row_quantiles(indptr, indices, data, values, levels, tol)
+
+
+cdef _csr_row_quantiles(const cnp.int64_t[::1] indptr, const cnp.int32_t[::1] indices,
+                        const double[::1] data, const double[::1] values,
+                        const double[:, :] qs, double tol):
+    cdef Py_ssize_t m = indptr.shape[0] - 1, nq = qs.shape[1], n = values.shape[0]
     cdef Py_ssize_t q, e, a, cnt, j
     cdef double[:, ::1] out = np.empty((m, nq), dtype=np.float64)
     rank_np = np.empty(n, dtype=np.int64)
@@ -91,6 +105,6 @@ def csr_row_quantiles(const cnp.int64_t[::1] indptr, const cnp.int32_t[::1] indi
                 vals[e] = svals[buf[e].rank]
                 cum[e] = buf[e].w + (cum[e - 1] if e > 0 else 0.0)
             for a in range(nq):
-                out[q, a] = _quantile_sorted(vals, cum, cnt, qs[a], tol)
+                out[q, a] = _quantile_sorted(vals, cum, cnt, qs[q, a], tol)
     free(buf); free(vals); free(cum)
     return np.asarray(out)

@@ -1,9 +1,14 @@
 """Calibrators: turn calibration scores into per-row thresholds."""
 
 from .base import Calibrator, Guarantee, Thresholds
+from .groupwise import GroupwiseCalibrator, LCPForestGroupCalibrator, SplitGroupCalibrator
 from .lcp import LCPThreshold, lcp_threshold
+from .lcp_kernel import KernelLCPCalibrator
 from .lcp_rf import LCPForestCalibrator
+from .pac import PACForestCalibrator, PACReport
+from .pac_bounds import pac_delta, pac_epsilon, pac_n2
 from .registry import METHODS, MethodSpec, get_method, method_options, register
+from .slcp import SLCPCalibrator
 from .split import SplitCalibrator
 
 __all__ = [
@@ -13,7 +18,17 @@ __all__ = [
     "LCPThreshold",
     "lcp_threshold",
     "LCPForestCalibrator",
+    "KernelLCPCalibrator",
+    "SLCPCalibrator",
+    "PACForestCalibrator",
+    "PACReport",
+    "pac_epsilon",
+    "pac_delta",
+    "pac_n2",
     "SplitCalibrator",
+    "GroupwiseCalibrator",
+    "SplitGroupCalibrator",
+    "LCPForestGroupCalibrator",
     "METHODS",
     "MethodSpec",
     "get_method",

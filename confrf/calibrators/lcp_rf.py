@@ -91,9 +91,27 @@ def make_forest_localizer(est: Any, seed: int | None) -> ForestLocalizer:
     )
 
 
+#: options of guarantee="pac" (calibrators/pac.py); None means pac.PAC_DEFAULTS
+PAC_OPTIONS = ("delta", "grid_size", "pac_form", "pac_size")
+
+
+def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
+    if opts["guarantee"] == "pac":
+        from .pac import make_pac_calibrator  # pac.py builds on this module
+
+        return make_pac_calibrator("lcp", est, opts, seed)
+    if opts["guarantee"] != "marginal":
+        raise InputError(f"guarantee must be 'marginal' or 'pac', got {opts['guarantee']!r}.")
+    stray = [k for k in PAC_OPTIONS if opts[k] is not None]
+    if stray:
+        raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
+    return LCPForestCalibrator(make_forest_localizer(est, seed), est.localizer_size, est.n_jobs)
+
+
 register(MethodSpec(
     "lcp-rf",
-    lambda est, opts, seed: LCPForestCalibrator(make_forest_localizer(est, seed), est.localizer_size, est.n_jobs),
+    _make_lcp_rf,
+    options={"guarantee": "marginal", **dict.fromkeys(PAC_OPTIONS)},
     title="LCP-RF (exact localized conformal, forest weights)",
 ))
 

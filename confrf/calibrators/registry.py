@@ -32,12 +32,17 @@ class MethodSpec:
         Method-specific option names and their defaults.
     title : str
         Human-readable name for summaries.
+    needs_training : bool
+        The calibrator learns from the training part: ``fit`` then keeps the
+        training rows and their out-of-fold scores (option ``cv`` folds) and
+        hands them to the calibrator's ``set_reference(X, scores)``.
     """
 
     name: str
     factory: Callable[["ConformalRegressor", dict[str, Any], int | None], Calibrator]
     options: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
+    needs_training: bool = False
 
 
 METHODS: dict[str, MethodSpec] = {}

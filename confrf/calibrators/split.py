@@ -30,15 +30,8 @@ class SplitCalibrator(Calibrator):
         return self
 
     def thresholds(self, X, alpha) -> Thresholds:
-        V = self.sorted_scores_
-        n = V.shape[0]
-        m = required_count(alpha, n)
+        t, level = split_threshold(self.sorted_scores_, alpha)
         rows = np.asarray(X).shape[0]
-        if m > n:
-            t, level = np.inf, 1.0
-        else:
-            t = float(V[m - 1])
-            level = np.searchsorted(V, t, side="right") / (n + 1)
         return Thresholds(np.full(rows, t), np.ones(rows, dtype=bool), np.full(rows, level))
 
     def guarantee(self, alpha) -> Guarantee:
@@ -49,6 +42,20 @@ class SplitCalibrator(Calibrator):
 
     def sizes(self) -> dict[str, int]:
         return {"calibration": int(self.sorted_scores_.shape[0])}
+
+
+def split_threshold(sorted_scores: np.ndarray, alpha: float) -> tuple[float, float]:
+    """(t, level) of split conformal on ascending scores; (inf, 1) when there are too few.
+
+    t is the ceil((1-alpha)(n+1))-th smallest score and level the share of the
+    n + 1 points at or below it.
+    """
+    n = sorted_scores.shape[0]
+    m = required_count(alpha, n)
+    if m > n:
+        return np.inf, 1.0
+    t = float(sorted_scores[m - 1])
+    return t, float(np.searchsorted(sorted_scores, t, side="right") / (n + 1))
 
 
 register(MethodSpec("split", lambda est, opts, seed: SplitCalibrator(), title="Split conformal (SPLIT)"))

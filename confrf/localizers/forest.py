@@ -142,13 +142,15 @@ class ForestLocalizer:
     def fit(self, X: np.ndarray, scores: np.ndarray) -> "ForestLocalizer":
         """Non-honest fit (the paper's variant): grow and index on the same points."""
         self.grow(X, scores)
+        return self.index(X, scores, multiplicity=self.growing_multiplicity())
+
+    def growing_multiplicity(self) -> np.ndarray:
+        """(n_grow, k) times each growing point was drawn by each tree (1 without bootstrap)."""
         forest = self._forest()
-        n = np.asarray(X).shape[0]
+        n = int(self.n_grow_)
         if self.bootstrap:
-            mult = np.stack([np.bincount(s, minlength=n) for s in forest.estimators_samples_], axis=1)
-        else:
-            mult = np.ones((n, self.n_estimators), dtype=np.int32)
-        return self.index(X, scores, multiplicity=mult)
+            return np.stack([np.bincount(s, minlength=n) for s in forest.estimators_samples_], axis=1)
+        return np.ones((n, self.n_estimators), dtype=np.int32)
 
     # -- queries -----------------------------------------------------------
     def leaves(self, X: np.ndarray) -> np.ndarray:

@@ -9,12 +9,15 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..calibrators import Guarantee, get_method
+from ..calibrators import Guarantee, PACReport
 from ..estimator import ConformalRegressor
-from ..exceptions import InfiniteIntervalWarning
+from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import Design
-from ..models import model_name
-from .summary import Summary, two_column_table
+from .evaluation import Evaluation, evaluate
+from .plots import ResultPlots
+from .reject import check_max_width, rejected
+from .report import add_diagnostics, add_header, short_text
+from .summary import Summary, frame_table, two_column_table
 
 class ConformalResult:
     """A fitted conformal model from :func:`confrf.conformal`.
@@ -41,8 +44,9 @@ class ConformalResult:
     """
 
     def __init__(self, *, design: Design, estimator: ConformalRegressor, options: dict[str, Any],
-                 nobs: dict[str, int], random_state: Any) -> None:
+                 nobs: dict[str, int], random_state: Any, group_labeler: Any = None) -> None:
         self.design = design
+        self.group_labeler = group_labeler  # reads user-given groups from raw rows (split-g / lcp-rf-g)
         self.estimator = estimator
         self.options = options
         self.nobs = nobs
@@ -75,7 +79,8 @@ class ConformalResult:
             raise TypeError(f"newdata must be a pandas DataFrame, got {type(newdata).__name__}.")
         return self.design.transform(newdata), newdata.index
 
-    def predict(self, newdata: Any, alpha: float | None = None, *, details: bool = False) -> pd.DataFrame:
+    def predict(self, newdata: Any, alpha: float | None = None, *, details: bool = False,
+                max_width: float | None = None) -> pd.DataFrame:
         """Point prediction and interval for every row of ``newdata``.
 
         Parameters
@@ -88,6 +93,12 @@ class ConformalResult:
         details : bool
             Also return the score threshold ``t``, whether the interval is
             ``closed`` and the localizer ``level`` (alpha-tilde).
+        max_width : float, optional
+            Reject option: add a column ``rejected``, True where the interval
+            is wider than ``max_width`` (the model abstains; infinite
+            intervals are rejected). The coverage guarantee does not transfer
+            to the accepted rows, whose coverage can be below 1 - alpha;
+            ``evaluate(test, max_width=...)`` measures it on held-out data.
 
         Returns
         -------
@@ -95,8 +106,10 @@ class ConformalResult:
             Indexed like ``newdata``, columns ``fit``, ``lwr``, ``upr``.
             Infinite bounds are ``-inf``/``+inf`` (never NaN).
         """
+        if max_width is not None:
+            check_max_width(max_width)
         X, index = self._X(newdata)
-        d = self.estimator.predict_details(X, alpha)
+        d = self.estimator.predict_details(X, alpha, groups=self._group_labels(newdata))
         n_inf = int(np.count_nonzero(~np.isfinite(d["t"])))
         self._last_predict = {"n": int(X.shape[0]), "n_infinite": n_inf}
         if n_inf:
@@ -105,8 +118,30 @@ class ConformalResult:
                 "point's leaves or the calibration set is too small for this alpha); they are reported as -inf/+inf.",
                 InfiniteIntervalWarning, stacklevel=2,
             )
-        cols = ["fit", "lwr", "upr"] + (["t", "closed", "level"] if details else [])
-        return pd.DataFrame({c: d[c] for c in cols}, index=index)
+        cols = ["fit", "lwr", "upr"] + (["group"] if "group" in d else []) + (["t", "closed", "level"] if details else [])
+        out = pd.DataFrame({c: d[c] for c in cols}, index=index)
+        if max_width is not None:
+            out["rejected"] = rejected(d["lwr"], d["upr"], max_width)
+        return out
+
+    def _group_labels(self, newdata: Any) -> np.ndarray | None:
+        return None if self.group_labeler is None else self.group_labeler(newdata, "newdata")
+
+    def groups(self, newdata: Any) -> pd.Series:
+        """Group (region) of every row of ``newdata``, for methods "split-g" and "lcp-rf-g".
+
+        Examples
+        --------
+        >>> import confrf as cf
+        >>> sim = cf.datasets.make_sim(800, random_state=0)
+        >>> df = sim.frame.assign(half=(sim.frame.x1 > 0.5).map({True: "high", False: "low"}))
+        >>> res = cf.conformal(sim.formula, data=df, method="split-g", groups="half", random_state=0)
+        >>> res.groups(df.head(3)).tolist() == df.half.head(3).tolist()
+        True
+        """
+        X, index = self._X(newdata)
+        return pd.Series(self.estimator.predict_groups(X, groups=self._group_labels(newdata)), index=index,
+                         name="group", dtype=object)
 
     def forest_weights(self, newdata: Any, include_self: bool = False) -> sp.csr_matrix:
         """Sparse localizer weights of each new row on the conformal calibration points.
@@ -126,39 +161,89 @@ class ConformalResult:
         return pd.DataFrame(out, index=index, columns=[f"q{v:g}" for v in qs])
 
     # -- reporting ---------------------------------------------------------
-    def summary(self) -> Summary:
-        """Full report: set-up, data parts, guarantee, last predict."""
+    def pac_report(self, alpha: float | None = None) -> PACReport:
+        """The training-conditional calibration: alpha, delta, epsilon, K, n2, a_hat, D2 coverage, guarantee.
+
+        Only for ``method="qrf-tc"`` and ``method="lcp-rf"`` with ``guarantee="pac"``;
+        returns a :class:`confrf.PACReport` (``.to_frame()`` for a DataFrame).
+        """
+        report = getattr(self.estimator.calibrator_, "pac_report", None)
+        if report is None:
+            raise InputError(f"method {self.method!r} has no training-conditional calibration; "
+                             "use method='qrf-tc' or lcp_rf(..., guarantee='pac').")
+        return report(self.alpha if alpha is None else alpha)
+
+    def evaluate(self, test: Any, *, alpha: float | None = None, oracle: Any = None, max_width: float | None = None,
+                 level: float = 0.95, delta: float = 0.1, n_directions: int = 1000,
+                 random_state: int | None = 0) -> Evaluation:
+        """Held-out diagnostics on ``test`` (a DataFrame with the response).
+
+        Coverage with its exact (Clopper-Pearson) ``level`` interval, width
+        quantiles, share of infinite intervals, worst-slab coverage (slabs
+        with at least ``delta`` of the rows, ``n_directions`` directions seeded
+        by ``random_state``), coverage by width decile and by group, the
+        paper's fidelity error and the Spearman correlation of width with
+        |y - fit|. ``oracle``: the :class:`confrf.datasets.SimulatedData` the
+        test rows come from, for the exact oracle width and conditional
+        coverage. ``max_width``: coverage and acceptance rate of the reject
+        option (measured, not guaranteed).
+
+        Examples
+        --------
+        >>> import confrf as cf
+        >>> sim = cf.datasets.make_sim(1200, random_state=0)
+        >>> test = cf.datasets.make_sim(500, random_state=1)
+        >>> res = cf.lcp_rf(sim.formula, data=sim.frame, random_state=0, n_estimators=30)
+        >>> ev = res.evaluate(test.frame, oracle=test, max_width=2.0, n_directions=100)
+        >>> sorted(ev.frames)[:3]
+        ['by_width', 'distributions', 'metrics']
+        """
+        return evaluate(self, test, alpha=alpha, oracle=oracle, max_width=max_width, level=level, delta=delta,
+                        n_directions=n_directions, random_state=random_state)
+
+    @property
+    def plot(self) -> ResultPlots:
+        """Plots (matplotlib): ``.intervals``, ``.coverage``, ``.widths``, ``.alpha_tilde``; each returns the Axes."""
+        return ResultPlots(self)
+
+    def summary(self, *, beta: float = 1.01, tree_exponent: float = 1.0) -> Summary:
+        """Full report: header, guarantee, calibration diagnostics, assumption checks, last predict.
+
+        ``beta`` (> 1) and ``tree_exponent`` (a > 0) set the references of
+        Assumption 3: leaf masses against sqrt(n) ln(n)^beta, trees against
+        n^a. docs/summary.md explains every section; ``.frames`` holds every
+        number as DataFrames.
+
+        Examples
+        --------
+        >>> import confrf as cf
+        >>> sim = cf.datasets.make_sim(1200, random_state=0)
+        >>> res = cf.lcp_rf(sim.formula, data=sim.frame, random_state=0, n_estimators=30)
+        >>> s = res.summary()
+        >>> s.frames["assumption_status"].loc["A2", "status"]
+        'unverifiable'
+        """
         est = self.estimator
-        g = self.guarantee
-        head = [
-            ("Method", self.method),
-            ("Formula", self.formula),
-            ("Score", est.score_.name),
-            ("Base model", model_name(est.model_ if est.prefit else est.model)),
-            ("alpha", self.alpha),
-            ("Target coverage", 1 - self.alpha),
-            ("random_state", self.random_state),
-            ("Design columns", len(self.design.column_names)),
-        ]
-        nobs = [(f"No. {k}", v) for k, v in self.nobs.items()]
-        if self.design.n_dropped:
-            nobs.append(("Rows dropped (NA)", self.design.n_dropped))
         s = Summary()
-        s.add_section("setup", two_column_table(head + nobs, title=get_method(self.method).title or self.method),
-                      pd.DataFrame({"value": dict(head + nobs)}))
-        forest = est.calibrator_.describe()
-        if forest:
-            items = [(k.replace("_", " "), v) for k, v in forest.items()]
-            s.add_section("localizer", two_column_table(items, title="Forest localizer"),
-                          pd.DataFrame({"value": forest}))
+        add_header(s, self)
+        if hasattr(est.calibrator_, "group_table"):
+            info = est.calibrator_.describe_groups()
+            s.add_section("group_settings", two_column_table(list(info.items()), title="Groups"),
+                          pd.DataFrame({"value": info}))
+            table = est.calibrator_.group_table(self.alpha)
+            s.add_section("groups", frame_table(table, title=f"Group sizes (coverage >= {1 - self.alpha:g} within each)"),
+                          table)
+        if hasattr(est.calibrator_, "pac_report"):
+            pac = self.pac_report()
+            s.add_section("pac", two_column_table(pac.items(), title="Training-conditional (PAC) calibration"),
+                          pac.to_frame())
+        add_diagnostics(s, self, beta=beta, tree_exponent=tree_exponent)
         last = self._last_predict
         pred_items = [("Last predict rows", last["n"] if last else None),
                       ("Infinite intervals", last["n_infinite"] if last else None),
                       ("Share infinite", (last["n_infinite"] / last["n"]) if last and last["n"] else None)]
         s.add_section("last_predict", two_column_table(pred_items, title="Last predict"),
                       pd.DataFrame({"value": dict(pred_items)}))
-        s.frames["guarantee"] = pd.DataFrame({"value": {"kind": g.kind, "certified": g.certified, "statement": g.sentence}})
-        s.add_extra_txt([f"Guarantee ({'certified' if g.certified else 'NOT certified'}): {g.sentence}"])
         return s
 
     def __repr__(self) -> str:
@@ -167,4 +252,4 @@ class ConformalResult:
                 f"guarantee: {self.guarantee.kind}{'' if self.guarantee.certified else ' (not certified)'}>")
 
     def __str__(self) -> str:
-        return self.__repr__()
+        return short_text(self)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from .absolute import AbsoluteScore
 from .base import Score
+from .quantile import QuantileScore
+from .scaled import ScaledScore
 
 from ..exceptions import InputError
 
-_REGISTRY = {"absolute": AbsoluteScore}
+_REGISTRY = {"absolute": AbsoluteScore, "quantile": QuantileScore, "scaled": ScaledScore}
 
 
 def get_score(score: "str | Score") -> Score:
@@ -22,4 +24,4 @@ def get_score(score: "str | Score") -> Score:
     raise InputError(f"score must be a name or an object with score(), interval(), center() and name; got {score!r}.")
 
 
-__all__ = ["Score", "AbsoluteScore", "get_score"]
+__all__ = ["Score", "AbsoluteScore", "QuantileScore", "ScaledScore", "get_score"]

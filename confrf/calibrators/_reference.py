@@ -1,0 +1,66 @@
+"""Reference data of the kernel baselines: where their data-dependent choices are learned.
+
+The estimator hands over the training part with out-of-fold scores
+(``set_reference``). Without it (``prefit=True``: no training part), a random
+share of the calibration set is held out for the purpose and only the rest are
+conformal points. Either way the reference data are disjoint from the points
+the coverage statement is about.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_float_matrix, as_float_vector
+from ..exceptions import InputError
+
+
+class ReferenceData:
+    """Mixin: ``set_reference`` and the split of calibration data it implies."""
+
+    reference_size: float = 0.5
+    _reference: tuple[np.ndarray, np.ndarray] | None = None
+
+    def set_reference(self, X: np.ndarray, scores: np.ndarray, source: str = "training part") -> None:
+        """Learn the localizer's choices on (X, scores) rather than on a share of the calibration set."""
+        X = as_float_matrix(X, "reference X")
+        V = as_float_vector(scores, "reference scores")
+        if X.shape[0] != V.shape[0]:
+            raise InputError(f"reference X has {X.shape[0]} rows but {V.shape[0]} scores.")
+        self._reference = (X, V)
+        self.reference_source_ = source
+
+    def _take_reference(self, X: np.ndarray, V: np.ndarray,
+                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(X_ref, V_ref, indices of the conformal points among the calibration rows)."""
+        n = X.shape[0]
+        if self._reference is not None:
+            Xr, Vr = self._reference
+            if Xr.shape[1] != X.shape[1]:
+                raise InputError(f"the reference data have {Xr.shape[1]} columns, the calibration data {X.shape[1]}.")
+            conf = np.arange(n)
+            self.reference_is_calibration_ = False
+        else:
+            perm = rng.permutation(n)
+            n_ref = int(round(self.reference_size * n))
+            if n_ref < 2:
+                raise InputError(f"the reference part of the calibration set has {n_ref} point(s); "
+                                 "give more calibration data or a larger reference_size.")
+            ref, conf = np.sort(perm[:n_ref]), np.sort(perm[n_ref:])
+            Xr, Vr = X[ref], V[ref]
+            self.reference_source_ = f"held-out share of the calibration set (reference_size={self.reference_size:g})"
+            self.reference_is_calibration_ = True
+        self._reference = None  # used once; not kept in the fitted object
+        self.n_reference_ = int(Xr.shape[0])
+        return Xr, Vr, conf
+
+    def _reference_sizes(self, n_conformal: int) -> dict[str, int]:
+        if self.reference_is_calibration_:
+            return {"reference": self.n_reference_, "conformal": n_conformal}
+        return {"calibration": n_conformal}
+
+
+def check_share(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0.0 < float(value) < 1.0):
+        raise InputError(f"{name} must lie in (0, 1), got {value!r}.")
+    return float(value)

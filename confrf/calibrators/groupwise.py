@@ -1,0 +1,435 @@
+"""Groupwise calibration: SPLIT-G and LCP-RF-G calibrate within each group of a partition.
+
+Groups come from the forest's weight graph (``groups="components"`` or
+``"leiden"``) or from labels the user gives with the data (``"labels"``, the
+Mondrian case). Validity within every group (docs/theory.md, "Groupwise
+calibration"): the groups, the region rule x -> group and the merging of
+small groups are learned on the localizer part of the calibration set, disjoint
+from the conformal points, and the same rule maps conformal and test points.
+Given that part, the conformal and test points that fall in one group are
+exchangeable, so split conformal or exact LCP run on that group alone covers
+with probability >= 1 - alpha conditionally on the group.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from abc import abstractmethod
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import (
+    as_float_matrix,
+    as_float_vector,
+    min_calibration_size,
+    required_count,
+)
+from ..exceptions import InfiniteIntervalWarning, InputError
+from ..localizers.forest import ForestLocalizer
+from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
+from ..localizers.regions import UNDECIDABLE, WeightRegions
+from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
+from .lcp_rf import _threads, make_forest_localizer
+from .registry import MethodSpec, register
+from .split import split_threshold
+
+#: name of the group that pools undecidable points (weight ties) and merged small groups
+REST = "(rest)"
+#: values of ``groups=`` at the array level (the formula API also takes columns, terms and callables)
+GROUPINGS = (*GRAPH_GROUPINGS, "labels")
+GROUP_OPTIONS = {"groups": "leiden", "resolution": 1.0, "min_group_size": "auto", "guarantee": "marginal"}
+
+
+def check_group_labels(labels: Any, n: int, what: str = "groups") -> np.ndarray:
+    """One hashable, non-missing label per row, as an object array."""
+    arr = np.asarray(labels, dtype=object)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise InputError(f"{what} must give one label per row: expected {n}, got shape {np.shape(labels)}.")
+    missing = pd.isna(pd.Series(arr, dtype=object)).to_numpy()
+    if missing.any():
+        raise InputError(f"{what} has {int(missing.sum())} missing (NaN/None) label(s) of {n}; give every row a "
+                         "group, e.g. fill them with their own level such as 'missing'.")
+    return arr
+
+
+def _label_index(labels: np.ndarray) -> pd.Index:
+    uniq = pd.Index(pd.unique(pd.Series(labels, dtype=object)), dtype=object)
+    try:
+        return uniq.sort_values()
+    except TypeError:  # labels of mixed types: keep the order of first appearance
+        return uniq
+
+
+class Grouping:
+    """The final groups: units (clusters or label values) kept or merged into ``REST``.
+
+    Attributes
+    ----------
+    names : list
+        Final group names; ``REST`` last when present.
+    merged : list
+        Units merged into ``REST`` for being too small.
+    """
+
+    def __init__(self, unit_names: list, keep: np.ndarray, *, regions: WeightRegions | None = None,
+                 known: pd.Index | None = None) -> None:
+        kept = np.flatnonzero(keep)
+        self.names: list = [unit_names[u] for u in kept]
+        self.merged: list = [unit_names[u] for u in np.flatnonzero(~keep)]
+        self.rest: int | None = None
+        if regions is not None or self.merged:  # graph regions always have an undecidable set
+            if REST in self.names:
+                raise InputError(f"a group label is {REST!r}, the name of the pooled rest group; rename it.")
+            self.rest = len(self.names)
+            self.names.append(REST)
+        self.unit_codes = np.full(len(unit_names), -1 if self.rest is None else self.rest, dtype=np.int64)
+        self.unit_codes[kept] = np.arange(kept.shape[0])
+        self.regions = regions
+        self.known = known
+
+    def units(self, X: np.ndarray, labels: np.ndarray | None) -> np.ndarray:
+        """Unit of every row: its region (-1 undecidable) or the position of its label."""
+        if self.regions is not None:
+            return self.regions.assign(X)
+        pos = self.known.get_indexer(pd.Index(labels, dtype=object))
+        if (pos < 0).any():
+            unseen = list(pd.unique(pd.Series(labels[pos < 0], dtype=object)))
+            raise InputError(f"group label(s) {unseen[:10]} in {int((pos < 0).sum())} row(s) were not seen in the "
+                             f"calibration data (seen: {list(self.known[:30])}); map them to a seen group.")
+        return pos
+
+    def codes(self, units: np.ndarray) -> np.ndarray:
+        """Final group code of every unit (``UNDECIDABLE`` goes to ``REST``)."""
+        units = np.asarray(units, dtype=np.int64)
+        out = np.full(units.shape[0], -1 if self.rest is None else self.rest, dtype=np.int64)
+        ok = units != UNDECIDABLE
+        out[ok] = self.unit_codes[units[ok]]
+        return out
+
+
+class GroupwiseCalibrator(Calibrator):
+    """Base of SPLIT-G and LCP-RF-G: learn groups, then calibrate within each group.
+
+    Parameters
+    ----------
+    localizer : ForestLocalizer
+        Forest settings; ``localizer.honest`` selects the certified construction
+        (True) or the paper's literal variant (False: forest and groups learned
+        on the calibration points themselves; not certified).
+    groups : {"leiden", "components", "labels"}
+        Groups from the forest's weight graph, or labels passed with the data.
+    resolution : float
+        Leiden's resolution (larger: more, smaller groups).
+    min_group_size : int, "auto" or None
+        Groups expected to hold fewer conformal points than this are merged into
+        ``"(rest)"``. The expectation is read on the localizer part only
+        (its points in the group x n_conformal / n_localizer), never on the
+        conformal points. "auto": the smallest size that can give a finite
+        interval at the fitted alpha, when a localizer part exists; None or 0:
+        no merging.
+    localizer_size : float
+        Share of the calibration set that learns the forest and the groups.
+    n_jobs : int or None
+        Threads of the LCP kernel.
+    """
+
+    def __init__(self, localizer: ForestLocalizer, groups: str = "leiden", resolution: float = 1.0,
+                 min_group_size: int | str | None = "auto", localizer_size: float = 0.5,
+                 n_jobs: int | None = None) -> None:
+        if not isinstance(groups, str) or groups not in GROUPINGS:
+            raise InputError(f"groups must be one of {list(GROUPINGS)} here, got {groups!r} (the formula API also "
+                             "takes a column name, a formula term or a callable returning labels).")
+        if isinstance(resolution, bool) or not isinstance(resolution, (int, float)) or not resolution > 0:
+            raise InputError(f"resolution must be a positive number, got {resolution!r}.")
+        if not (min_group_size is None or min_group_size == "auto"
+                or (isinstance(min_group_size, (int, np.integer)) and not isinstance(min_group_size, bool)
+                    and min_group_size >= 0)):
+            raise InputError(f"min_group_size must be a non-negative integer, 'auto' or None, got {min_group_size!r}.")
+        if not (0.0 < localizer_size < 1.0):
+            raise InputError(f"localizer_size must lie in (0, 1), got {localizer_size!r}.")
+        self.localizer = localizer
+        self.groups = groups
+        self.resolution = float(resolution)
+        self.min_group_size = min_group_size
+        self.localizer_size = float(localizer_size)
+        self.n_jobs = n_jobs
+
+    # -- what this configuration needs ---------------------------------------
+    @property
+    def uses_labels(self) -> bool:
+        """Whether labels must be passed with the data (``groups="labels"``)."""
+        return self.groups == "labels"
+
+    @property
+    def _graph(self) -> bool:
+        return self.groups in GRAPH_GROUPINGS
+
+    def _uses_forest(self) -> bool:
+        return self._graph
+
+    @property
+    def _honest(self) -> bool:
+        return not self._uses_forest() or self.localizer.honest
+
+    def _merge_size(self, alpha: float) -> int:
+        if self.min_group_size == "auto":
+            # without a forest there is no held-out part on which merging could be decided
+            return min_calibration_size(alpha) if self._uses_forest() else 0
+        return int(self.min_group_size or 0)
+
+    def _labels(self, labels: Any, n: int) -> np.ndarray | None:
+        if not self.uses_labels:
+            if labels is not None:
+                raise InputError(f"group labels were given but groups={self.groups!r} learns the groups from the "
+                                 "forest; pass groups='labels' (or a column in the formula API) to use them.")
+            return None
+        if labels is None:
+            raise InputError("groups='labels': pass one group label per row (groups=...) when calibrating and predicting.")
+        return check_group_labels(labels, n)
+
+    # -- calibration ---------------------------------------------------------
+    def calibrate(self, X, scores, *, alpha, rng, labels=None) -> GroupwiseCalibrator:
+        X = as_float_matrix(X, "X")
+        V = as_float_vector(scores, "scores")
+        n = X.shape[0]
+        labels = self._labels(labels, n)
+        merge = self._merge_size(alpha)
+        forest = self._uses_forest()
+        self.split_ = self._honest and (forest or merge > 0)
+        if self.split_:
+            grow, conf = _honest_split(n, self.localizer_size, rng)
+            check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
+        else:  # every point is conformal: no forest (given labels), or the paper's non-honest variant
+            grow = conf = np.arange(n)
+            check_conformal_size(n, alpha, "calibration set")
+        mult = None
+        if forest:
+            self.localizer.grow(X[grow], V[grow])
+            mult = None if self._honest else self.localizer.growing_multiplicity()
+        # units (clusters or labels) of the localizer points and of the conformal points
+        if self._graph:
+            loc = copy.copy(self.localizer).index(X[grow], V[grow], multiplicity=mult)
+            clusters = cluster_graph(weight_graph(loc, X[grow]), self.groups, resolution=self.resolution,
+                                     seed=int(rng.integers(2**31 - 1)))
+            regions = WeightRegions(loc, clusters)
+            unit_names: list = [f"G{c + 1}" for c in range(regions.n_clusters)]
+            # honest: one region rule for every point; paper's variant: calibration points keep their cluster
+            units_grow = regions.assign(X[grow]) if self.split_ else clusters
+            units_conf = regions.assign(X[conf]) if self.split_ else clusters
+            known = None
+        else:
+            regions = None
+            known = _label_index(labels)
+            unit_names = list(known)
+            units_grow = known.get_indexer(pd.Index(labels[grow], dtype=object))
+            units_conf = known.get_indexer(pd.Index(labels[conf], dtype=object))
+        # merging is decided on the localizer part alone (when split), so it stays exact
+        n_units = len(unit_names)
+        grow_counts = np.bincount(units_grow[units_grow >= 0], minlength=n_units)
+        expected = grow_counts * (conf.shape[0] / grow.shape[0])
+        self.grouping_ = Grouping(unit_names, expected >= merge, regions=regions, known=known)
+        codes = self.grouping_.codes(units_conf)
+        self._fit_groups(X[conf], V[conf], codes, None if mult is None else mult[conf])
+        self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
+        self.merge_size_ = merge
+        self.alpha_ = float(alpha)
+        n_groups = len(self.grouping_.names)
+        self.counts_ = {"conformal": np.bincount(codes, minlength=n_groups)}
+        if self.split_:
+            self.counts_["localizer"] = np.bincount(self.grouping_.codes(units_grow), minlength=n_groups)
+        self._warn_small(alpha)
+        return self
+
+    @abstractmethod
+    def _fit_groups(self, X: np.ndarray, V: np.ndarray, codes: np.ndarray, mult: np.ndarray | None) -> None:
+        """Calibrate every group on its conformal points (``codes``: group of each row)."""
+
+    @abstractmethod
+    def _group_thresholds(self, code: int, X: np.ndarray, alpha: float) -> tuple[Any, Any, Any]:
+        """(t, closed, level) of rows X that all belong to group ``code``."""
+
+    def _warn_small(self, alpha: float) -> None:
+        need = min_calibration_size(alpha)
+        table = self.group_table(alpha)
+        small = table[(table["conformal"] < need) & (table.drop(columns="finite").sum(axis=1) > 0)]
+        if len(small):
+            shown = ", ".join(f"{g!r} ({int(c)})" for g, c in small["conformal"].items())
+            warnings.warn(
+                f"{len(small)} group(s) have fewer than {need} conformal calibration points, so their intervals "
+                f"are infinite at alpha={alpha:g}: {shown}. Give more calibration data, raise min_group_size "
+                "(merges small groups into '(rest)', decided on the localizer part), or use coarser groups.",
+                InfiniteIntervalWarning, stacklevel=4,
+            )
+
+    # -- queries -------------------------------------------------------------
+    def assign(self, X: np.ndarray, labels: Any = None) -> np.ndarray:
+        """Final group code of every row of X."""
+        X = as_float_matrix(X, "X")
+        return self.grouping_.codes(self.grouping_.units(X, self._labels(labels, X.shape[0])))
+
+    def groups_of(self, X: np.ndarray, labels: Any = None) -> np.ndarray:
+        """Group name of every row of X (object array)."""
+        return np.asarray(self.grouping_.names, dtype=object)[self.assign(X, labels)]
+
+    def grouped_thresholds(self, X: np.ndarray, alpha: float, labels: Any = None) -> tuple[Thresholds, np.ndarray]:
+        """Thresholds of the rows of X, each calibrated within its group, and the group names."""
+        X = as_float_matrix(X, "X")
+        codes = self.assign(X, labels)
+        m = X.shape[0]
+        t, closed, level = np.full(m, np.inf), np.ones(m, dtype=bool), np.ones(m)
+        for c in np.unique(codes):
+            rows = np.flatnonzero(codes == c)
+            t[rows], closed[rows], level[rows] = self._group_thresholds(int(c), X[rows], alpha)
+        return Thresholds(t, closed, level), np.asarray(self.grouping_.names, dtype=object)[codes]
+
+    def thresholds(self, X, alpha, labels=None) -> Thresholds:
+        return self.grouped_thresholds(X, alpha, labels)[0]
+
+    def group_table(self, alpha: float | None = None) -> pd.DataFrame:
+        """Points of every group: localizer part (when used), conformal part, finite intervals possible."""
+        a = self.alpha_ if alpha is None else alpha
+        df = pd.DataFrame({k: self.counts_[k] for k in ("localizer", "conformal") if k in self.counts_},
+                          index=pd.Index(self.grouping_.names, name="group", dtype=object))
+        df["finite"] = df["conformal"] >= min_calibration_size(a)
+        return df
+
+    def guarantee(self, alpha) -> Guarantee:
+        pooled = ["the undecidable points (exact weight ties)"] if self._graph else []
+        if self.grouping_.merged:
+            pooled.append(f"the merged small groups ({', '.join(map(str, self.grouping_.merged))})")
+        rest = f" '{REST}' pools {' and '.join(pooled)}; the statement holds for it as a whole." if pooled else ""
+        if not self._honest:
+            return Guarantee(
+                "none", False,
+                f"Not certified: the forest and the groups were learned on the calibration points themselves "
+                f"(honest=False, the paper's variant), so P(Y in interval | group) >= {1 - alpha:g} is not proved.",
+            )
+        if self._graph:
+            how = "the groups and the region rule x -> group were learned on the localizer part, disjoint from them"
+        elif self.split_:
+            how = "the groups are the given labels, merged on the localizer part alone"
+        else:
+            how = "the groups are the given labels"
+        return Guarantee(
+            "groupwise", True,
+            f"Within every group of the table: P(Y in interval | group) >= {1 - alpha:g} exactly in finite samples, "
+            f"hence also marginally, if the conformal calibration and test points are exchangeable ({how})." + rest,
+        )
+
+    def sizes(self) -> dict[str, int]:
+        if self.split_:
+            return {"localizer": self.n_grow_, "conformal": self.n_conformal_}
+        return {"calibration": self.n_conformal_}
+
+    def describe(self) -> dict[str, Any]:
+        return self.localizer.describe() if self._uses_forest() else {}
+
+    def describe_groups(self) -> dict[str, Any]:
+        """Group settings and counts for summaries."""
+        out: dict[str, Any] = {"groups": self.groups}
+        if self.groups == "leiden":
+            out["resolution"] = self.resolution
+        used = self.group_table().drop(columns="finite").sum(axis=1) > 0
+        out.update({"groups with points": int(used.sum()), "min group size": self.merge_size_,
+                    "merged into rest": ", ".join(map(str, self.grouping_.merged)) or "-"})
+        return out
+
+
+class SplitGroupCalibrator(GroupwiseCalibrator):
+    """SPLIT-G: split conformal within each group.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from confrf.calibrators.groupwise import SplitGroupCalibrator
+    >>> cal = SplitGroupCalibrator(None, groups="labels").calibrate(
+    ...     np.zeros((40, 1)), np.arange(40.0), alpha=0.1, rng=None, labels=np.repeat(["a", "b"], 20))
+    >>> cal.thresholds(np.zeros((2, 1)), 0.1, labels=["a", "b"]).t.tolist()
+    [18.0, 38.0]
+    """
+
+    name = "split-g"
+
+    def _fit_groups(self, X, V, codes, mult) -> None:
+        self.sorted_scores_ = [np.sort(V[codes == c]) for c in range(len(self.grouping_.names))]
+
+    def _group_thresholds(self, code, X, alpha):
+        t, level = split_threshold(self.sorted_scores_[code], alpha)
+        return t, True, level
+
+
+class LCPForestGroupCalibrator(GroupwiseCalibrator):
+    """LCP-RF-G: exact LCP-RF within each group.
+
+    Each group's conformal points are indexed in the forest on their own, so
+    the weights of a test point count only its group's points (plus itself)
+    and the k* search runs over them alone: O(|R(x)| log |R(x)|).
+    """
+
+    name = "lcp-rf-g"
+
+    def _uses_forest(self) -> bool:
+        return True
+
+    def _fit_groups(self, X, V, codes, mult) -> None:
+        self.group_localizers_: list[ForestLocalizer | None] = []
+        for c in range(len(self.grouping_.names)):
+            rows = np.flatnonzero(codes == c)
+            loc = None
+            if rows.size:
+                loc = copy.copy(self.localizer).index(X[rows], V[rows], None if mult is None else mult[rows])
+            self.group_localizers_.append(loc)
+
+    def _group_thresholds(self, code, X, alpha):
+        loc = self.group_localizers_[code]
+        n_c = 0 if loc is None else loc.index_.n
+        m_req = required_count(alpha, n_c)
+        if m_req > n_c:
+            return np.inf, True, 1.0
+        return loc.thresholds(X, m_req, n_threads=_threads(self.n_jobs))
+
+
+def _honest_split(n: int, localizer_size: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Localizer and conformal parts, drawn as LCP-RF draws them (same rng use, same parts)."""
+    perm = rng.permutation(n)
+    n_grow = int(round(localizer_size * n))
+    if n_grow < 2:
+        raise InputError(f"the localizer part has {n_grow} point(s); give more calibration data or a larger localizer_size.")
+    return np.sort(perm[:n_grow]), np.sort(perm[n_grow:])
+
+
+def group_label_kwargs(calibrator: Calibrator, groups: Any, n_rows: int) -> dict[str, Any]:
+    """``{"labels": ...}`` for a calibrator that takes group labels, checked; ``{}`` otherwise."""
+    takes = isinstance(calibrator, GroupwiseCalibrator) and calibrator.uses_labels
+    if groups is None:
+        if takes:
+            raise InputError("this method calibrates within given groups (groups='labels'): pass groups=<one label "
+                             "per row> to conformalize() and to every prediction.")
+        return {}
+    if not takes:
+        raise InputError("groups= labels apply only to methods 'split-g' and 'lcp-rf-g' with options={'groups': 'labels'}.")
+    return {"labels": check_group_labels(groups, n_rows)}
+
+
+def _make(cls: type[GroupwiseCalibrator]):
+    def factory(est: Any, opts: dict[str, Any], seed: int | None) -> GroupwiseCalibrator:
+        if opts["guarantee"] == "pac":
+            raise InputError(f"guarantee='pac' is not offered for method {cls.name!r} yet (groupwise PAC calibration "
+                             "is not implemented); use guarantee='marginal' (exact groupwise coverage) or "
+                             "method='lcp-rf' with guarantee='pac'.")
+        if opts["guarantee"] != "marginal":
+            raise InputError(f"guarantee must be 'marginal' for method {cls.name!r}, got {opts['guarantee']!r}.")
+        return cls(make_forest_localizer(est, seed), groups=opts["groups"], resolution=opts["resolution"],
+                   min_group_size=opts["min_group_size"], localizer_size=est.localizer_size, n_jobs=est.n_jobs)
+    return factory
+
+
+register(MethodSpec("split-g", _make(SplitGroupCalibrator), options=GROUP_OPTIONS,
+                    title="Groupwise split conformal (SPLIT-G)"))
+register(MethodSpec("lcp-rf-g", _make(LCPForestGroupCalibrator), options=GROUP_OPTIONS,
+                    title="Groupwise LCP-RF (LCP-RF-G)"))

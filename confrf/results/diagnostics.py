@@ -1,0 +1,285 @@
+"""Calibration diagnostics and the asymptotic-assumption checks of the summary.
+
+Both read a fitted :class:`confrf.ConformalRegressor`: its calibrator (the
+forest's leaf index, the kernel's indexed points, the groups) and the
+calibration rows it keeps. Nothing here changes an interval or a guarantee;
+the checks concern the paper's asymptotic conditional coverage (section
+"Asymptotic conditional coverage", Assumptions 1-3), not the finite-sample
+statement.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import min_calibration_size
+from ..calibrators.lcp_rf import _threads
+from ..exceptions import InputError, NotFittedError
+from ..localizers.diagnostics import forest_ess, kernel_ess, leaf_masses, within_leaf_variance_ratio
+from ..localizers.forest import ForestLocalizer
+from ..localizers.kernel import KernelLocalizer
+from ..metrics import interval_width, quantiles
+
+#: quantile levels shown for every distribution
+LEVELS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
+LEVEL_NAMES = ("min", "10%", "25%", "median", "75%", "90%", "max")
+
+#: statuses of a check
+OK, WARN, FAIL, UNVERIFIABLE = "ok", "warn", "fail", "unverifiable"
+
+
+def distribution_row(x: np.ndarray) -> dict[str, float]:
+    """mean and the quantiles of LEVELS (+inf allowed)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        row = {"mean": float(np.mean(x))}
+    row.update(zip(LEVEL_NAMES, map(float, quantiles(x, LEVELS))))
+    return row
+
+
+def forest_localizers(calibrator: Any) -> list[ForestLocalizer]:
+    """The indexed forest localizers of a calibrator: one, one per group (LCP-RF-G), or none."""
+    groups = getattr(calibrator, "group_localizers_", None)
+    if groups is not None:
+        return [g for g in groups if isinstance(g, ForestLocalizer) and g.index_ is not None]
+    loc = getattr(calibrator, "localizer", None)
+    if isinstance(loc, ForestLocalizer) and loc.index_ is not None:
+        return [loc]
+    return []
+
+
+def _kernel_localizer(calibrator: Any) -> KernelLocalizer | None:
+    loc = getattr(calibrator, "localizer", None)
+    return loc if isinstance(loc, KernelLocalizer) and loc.Z_ is not None else None
+
+
+# -- calibration diagnostics -----------------------------------------------------
+@dataclass
+class CalibrationDiagnostics:
+    """Distributions on the calibration data (section 3 of the summary).
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per quantity ("ESS 1/sum(w^2)" when the method localizes,
+        "alpha-tilde", "width"), columns mean and quantiles.
+    n_rows : int
+        Calibration rows treated as test points (alpha-tilde, width).
+    n_infinite : int
+        Infinite intervals among them.
+    n_ess : int
+        Conformal points whose weight rows give the ESS (0 without localizer).
+    notes : list of str
+        What each row is computed on.
+    """
+
+    table: pd.DataFrame
+    n_rows: int
+    n_infinite: int
+    n_ess: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def share_infinite(self) -> float:
+        return self.n_infinite / self.n_rows if self.n_rows else float("nan")
+
+    def facts(self) -> dict[str, Any]:
+        return {"calibration rows as test points": self.n_rows, "infinite intervals": self.n_infinite,
+                "share infinite": self.share_infinite, "points with an ESS": self.n_ess}
+
+
+def calibration_ess(calibrator: Any, n_jobs: int | None = None) -> np.ndarray | None:
+    """ESS of every conformal point's localizing weight row, or None when the method has no localizer weights."""
+    forests = forest_localizers(calibrator)
+    if forests:
+        return np.concatenate([forest_ess(loc, n_threads=_threads(n_jobs)) for loc in forests])
+    kernel = _kernel_localizer(calibrator)
+    return None if kernel is None else kernel_ess(kernel)
+
+
+def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
+    """ESS of the weights on the conformal points; alpha-tilde and widths with the calibration rows as test points."""
+    X = getattr(est, "calib_X_", None)
+    if X is None:
+        raise NotFittedError("the estimator keeps no calibration rows; call conformalize() first.")
+    d = est.predict_details(X, alpha, groups=getattr(est, "calib_groups_", None))
+    width = interval_width(d["lwr"], d["upr"])
+    rows: dict[str, dict[str, float]] = {}
+    notes = []
+    ess = calibration_ess(est.calibrator_, est.n_jobs)
+    if ess is not None:
+        rows["ESS 1/sum(w^2)"] = distribution_row(ess)
+        per_group = " (within its group)" if getattr(est.calibrator_, "group_localizers_", None) is not None else ""
+        notes.append(f"ESS: 1/sum_j w_ij^2 of the localizing weights of each of the {ess.shape[0]} points that "
+                     f"carry the weights (conformal part, or D1) on these points{per_group}, itself included (its "
+                     "LCP row without a test point).")
+    rows["alpha-tilde"] = distribution_row(d["level"])
+    rows["width"] = distribution_row(width)
+    notes.append(f"alpha-tilde and width: the {X.shape[0]} calibration rows treated as new test points "
+                 "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval).")
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    return CalibrationDiagnostics(table, int(X.shape[0]), int(np.isinf(width).sum()),
+                                  0 if ess is None else int(ess.shape[0]), notes)
+
+
+# -- assumption checks -----------------------------------------------------------
+@dataclass
+class AssumptionChecks:
+    """Section 4 of the summary: one row per check, and one note per assumption.
+
+    ``table`` columns: assumption, check, value, reference, status; the
+    numeric reference (when there is one) is in ``reference_value``.
+    """
+
+    table: pd.DataFrame
+    notes: list[str]
+
+    @property
+    def status(self) -> dict[str, str]:
+        """Status of every assumption: the worst status among its checks (fail > warn > ok > unverifiable)."""
+        rank = {FAIL: 3, WARN: 2, OK: 1, UNVERIFIABLE: 0}
+        out: dict[str, str] = {}
+        for assumption, status in zip(self.table["assumption"], self.table["status"]):
+            if status and (assumption not in out or rank[status] > rank[out[assumption]]):
+                out[assumption] = status
+        return out
+
+
+def leaf_threshold(n: int, beta: float) -> float:
+    """sqrt(n) ln(n)^beta, the leaf mass Assumption 3 asks for (up to a constant)."""
+    return math.sqrt(n) * math.log(n) ** beta if n > 1 else 0.0
+
+
+def _check_beta(beta: float) -> float:
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 1.0:
+        raise InputError(f"beta must be a number > 1 (Assumption 3 asks beta > 1), got {beta!r}.")
+    return float(beta)
+
+
+def _check_tree_exponent(a: float) -> float:
+    if isinstance(a, bool) or not isinstance(a, (int, float)) or not a > 0.0:
+        raise InputError(f"tree_exponent must be a number > 0 (Assumption 3: k = O(n^a), a > 0), got {a!r}.")
+    return float(a)
+
+
+def assumption_checks(est: Any, alpha: float, beta: float = 1.01, tree_exponent: float = 1.0) -> AssumptionChecks | None:
+    """The checks that apply to the fitted method; None when none does (no forest, no groups)."""
+    beta = _check_beta(beta)
+    a = _check_tree_exponent(tree_exponent)
+    cal = est.calibrator_
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+
+    def add(assumption: str, check: str, value: Any, reference: str = "", status: str = "",
+            reference_value: float = float("nan")) -> None:
+        rows.append({"assumption": assumption, "check": check, "value": value, "reference": reference,
+                     "status": status, "reference_value": reference_value})
+
+    forests = forest_localizers(cal)
+    if forests:
+        _leaf_checks(forests, beta, a, add, notes)
+        _tie_check(np.asarray(est.calib_scores_), add, notes)
+        _spread_check(forests, add, notes)
+    table_fn = getattr(cal, "group_table", None)
+    if callable(table_fn):
+        _group_check(table_fn(alpha), alpha, add, notes)
+    if not rows:
+        return None
+    table = pd.DataFrame(rows)
+    table["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # counts stay integers
+    return AssumptionChecks(table, notes)
+
+
+def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add, notes: list[str]) -> None:
+    masses, thresholds, grow_hint = [], [], []
+    for loc in forests:
+        n_loc = loc.index_.n
+        thr = leaf_threshold(n_loc, beta)
+        N = leaf_masses(loc)
+        masses.append(N)
+        thresholds.append(np.full(N.shape[0], thr))
+        # leaves are grown on n_grow points; a leaf of min_samples_leaf grown points holds ~ that share of n_loc
+        grow_hint.append(math.ceil(thr * (loc.n_grow_ or n_loc) / n_loc))
+    N, thr = np.concatenate(masses), np.concatenate(thresholds)
+    below = float(np.mean(N < thr))
+    if below == 0.0:
+        status = OK
+    elif below <= 0.5:
+        status = WARN
+    else:
+        status = FAIL
+    n = int(sum(loc.index_.n for loc in forests))
+    n0 = forests[0].index_.n
+    ref = f">= {thr[0]:.4g}" if len(forests) == 1 else ">= per group"
+    add("A3", "leaf mass N, min", int(N.min()), ref, status, float(thr.min()))
+    add("A3", "leaf mass N, median", float(np.median(N)), ref, "", float(np.median(thr)))
+    add("A3", "share of leaves below", below, "0", "", 0.0)
+    k = forests[0].n_estimators
+    tree_status = OK if k <= n ** a else WARN
+    add("A3", "trees k", int(k), f"<= {n ** a:.4g}", tree_status, float(n ** a))
+    multiplicity = "" if forests[0].honest else " (bootstrap draws: honest=False)"
+    where = (f"sqrt(n) ln(n)^beta = {thr[0]:.4g} at n = {n0}" if len(forests) == 1
+             else "n = the group's conformal points")
+    hint = (f"; for larger leaves set min_samples_leaf to about {max(grow_hint)} (it applies to the localizer "
+            "part)" if status != OK and len(forests) == 1 else "")
+    notes.append(
+        f"A3: leaves should hold Omega(sqrt(n) ln(n)^beta) conformal points{multiplicity}, beta = {beta:g} > 1, "
+        f"read with constant 1 ({where}): {below:.0%} of the {N.shape[0]} leaves hold fewer{hint}. Trees: k = "
+        f"O(n^a) for a fixed a > 0; one fit cannot test a rate, so k is compared with n^a = {n ** a:.4g} at "
+        f"n = {n}, a = {a:g} (tree_exponent=): "
+        "in the proof k only multiplies a tail exp(-c ln(n)^beta) in a union bound over trees, which any fixed "
+        "a keeps summable."
+    )
+
+
+def _tie_check(scores: np.ndarray, add, notes: list[str]) -> None:
+    n = scores.shape[0]
+    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    tied = float(np.mean(counts[inverse] > 1)) if n else 0.0
+    status = OK if tied == 0.0 else (WARN if tied < 0.5 else FAIL)
+    add("A1", "share of tied scores", tied, "0 (continuous)", status, 0.0)
+    add("A1", "distinct scores / n", counts.shape[0] / n if n else float("nan"), "1", "", 1.0)
+    looks = ("the scores look discrete (at least half share their value)" if status == FAIL
+             else "some scores are tied" if status == WARN else "no score is tied")
+    notes.append(
+        "A1 (x -> F(r|x) continuous) cannot be confirmed from data; ties are atoms of the score distribution, "
+        f"which the proof does not cover (alpha-tilde need not approach 1 - alpha, coverage can exceed the "
+        f"target): {looks}, among the {n} calibration scores."
+    )
+
+
+def _spread_check(forests: list[ForestLocalizer], add, notes: list[str]) -> None:
+    ratios = [within_leaf_variance_ratio(loc) for loc in forests]
+    sizes = [loc.index_.n for loc in forests]
+    ok = [(r, s) for r, s in zip(ratios, sizes) if not math.isnan(r)]
+    ratio = sum(r * s for r, s in ok) / sum(s for _, s in ok) if ok else float("nan")
+    add("A2", "within-leaf / total variance", ratio, "(proxy)", UNVERIFIABLE)
+    notes.append(
+        "A2 (F(r|.) varies less and less inside a leaf) cannot be checked from data: the within-leaf spread of "
+        "the scores also holds the noise of Y given x, so it does not vanish even when A2 holds. Proxy: "
+        f"{_pct(ratio)} of the conformal scores' variance lies within leaves; near 100% the leaves do not "
+        "separate small from large scores and LCP-RF behaves like split conformal."
+    )
+
+
+def _group_check(table: pd.DataFrame, alpha: float, add, notes: list[str]) -> None:
+    need = min_calibration_size(alpha)
+    counts = table[[c for c in ("localizer", "conformal") if c in table.columns]]
+    sizes = table["conformal"].to_numpy()[counts.sum(axis=1).to_numpy() > 0]  # an empty '(rest)' is no group
+    small = int(np.sum(sizes < need))
+    status = OK if small == 0 else FAIL
+    add("Groups", "smallest group (conformal)", int(sizes.min()), f">= {need}", status, float(need))
+    add("Groups", "groups below", small, "0", "", 0.0)
+    notes.append(
+        f"Groups: a group needs ceil(1/alpha) - 1 = {need} conformal points for a finite interval at "
+        f"alpha = {alpha:g}; {small} of {sizes.shape[0]} groups have fewer (their intervals are infinite)."
+    )
+
+
+def _pct(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.0%}"

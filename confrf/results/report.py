@@ -1,0 +1,124 @@
+"""The sections of ``ConformalResult.summary()`` and the short ``print(result)``.
+
+Section order (docs/summary.md explains each): header (formula, set-up,
+data parts, localizer settings), guarantee, method-specific sections
+(groups, PAC), calibration diagnostics, asymptotic-assumption checks, last
+predict.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ..calibrators import get_method
+from ..models import model_name
+from .diagnostics import assumption_checks, calibration_diagnostics
+from .summary import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .result import ConformalResult
+
+
+def method_title(result: "ConformalResult") -> str:
+    return get_method(result.method).title or result.method
+
+
+def add_header(s: Summary, result: "ConformalResult") -> None:
+    """Sections "formula", "setup", "localizer" and "guarantee"."""
+    est = result.estimator
+    s.add_section("formula", text_table([f"Formula: {result.formula}"], title=method_title(result)),
+                  pd.DataFrame({"value": {"formula": result.formula}}))
+    left = [
+        ("Method", result.method),
+        ("Score", est.score_.name),
+        ("Base model", model_name(est.model_ if est.prefit else est.model)),
+        ("alpha", result.alpha),
+        ("Target coverage", 1 - result.alpha),
+        ("random_state", result.random_state),
+    ]
+    right = [("Design columns", len(result.design.column_names))]
+    right += [(f"No. {k}", v) for k, v in result.nobs.items()]
+    if result.design.n_dropped:
+        right.append(("Rows dropped (NA)", result.design.n_dropped))
+    pad = [("", "")] * abs(len(left) - len(right))
+    items = (left + pad * (len(left) < len(right))) + (right + pad * (len(right) < len(left)))
+    s.add_section("setup", two_column_table(items), pd.DataFrame({"value": dict(left + right)}))
+
+    settings = est.calibrator_.describe()
+    if settings:
+        title = getattr(est.calibrator_, "localizer_title", "Forest localizer")
+        items = [(_setting_name(k), _setting_value(k, v)) for k, v in settings.items()]
+        # an item too long for half the width goes on its own line below the table
+        fits = [len(k) + len(_fmt(v)) + 2 <= (WIDTH - 9) // 2 for k, v in items]
+        s.add_section("localizer", two_column_table([i for i, f in zip(items, fits) if f], title=title),
+                      pd.DataFrame({"value": settings}))
+        long = [f"{k}: {_fmt(v)}" for (k, v), f in zip(items, fits) if not f]
+        if long:
+            s.tables.append(text_table(long))
+
+    g = result.guarantee
+    s.add_section("guarantee",
+                  text_table([g.sentence], title=f"Guarantee ({'certified' if g.certified else 'NOT certified'}): {g.kind}"),
+                  pd.DataFrame({"value": {"kind": g.kind, "certified": g.certified, "statement": g.sentence}}))
+
+
+def add_diagnostics(s: Summary, result: "ConformalResult", *, beta: float, tree_exponent: float) -> None:
+    """Sections "calibration" (and "calibration_facts") and "assumptions"."""
+    est = result.estimator
+    diag = calibration_diagnostics(est, result.alpha)
+    s.add_section("calibration", frame_table(diag.table, title="Calibration diagnostics"), diag.table)
+    facts = diag.facts()
+    s.frames["calibration_facts"] = pd.DataFrame({"value": facts})
+    s.tables.append(text_table(diag.notes + [
+        f"Infinite intervals on the calibration rows: {diag.n_infinite} of {diag.n_rows} ({diag.share_infinite:.1%})."
+    ]))
+
+    checks = assumption_checks(est, result.alpha, beta=beta, tree_exponent=tree_exponent)
+    title = "Assumption checks (asymptotic conditional coverage)"
+    intro = ("These checks concern the paper's asymptotic conditional coverage (section 'Asymptotic conditional "
+             "coverage'); the guarantee above does not depend on them.")
+    if checks is None:
+        s.tables.append(text_table([f"Not applicable: method {result.method!r} has no forest localizer and no "
+                                    "groups; Assumptions 1-3 concern LCP-RF's forest weights."], title=title))
+        return
+    shown = checks.table.set_index("assumption")[["check", "value", "reference", "status"]]
+    shown.index.name = None
+    s.add_section("assumptions", frame_table(shown, title=title, aligns="lrll"), checks.table)
+    s.frames["assumption_status"] = pd.DataFrame({"status": checks.status})
+    s.frames["assumption_notes"] = pd.DataFrame({"note": [intro] + checks.notes})
+    s.tables.append(text_table([intro] + checks.notes))
+
+
+def short_text(result: "ConformalResult") -> str:
+    """A few lines for ``print(result)``."""
+    g = result.guarantee
+    formula = textwrap.shorten(result.formula, width=WIDTH - 2, placeholder=" ...")
+    parts = ", ".join(f"{k}={v}" for k, v in result.nobs.items())
+    return "\n".join([
+        f"{method_title(result)}, alpha={result.alpha:g}",
+        f"  {formula}",
+        f"  data: {parts}",
+        f"  guarantee: {g.kind}, {'certified' if g.certified else 'NOT certified'}",
+        "  .summary() for the full report, .evaluate(test_data) for held-out diagnostics",
+    ])
+
+
+def _setting_name(key: str) -> str:
+    # option names stay as the user types them; derived facts get words
+    return key if key in {"n_estimators", "min_samples_leaf", "max_features", "max_depth"} else key.replace("_", " ")
+
+
+def _setting_value(key: str, v: Any) -> Any:
+    if key == "max_features":
+        if v is None or (isinstance(v, float) and v == 1.0):
+            return f"{v!r} (all features)"
+        if isinstance(v, float):
+            return f"{v!r} (share of features)"
+        if isinstance(v, int):
+            return f"{v} (features)"
+    if key == "max_depth" and v is None:
+        return "None (unlimited)"
+    return v

@@ -1,0 +1,106 @@
+"""Fitting the model(s) a score needs: fresh, prefit, and out of fold.
+
+A score may declare the models it needs through two optional methods (see
+:class:`confrf.scores.base.Score`): ``fit_models`` and ``prefit_models``. A
+score without them uses one regressor mu(x), built by :func:`make_model`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.model_selection import KFold
+
+from ..exceptions import InputError
+from ..models import make_model, wrap_prefit
+from .base import Score
+
+
+class StackedPredictor:
+    """Fitted models side by side: ``predict(X)`` is an (n, k) array, one column per model.
+
+    Parameters
+    ----------
+    models : sequence of fitted models
+        Each has ``predict(X) -> (n,)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from confrf.scores.fitting import StackedPredictor
+    >>> X = np.arange(6.0).reshape(-1, 1)
+    >>> p = StackedPredictor([LinearRegression().fit(X, X[:, 0]), LinearRegression().fit(X, 2 * X[:, 0])])
+    >>> np.round(p.predict(np.array([[1.0]])), 6)
+    array([[1., 2.]])
+    """
+
+    def __init__(self, models: Any) -> None:
+        self.models = tuple(models)
+
+    @property
+    def component_models(self) -> tuple:
+        return self.models
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.asarray(m.predict(X), dtype=np.float64).ravel() for m in self.models])
+
+
+def fit_score_models(score: Score, X: np.ndarray, y: np.ndarray, model: Any, *, alpha: float,
+                     random_state: int | None = None, fit_intercept: bool = True) -> Any:
+    """Fit what ``score`` needs on (X, y); the result's ``predict(X)`` is the score's ``pred``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from confrf.scores import get_score
+    >>> from confrf.scores.fitting import fit_score_models
+    >>> X = np.arange(20.0).reshape(-1, 1)
+    >>> m = fit_score_models(get_score("absolute"), X, X[:, 0], "ols", alpha=0.1)
+    >>> np.round(m.predict(np.array([[3.0]])), 6)
+    array([3.])
+    """
+    fit = getattr(score, "fit_models", None)
+    if fit is None:
+        return make_model(model, fit_intercept=fit_intercept, random_state=random_state).fit(X, y)
+    return fit(X, y, model, alpha=alpha, random_state=random_state, fit_intercept=fit_intercept)
+
+
+def prefit_score_models(score: Score, model: Any, n_features: int) -> Any:
+    """Use already fitted model(s) for ``score`` (e.g. a (q_lo, q_hi) pair for CQR)."""
+    wrap = getattr(score, "prefit_models", None)
+    if wrap is None:
+        return wrap_prefit(model, n_features)
+    return wrap(model, n_features)
+
+
+def out_of_fold_scores(score: Score, X: np.ndarray, y: np.ndarray, model: Any, *, cv: int, alpha: float,
+                       random_state: int | None = None, fit_intercept: bool = True) -> np.ndarray:
+    """Scores of the training rows, each from models fitted without its fold (K-fold cross-fitting).
+
+    In-sample scores of a flexible model are far smaller than the scores of new
+    points; out-of-fold scores behave like calibration scores, which is what a
+    localizer or a bandwidth rule learned on the training part needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from confrf.scores import get_score
+    >>> from confrf.scores.fitting import out_of_fold_scores
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 2)); y = X[:, 0] + rng.normal(size=50)
+    >>> out_of_fold_scores(get_score("absolute"), X, y, "ols", cv=5, alpha=0.1, random_state=0).shape
+    (50,)
+    """
+    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+        raise InputError(f"cv must be an integer >= 2 (folds of the out-of-fold training scores), got {cv!r}.")
+    n = X.shape[0]
+    if n < cv:
+        raise InputError(f"the training part has {n} row(s), fewer than cv={cv} folds; give more training data or a smaller cv.")
+    out = np.empty(n, dtype=np.float64)
+    for tr, te in KFold(int(cv), shuffle=True, random_state=random_state).split(X):
+        fitted = fit_score_models(score, X[tr], y[tr], model, alpha=alpha, random_state=random_state,
+                                  fit_intercept=fit_intercept)
+        out[te] = score.score(y[te], fitted.predict(X[te]))
+    return out

@@ -1,0 +1,60 @@
+"""Slow references for the training-conditional (PAC) calibration, from the definitions.
+
+Exact rationals throughout; the only package function used is the general exact
+``lcp_threshold`` (itself checked against ``reference.lcp_threshold_reference``)
+to get t(x) on small forests.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from confrf import lcp_threshold
+
+from reference import INF, forest_lcp_matrix, quantile
+
+
+def grid(alpha: str, K: int) -> list[Fraction]:
+    """T = {0, alpha/(K-1), ..., alpha}, exactly."""
+    a = Fraction(alpha)
+    return [a * k / (K - 1) for k in range(K)]
+
+
+def pac_row(leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, alpha: str, base: str,
+            a_values: list[Fraction]) -> list[float]:
+    """Q(min(1, b(x) + a); F_x) for each a, F_x the exact LCP test row with x's own mass at +inf."""
+    W = forest_lcp_matrix(leaves_d1, leaves_x)
+    n = len(V1)
+    test_row = W[n]
+    atoms = [(float(V1[j]), test_row[j]) for j in range(n) if test_row[j]] + [(INF, test_row[n])]
+    if base == "qrf":
+        b = 1 - Fraction(alpha)
+    else:
+        t = lcp_threshold(np.array(W, dtype=float), V1, float(alpha)).t
+        b = _mass(W, V1, t)  # alpha-tilde(x)
+    return [quantile(min(Fraction(1), b + a), atoms) for a in a_values]
+
+
+def a_hat_index(Q: np.ndarray, V2: np.ndarray, alpha: str, epsilon: float) -> tuple[list[int], int, int | None]:
+    """Counts per grid value, the required count, and the first grid index reaching it (direct loop)."""
+    n2 = len(V2)
+    target = 1 - Fraction(alpha) + Fraction(epsilon)
+    counts = [sum(1 for i in range(n2) if V2[i] <= Q[i, k]) for k in range(Q.shape[1])]
+    required = math.ceil(n2 * target)
+    for k, c in enumerate(counts):
+        if Fraction(c, n2) >= target:
+            return counts, required, k
+    return counts, required, None
+
+
+def mass_at_or_below(leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, t: float) -> Fraction:
+    """F_x((-inf, t]) of the exact LCP test row (1 when t is +inf: the own mass sits there)."""
+    return _mass(forest_lcp_matrix(leaves_d1, leaves_x), V1, t)
+
+
+def _mass(W: list[list[Fraction]], V1: np.ndarray, t: float) -> Fraction:
+    n = len(V1)
+    return Fraction(1) if t == INF else sum((W[n][j] for j in range(n) if V1[j] <= t), Fraction(0))

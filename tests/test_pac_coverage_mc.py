@@ -1,0 +1,81 @@
+"""Monte Carlo: the training-conditional (PAC) statement of QRF-TC and LCP-RF (guarantee="pac").
+
+The base model is fixed. Every repetition draws a fresh calibration set; the
+coverage of an interval map is the toy model's exact conditional coverage
+averaged over a large fresh test sample (no test-label noise). Checked per draw:
+
+* the statement: P(coverage >= 1 - alpha) >= 1 - delta over calibration draws
+  (paper's form: P(coverage >= 1 - alpha - epsilon) >= 1 - delta);
+* the Hoeffding event of the proof: coverage(a) > D2 coverage(a) - epsilon for
+  every grid value a at once, in at least a 1 - delta share of the draws;
+* that a D2 point is scored exactly like a test point: for a fixed grid value
+  a, the D2 coverage is an unbiased estimate of the coverage of new points
+  (checked on the average over the grid, one z-test).
+"""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+
+import confrf as cf
+
+
+def _draws(method, reps, n_cal, n_test, alpha, seed, **options):
+    rng = np.random.default_rng(seed)
+    train = cf.datasets.make_toy(400, random_state=rng)
+    model = LinearRegression().fit(np.asarray(train.X), train.y)
+    base = "lcp-rf" if method == "lcp-rf-pac" else method
+    if method == "lcp-rf-pac":
+        options = {"guarantee": "pac", **options}
+    out = {"cover": [], "d2": [], "grid_cover": [], "share_inf": []}
+    for _ in range(reps):
+        cal = cf.datasets.make_toy(n_cal, random_state=rng)
+        test = cf.datasets.make_toy(n_test, random_state=rng)
+        Xt = np.asarray(test.X)
+        reg = cf.ConformalRegressor(model=model, prefit=True, method=base, alpha=alpha, n_estimators=30,
+                                    random_state=int(rng.integers(2**31)), options=options)
+        reg.conformalize(np.asarray(cal.X), cal.y)
+        lo, hi = reg.predict_interval(Xt).T
+        out["cover"].append(test.conditional_coverage(None, lo, hi).mean())
+        out["share_inf"].append(np.mean(np.isinf(hi)))
+        # the interval map at every grid value, applied to the test points
+        c = reg.calibrator_._correction(alpha)
+        W, b = reg.calibrator_._rows(Xt, alpha)
+        Q = reg.calibrator_._quantiles(W, np.minimum(1.0, b[:, None] + c.grid[None, :]))
+        pred = reg.model_.predict(Xt)
+        out["grid_cover"].append([test.conditional_coverage(None, *reg.score_.interval(pred, Q[:, k])).mean()
+                                  for k in range(Q.shape[1])])
+        out["d2"].append(c.counts / reg.calibrator_.n2_)
+    rep = reg.calibrator_.pac_report(alpha)
+    return {k: np.asarray(v) for k, v in out.items()}, rep
+
+
+def _check(method, reps, alpha, delta, n_cal, grid_size, form="inflated", seed=7):
+    d, rep = _draws(method, reps, n_cal=n_cal, n_test=2000, alpha=alpha, seed=seed,
+                    delta=delta, grid_size=grid_size, pac_form=form)
+    level = 1 - alpha if form == "inflated" else 1 - alpha - rep.epsilon
+    se = np.sqrt(delta * (1 - delta) / reps)
+    frac = np.mean(d["cover"] >= level)
+    event = np.mean(np.all(d["grid_cover"] > d["d2"] - rep.epsilon, axis=1))
+    diff = (d["d2"] - d["grid_cover"]).mean(axis=1)  # one number per draw: mean over the grid
+    bias_z = abs(diff.mean()) / max(diff.std(ddof=1) / np.sqrt(reps), 1e-12)
+    print(f"{method} ({form}): P(coverage >= {level:.4f}) = {frac:.3f} over {reps} draws (need >= {1 - delta:g}); "
+          f"Hoeffding event {event:.3f}; mean coverage {d['cover'].mean():.4f}, min {d['cover'].min():.4f}; "
+          f"epsilon {rep.epsilon:.4f}; share infinite {d['share_inf'].mean():.4f}; bias z {bias_z:.2f}")
+    assert frac >= 1 - delta - 3 * se
+    assert event >= 1 - delta - 3 * se
+    assert bias_z < 4.0
+    # not trivially met by infinite intervals
+    assert d["share_inf"].mean() < 0.05 and d["cover"].mean() < 1 - alpha + rep.epsilon + 0.05
+
+
+@pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-pac"])
+def test_pac_statement_quick(method):
+    _check(method, reps=25, alpha=0.2, delta=0.1, n_cal=900, grid_size=10)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-pac"])
+@pytest.mark.parametrize("form", ["inflated", "paper"])
+def test_pac_statement_long(mc_reps, method, form):
+    _check(method, reps=mc_reps or 40, alpha=0.1, delta=0.1, n_cal=2400, grid_size=20, form=form, seed=11)
