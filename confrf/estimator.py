@@ -239,4 +239,11 @@ class ConformalRegressor(BaseEstimator):
         loc = getattr(getattr(self, "calibrator_", None), "localizer", None)
         if not isinstance(loc, ForestLocalizer):
             raise NotFittedError("no forest localizer: the method does not use one or conformalize() was not called.")
+        if loc.index_ is None and getattr(self.calibrator_, "group_localizers_", None):
+            # lcp-rf-g indexes each group's conformal points separately: there is no single weight row
+            raise NotFittedError(
+                f"method {self.method!r} keeps one weight index per group, so forest weights and QRF quantiles "
+                "over all calibration points are not defined; use estimator.calibrator_.group_localizers_[code] "
+                "for one group's weights, or method='lcp-rf'."
+            )
         return loc

@@ -400,3 +400,13 @@ def test_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_forest_weights_of_grouped_fit_explain_why_they_are_missing():
+    import confrf as cf
+    from confrf.exceptions import NotFittedError
+
+    sim = cf.datasets.make_sim(1200, random_state=0)
+    res = cf.conformal(sim.formula, data=sim.frame, method="lcp-rf-g", groups="components", random_state=0)
+    with pytest.raises(NotFittedError, match="one weight index per group"):
+        res.forest_weights(sim.frame.head(3))
