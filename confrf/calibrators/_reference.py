@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError
+from .base import random_split
 
 
 class ReferenceData:
@@ -41,12 +42,8 @@ class ReferenceData:
             conf = np.arange(n)
             self.reference_is_calibration_ = False
         else:
-            perm = rng.permutation(n)
-            n_ref = int(round(self.reference_size * n))
-            if n_ref < 2:
-                raise InputError(f"the reference part of the calibration set has {n_ref} point(s); "
-                                 "give more calibration data or a larger reference_size.")
-            ref, conf = np.sort(perm[:n_ref]), np.sort(perm[n_ref:])
+            ref, conf = random_split(n, self.reference_size, rng, "reference part of the calibration set",
+                                     "reference_size")
             Xr, Vr = X[ref], V[ref]
             self.reference_source_ = f"held-out share of the calibration set (reference_size={self.reference_size:g})"
             self.reference_is_calibration_ = True

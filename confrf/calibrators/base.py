@@ -79,3 +79,16 @@ def check_conformal_size(n: int, alpha: float, part: str) -> None:
             f"the {part} has {n} point(s); at alpha={alpha} at least {need} are needed for a finite interval "
             f"(ceil((1-alpha)(n+1)) <= n). Give more calibration data (calib= or a larger calib_size) or a larger alpha."
         )
+
+
+def random_split(n: int, share: float, rng: np.random.Generator, part: str, option: str) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted indices of a random ``share`` of ``n`` points and of the rest.
+
+    ``part`` names the first part and ``option`` the setting that sizes it, for
+    the error raised when the first part would hold fewer than 2 points.
+    """
+    perm = rng.permutation(n)
+    n_first = int(round(share * n))
+    if n_first < 2:
+        raise InputError(f"the {part} has {n_first} point(s); give more calibration data or a larger {option}.")
+    return np.sort(perm[:n_first]), np.sort(perm[n_first:])

@@ -31,7 +31,7 @@ from ..exceptions import InfiniteIntervalWarning, InputError
 from ..localizers.forest import ForestLocalizer
 from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
 from ..localizers.regions import UNDECIDABLE, WeightRegions
-from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
+from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .lcp_rf import _threads, make_forest_localizer
 from .registry import MethodSpec, register
 from .split import split_threshold
@@ -202,7 +202,7 @@ class GroupwiseCalibrator(Calibrator):
         forest = self._uses_forest()
         self.split_ = self._honest and (forest or merge > 0)
         if self.split_:
-            grow, conf = _honest_split(n, self.localizer_size, rng)
+            grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
         else:  # every point is conformal: no forest (given labels), or the paper's non-honest variant
             grow = conf = np.arange(n)
@@ -392,15 +392,6 @@ class LCPForestGroupCalibrator(GroupwiseCalibrator):
         if m_req > n_c:
             return np.inf, True, 1.0
         return loc.thresholds(X, m_req, n_threads=_threads(self.n_jobs))
-
-
-def _honest_split(n: int, localizer_size: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Localizer and conformal parts, drawn as LCP-RF draws them (same rng use, same parts)."""
-    perm = rng.permutation(n)
-    n_grow = int(round(localizer_size * n))
-    if n_grow < 2:
-        raise InputError(f"the localizer part has {n_grow} point(s); give more calibration data or a larger localizer_size.")
-    return np.sort(perm[:n_grow]), np.sort(perm[n_grow:])
 
 
 def group_label_kwargs(calibrator: Calibrator, groups: Any, n_rows: int) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import as_float_matrix, as_float_vector, required_count
 from ..exceptions import InputError
 from ..localizers.forest import ForestLocalizer
-from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
+from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .registry import MethodSpec, register
 
 
@@ -41,11 +41,7 @@ class LCPForestCalibrator(Calibrator):
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
         if self.localizer.honest:
-            perm = rng.permutation(n)
-            n_grow = int(round(self.localizer_size * n))
-            grow, conf = np.sort(perm[:n_grow]), np.sort(perm[n_grow:])
-            if n_grow < 2:
-                raise InputError(f"the localizer part has {n_grow} point(s); give more calibration data or a larger localizer_size.")
+            grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
             self.localizer.grow(X[grow], V[grow])
             self.localizer.index(X[conf], V[conf])
