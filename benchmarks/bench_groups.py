@@ -96,8 +96,9 @@ def search_only(reg: ConformalRegressor, X: np.ndarray, alpha: float, repeats: i
 
         for loc, lv, m_req in leaves:
             idx = loc.index_
-            _kernels.lcp_rf_thresholds(lv, idx.leaf_ptr, idx.members, idx.member_mult, idx.below, idx.leaf_pop,
-                                       idx.scores, idx.p2, idx.sorted_p2, int(m_req), n_threads=1)
+            _kernels.lcp_rf_thresholds_ranked(lv, idx.leaf_ptr, idx.member_rank, idx.member_mult, idx.below,
+                                              idx.leaf_pop, idx.scores_r, idx.p2_r, idx.sorted_p2, int(m_req),
+                                              n_threads=1, unit_mult=idx.unit_mult)
 
     seconds, _ = timed(run, repeats)
     visited = sum(np.diff(loc.weights(X[rows]).indptr).sum() for loc, rows in jobs)

@@ -219,11 +219,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     T["lcp_apply"], leafx = timed(lambda: loc_est.leaves(Xt), R, warmup=True)
     idx = loc_est.index_
     m_req = required_count(alpha, idx.n)
-    kargs = (leafx, idx.leaf_ptr, idx.members, idx.member_mult, idx.below, idx.leaf_pop,
-             idx.scores, idx.p2, idx.sorted_p2, m_req)
+    kargs = (leafx, idx.leaf_ptr, idx.member_rank, idx.member_mult, idx.below, idx.leaf_pop,
+             idx.scores_r, idx.p2_r, idx.sorted_p2, m_req)
     nthr = kernel_threads(nj)
-    T["lcp_kernel"], th = timed(lambda: _kernels.lcp_rf_thresholds(*kargs, n_threads=nthr), R, warmup=True)
-    T["lcp_kernel_1thr"], _ = timed(lambda: _kernels.lcp_rf_thresholds(*kargs, n_threads=1), R, warmup=True)
+    kern = _kernels.lcp_rf_thresholds_ranked
+    T["lcp_kernel"], th = timed(lambda: kern(*kargs, n_threads=nthr, unit_mult=idx.unit_mult), R, warmup=True)
+    T["lcp_kernel_1thr"], _ = timed(lambda: kern(*kargs, n_threads=1, unit_mult=idx.unit_mult), R, warmup=True)
     # diagnostic: the same leaf lookup without joblib (direct per-tree loop)
     forest = loc_est.forest_
     offsets = idx.node_offset
@@ -351,7 +352,7 @@ def render(res: dict[str, Any]) -> str:
     row("lcp_predict", f"**LCP-RF predict_interval** (n_jobs={nj})", f"end to end for {cfg['n_test']} rows: base-model predict + leaf lookup + threshold kernel + bounds")
     row("lcp_base_predict", "  . base-model predict", "`model_.predict(X_test)` (gbm)")
     row("lcp_apply", "  . forest.apply (leaf lookup)", f"`localizer_.leaves(X_test)`: float32 cast, sklearn `forest.apply` (joblib, n_jobs={nj}), + tree offsets")
-    row("lcp_kernel", f"  . threshold kernel ({w['kernel_threads']} thr)", "`_kernels.lcp_rf_thresholds` (exact LCP thresholds, OpenMP over test rows)")
+    row("lcp_kernel", f"  . threshold kernel ({w['kernel_threads']} thr)", "`_kernels.lcp_rf_thresholds_ranked` (exact LCP thresholds, OpenMP over test rows)")
     row("lcp_kernel_1thr", "  . threshold kernel (1 thr)", "same kernel, n_threads=1")
     row("lcp_apply_loop", "  . leaf lookup, per-tree loop (diagnostic)", "same leaf ids via `est.tree_.apply` in a Python loop, no joblib (what `leaves` could cost)")
     row("lcp_predict_1job", "LCP-RF predict_interval (n_jobs=1)", "as above, estimator with n_jobs=1 (same model, split and forest)")

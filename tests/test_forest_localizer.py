@@ -110,3 +110,42 @@ def test_conditional_quantiles_against_exact_definition(data):
         atoms = [(Vc[j], w[j]) for j in range(300) if w[j]]
         for j, a in enumerate(qs):
             assert got[q, j] == quantile(a, atoms)
+
+
+def test_bootstrap_multiplicity_thresholds_match_general_lcp(data):
+    # the paper's non-honest weights (multiplicities > 1) go through the rank-numbered kernel too
+    X, V = data
+    Vr = np.round(V, 2)
+    loc = ForestLocalizer(n_estimators=8, min_samples_leaf=20, honest=False, random_state=5).fit(X[:120], Vr[:120])
+    assert not loc.index_.unit_mult
+    mult = loc.growing_multiplicity()
+    t, closed, _ = loc.thresholds(X[600:620], required_count(0.1, 120), n_threads=2)
+    for q in range(20):
+        W = np.array(forest_lcp_matrix(_raw_leaves(loc, X[:120]), _raw_leaves(loc, X[600 + q:601 + q])[0], mult),
+                     dtype=float)
+        res = lcp_threshold(W, Vr[:120], 0.1)
+        assert (t[q], bool(closed[q])) == (res.t, res.closed)
+
+
+@pytest.mark.parametrize("honest", [True, False])
+def test_pickle_keeps_memberships_only_and_rebuilds_the_same_index(data, honest):
+    import pickle
+
+    X, V = data
+    loc = ForestLocalizer(n_estimators=12, min_samples_leaf=8, honest=honest, random_state=6)
+    if honest:
+        loc.grow(X[:300], V[:300]).index(X[300:600], V[300:600])
+    else:
+        loc.fit(X[:600], V[:600])
+    blob = pickle.dumps(loc.index_)
+    back = pickle.loads(blob)
+    for name, value in vars(loc.index_).items():
+        np.testing.assert_array_equal(getattr(back, name), value, err_msg=name)
+    # one int32 member id per (point, tree) plus the leaf pointers and scores; multiplicities only when not all 1
+    idx = loc.index_
+    expected = idx.members.nbytes + idx.leaf_ptr.nbytes + idx.scores.nbytes + idx.node_offset.nbytes
+    if not honest:
+        expected += idx.member_mult.nbytes
+    assert len(blob) < expected + 2000
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(loc)).thresholds(X[600:], 250)[0],
+                                  loc.thresholds(X[600:], 250)[0])

@@ -6,6 +6,8 @@ from ._forest import (
     forest_weight_rows,
     forest_weight_sumsq,
     lcp_rf_thresholds,
+    lcp_rf_thresholds_ranked,
+    score_ranks,
 )
 from ._quantile import csr_row_quantiles, weighted_quantile
 
@@ -15,6 +17,8 @@ __all__ = [
     "forest_weight_rows",
     "forest_weight_sumsq",
     "lcp_rf_thresholds",
+    "lcp_rf_thresholds_ranked",
+    "score_ranks",
     "csr_row_quantiles",
     "weighted_quantile",
 ]

@@ -23,21 +23,6 @@ ctypedef cnp.int64_t i64
 ctypedef cnp.int32_t i32
 
 
-cdef struct ScoreIdx:
-    double v
-    i32 idx
-
-
-cdef int _cmp_score_idx(const void* a, const void* b) noexcept nogil:
-    cdef const ScoreIdx* x = <const ScoreIdx*> a
-    cdef const ScoreIdx* y = <const ScoreIdx*> b
-    if x.v < y.v:
-        return -1
-    if x.v > y.v:
-        return 1
-    return (x.idx > y.idx) - (x.idx < y.idx)
-
-
 cdef inline Py_ssize_t _count_less(const double* sorted_vals, Py_ssize_t n, double x) noexcept nogil:
     """Number of entries strictly less than x in an ascending array."""
     cdef Py_ssize_t lo = 0, hi = n, mid
@@ -149,22 +134,37 @@ def calibration_p2(const i64[:, ::1] leaves, const i64[::1] leaf_ptr,
     return np.asarray(p2)
 
 
+cdef extern from *:
+    int __builtin_ctzll(unsigned long long) nogil
+
+
+cdef struct Acc:
+    double delta      # change of p2_i caused by the test point
+    double win        # W[i, n+1]
+    double wt         # W[n+1, i]
+
+
 cdef struct Scratch:
-    double* delta     # change of p2_i caused by the test point
-    double* win       # W[i, n+1]
-    double* wt        # W[n+1, i]
-    char* mark
-    i32* nb           # touched calibration indices
-    ScoreIdx* srt     # neighbours sorted by score
-    double* theta     # test-row mass at or below each distinct neighbour score
-    double* ucut      # distinct neighbour scores
+    # indexed by score rank r (calibration points renumbered in ascending (score, index) order)
+    Acc* acc
+    unsigned long long* bits   # bitmap of touched ranks: scanning it lists neighbours sorted by score
+    Py_ssize_t n_words
+    # per neighbour a = 0..m-1, in ascending score order
+    i32* nb           # rank of neighbour a
+    double* base      # p2
+    double* lo        # pi_a(v) when v >= V_a: p2 + delta
+    double* hi        # pi_a(v) when v < V_a: p2 + delta + win
+    # per distinct neighbour score
+    double* ucut      # u_1 < ... < u_r
+    double* theta     # test-row mass at or below u_j
+    Py_ssize_t* after # first neighbour whose score exceeds u_j
 
 
 cdef void _scratch_free(Scratch* s) noexcept nogil:
     if s == NULL:
         return
-    free(s.delta); free(s.win); free(s.wt); free(s.mark)
-    free(s.nb); free(s.srt); free(s.theta); free(s.ucut)
+    free(s.acc); free(s.bits); free(s.nb); free(s.base); free(s.lo); free(s.hi)
+    free(s.ucut); free(s.theta); free(s.after)
     free(s)
 
 
@@ -173,16 +173,18 @@ cdef Scratch* _scratch_new(Py_ssize_t n) noexcept nogil:
     cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
     if s == NULL:
         return NULL
-    s.delta = <double*> malloc(n * sizeof(double))
-    s.win = <double*> malloc(n * sizeof(double))
-    s.wt = <double*> malloc(n * sizeof(double))
-    s.mark = <char*> calloc(n, sizeof(char))
+    s.n_words = (n + 63) // 64
+    s.acc = <Acc*> malloc(n * sizeof(Acc))
+    s.bits = <unsigned long long*> calloc(s.n_words, sizeof(unsigned long long))
     s.nb = <i32*> malloc(n * sizeof(i32))
-    s.srt = <ScoreIdx*> malloc(n * sizeof(ScoreIdx))
-    s.theta = <double*> malloc((n + 1) * sizeof(double))
+    s.base = <double*> malloc(n * sizeof(double))
+    s.lo = <double*> malloc(n * sizeof(double))
+    s.hi = <double*> malloc(n * sizeof(double))
     s.ucut = <double*> malloc((n + 1) * sizeof(double))
-    if (s.delta == NULL or s.win == NULL or s.wt == NULL or s.mark == NULL
-            or s.nb == NULL or s.srt == NULL or s.theta == NULL or s.ucut == NULL):
+    s.theta = <double*> malloc((n + 1) * sizeof(double))
+    s.after = <Py_ssize_t*> malloc((n + 1) * sizeof(Py_ssize_t))
+    if (s.acc == NULL or s.bits == NULL or s.nb == NULL or s.base == NULL or s.lo == NULL
+            or s.hi == NULL or s.ucut == NULL or s.theta == NULL or s.after == NULL):
         _scratch_free(s)
         return NULL
     return s
@@ -191,92 +193,108 @@ cdef Scratch* _scratch_new(Py_ssize_t n) noexcept nogil:
 cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, Py_ssize_t k,
                         const i64* leaf_ptr, const i32* members,
                         const i32* member_mult, const i32* below,
-                        const i32* leaf_pop, double* wself) noexcept nogil:
-    """Accumulate the test point's effect on its leaf-mates; return their count."""
-    cdef Py_ssize_t l, e, m = 0
+                        const i32* leaf_pop, bint unit_mult) noexcept nogil:
+    """Accumulate the test point's effect on its leaf-mates; return their count.
+
+    ``members`` holds score ranks. On return ``s.nb[:m]`` lists the neighbours' ranks in ascending order and the
+    bitmap is clear again. With unit multiplicities (the honest forest)
+    W[n+1, i] equals W[i, n+1], so ``wt`` is not accumulated separately.
+    """
+    cdef Py_ssize_t l, e, w, m = 0
     cdef i64 g
-    cdef i32 i, pop
-    cdef double inv_new, inv_old, kk = <double> k
-    wself[0] = 0.0
+    cdef i32 r, pop, b
+    cdef unsigned long long bit, x
+    cdef double inv_new, inv_old, step, dstep, kk = <double> k
+    cdef Acc* a
     for l in range(k):
         g = leafx[l]
         if g < 0:
-            # the test point reached a leaf that holds no calibration point
-            wself[0] += 1.0 / kk
             continue
         pop = leaf_pop[g]
         inv_new = 1.0 / (pop + 1.0)
-        wself[0] += inv_new / kk
         inv_old = 1.0 / pop if pop > 0 else 0.0
+        step = inv_new / kk
+        dstep = (inv_new - inv_old) / kk
         for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
-            i = members[e]
-            if not s.mark[i]:
-                s.mark[i] = 1
-                s.nb[m] = i
+            r = members[e]
+            bit = (<unsigned long long> 1) << (r & 63)
+            a = &s.acc[r]
+            if not (s.bits[r >> 6] & bit):
+                s.bits[r >> 6] |= bit
+                a.delta = 0.0
+                a.win = 0.0
+                a.wt = 0.0
+            b = below[e]
+            if b > 0:
+                a.delta += b * dstep
+            a.win += step
+            if not unit_mult:
+                a.wt += member_mult[e] * step
+    for w in range(s.n_words):
+        x = s.bits[w]
+        if x:
+            s.bits[w] = 0
+            while x:
+                s.nb[m] = <i32> ((w << 6) + __builtin_ctzll(x))
                 m += 1
-                s.delta[i] = 0.0
-                s.win[i] = 0.0
-                s.wt[i] = 0.0
-            s.wt[i] += member_mult[e] * inv_new / kk
-            if below[e] > 0:
-                s.delta[i] += below[e] * (inv_new - inv_old) / kk
-            s.win[i] += inv_new / kk
+                x &= x - 1
+    if unit_mult:
+        for w in range(m):
+            a = &s.acc[s.nb[w]]
+            a.wt = a.win
     return m
 
 
-cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m, double theta, double cut,
-                             const double* scores, const double* p2,
-                             const double* sorted_p2, Py_ssize_t n,
-                             double tol) noexcept nogil:
+cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m, double theta, Py_ssize_t j_cut,
+                             const double* sorted_p2, Py_ssize_t n, double tol) noexcept nogil:
     """count(v) = #{i <= n : pi_i(v) < theta(v)} for v on one piece.
 
-    ``cut`` is the threshold in pi_i(v) = p2_i + W[i, n+1] * 1{V_i > cut}.
-    Non-neighbours keep p2_i; neighbours are swapped for their updated value.
-    Differences below ``tol`` count as ties, which can only widen the interval.
+    Neighbours before ``j_cut`` have V_a <= v (value ``lo``), the others V_a > v
+    (value ``hi``); non-neighbours keep p2_i. Differences below ``tol`` count as
+    ties, which can only widen the interval.
     """
     cdef double lim = theta - tol
     cdef Py_ssize_t c = _count_less(sorted_p2, n, lim)
     cdef Py_ssize_t a
-    cdef i32 i
-    cdef double pi
-    for a in range(m):
-        i = s.nb[a]
-        if p2[i] < lim:
-            c -= 1
-        pi = p2[i] + s.delta[i]
-        if scores[i] > cut:
-            pi += s.win[i]
-        if pi < lim:
-            c += 1
+    # two branch-free loops (the compiler vectorises them)
+    for a in range(j_cut):
+        c += (s.lo[a] < lim) - (s.base[a] < lim)
+    for a in range(j_cut, m):
+        c += (s.hi[a] < lim) - (s.base[a] < lim)
     return c
 
 
-cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores,
-                         const double* p2, const double* sorted_p2, Py_ssize_t n,
+cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores_r,
+                         const double* p2_r, const double* sorted_p2, Py_ssize_t n,
                          Py_ssize_t m_req, double tol,
                          double* t_out, char* closed_out, double* level_out) noexcept nogil:
-    """Exact LCP threshold from the neighbours gathered in ``s``."""
-    cdef Py_ssize_t a, r, lo, hi, mid, s_idx
-    cdef double acc, th, cut
+    """Exact LCP threshold from the neighbours gathered in ``s`` (ranks ascending)."""
+    cdef Py_ssize_t a, r, lo, hi, mid, s_idx, j_cut
+    cdef i32 q
+    cdef double acc, th, v
     cdef Py_ssize_t npieces
     if m == 0 or m_req > n:
         t_out[0] = INFINITY
         closed_out[0] = 1
         level_out[0] = 1.0
         return
-    for a in range(m):
-        s.srt[a].v = scores[s.nb[a]]
-        s.srt[a].idx = s.nb[a]
-    qsort(s.srt, m, sizeof(ScoreIdx), _cmp_score_idx)
     # distinct neighbour scores u_1 < ... < u_r and the test row's mass at or below each
     r = 0
     acc = 0.0
     for a in range(m):
-        if r == 0 or s.srt[a].v != s.ucut[r - 1]:
-            s.ucut[r] = s.srt[a].v
+        q = s.nb[a]
+        v = scores_r[q]
+        if r == 0 or v != s.ucut[r - 1]:
+            if r > 0:
+                s.after[r - 1] = a
+            s.ucut[r] = v
             r += 1
-        acc += s.wt[s.srt[a].idx]
+        acc += s.acc[q].wt
         s.theta[r - 1] = acc
+        s.base[a] = p2_r[q]
+        s.lo[a] = p2_r[q] + s.acc[q].delta
+        s.hi[a] = s.lo[a] + s.acc[q].win
+    s.after[r - 1] = m
     # Pieces after (-inf, u_1] (always accepted, theta = 0 there):
     # q even -> open (u_j, u_{j+1}) with j = q/2; q odd -> the point u_{j+1} with j = (q-1)/2
     # (0-based u). count is non-decreasing along q, so bisect for the first rejected piece.
@@ -287,11 +305,8 @@ cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores,
         mid = (lo + hi) >> 1
         s_idx = mid >> 1
         th = s.theta[s_idx]
-        if mid & 1:
-            cut = s.ucut[s_idx + 1]
-        else:
-            cut = s.ucut[s_idx]
-        if _piece_count(s, m, th, cut, scores, p2, sorted_p2, n, tol) >= m_req:
+        j_cut = s.after[s_idx + 1] if mid & 1 else s.after[s_idx]
+        if _piece_count(s, m, th, j_cut, sorted_p2, n, tol) >= m_req:
             hi = mid
         else:
             lo = mid + 1
@@ -311,19 +326,17 @@ cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores,
         level_out[0] = s.theta[s_idx]
 
 
-cdef void _reset(Scratch* s, Py_ssize_t m) noexcept nogil:
-    cdef Py_ssize_t a
-    for a in range(m):
-        s.mark[s.nb[a]] = 0
+def score_ranks(scores):
+    """Rank of every calibration point in ascending (score, index) order, int32."""
+    order = np.argsort(np.asarray(scores, dtype=np.float64), kind="stable")
+    rank = np.empty(order.shape[0], dtype=np.int32)
+    rank[order] = np.arange(order.shape[0], dtype=np.int32)
+    return rank
 
 
-def lcp_rf_thresholds(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
-                      const i32[::1] members, const i32[::1] member_mult,
-                      const i32[::1] below, const i32[::1] leaf_pop,
-                      const double[::1] scores, const double[::1] p2,
-                      const double[::1] sorted_p2, Py_ssize_t m_req,
-                      double tol=1e-10, int n_threads=1):
-    """Exact LCP-RF thresholds for many test points.
+def lcp_rf_thresholds(leafx, leaf_ptr, members, member_mult, below, leaf_pop,
+                      scores, p2, sorted_p2, Py_ssize_t m_req, double tol=1e-10, int n_threads=1):
+    """Exact LCP-RF thresholds for many test points (calibration points in any order).
 
     Parameters
     ----------
@@ -352,16 +365,46 @@ def lcp_rf_thresholds(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     level : (m_test,) float64
         The localizer's mass on calibration scores at or below t (its alpha-tilde);
         1 when t is infinite.
+
+    Notes
+    -----
+    Renumbers the calibration points by score rank on every call (O(n k)), then
+    runs :func:`lcp_rf_thresholds_ranked`; callers that predict repeatedly keep
+    the renumbered index instead.
     """
-    cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores.shape[0]
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    rank = score_ranks(scores)
+    order = np.argsort(rank)
+    return lcp_rf_thresholds_ranked(
+        leafx, leaf_ptr, rank[np.asarray(members)], member_mult, below, leaf_pop,
+        scores[order], np.ascontiguousarray(np.asarray(p2, dtype=np.float64)[order]), sorted_p2,
+        m_req, tol=tol, n_threads=n_threads,
+    )
+
+
+def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
+                             const i32[::1] member_rank, const i32[::1] member_mult,
+                             const i32[::1] below, const i32[::1] leaf_pop,
+                             const double[::1] scores_r, const double[::1] p2_r,
+                             const double[::1] sorted_p2, Py_ssize_t m_req,
+                             double tol=1e-10, int n_threads=1, unit_mult=None):
+    """:func:`lcp_rf_thresholds` on an index whose points are numbered by score rank.
+
+    ``member_rank`` holds the leaf members' ranks (:func:`score_ranks`),
+    ``scores_r`` and ``p2_r`` are laid out by rank (so ``scores_r`` ascends):
+    the neighbours of a test point then come out of a bitmap scan already
+    sorted, and the gather reads no extra indirection. ``unit_mult``: whether
+    every multiplicity is 1 (computed when not given).
+    """
+    cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0]
     cdef double[::1] t = np.empty(mt, dtype=np.float64)
     cdef char[::1] closed = np.empty(mt, dtype=np.int8)
     cdef double[::1] level = np.empty(mt, dtype=np.float64)
     cdef Py_ssize_t q, m
     cdef Scratch* s
-    cdef double wself
     cdef int[::1] failed = np.zeros(1, dtype=np.intc)
-    if leafx.shape[0] == 0:
+    cdef bint unit = bool(np.all(np.asarray(member_mult) == 1)) if unit_mult is None else bool(unit_mult)
+    if mt == 0:
         return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
     with nogil, parallel(num_threads=n_threads):
         # assigned inside the block, so each thread gets its own buffers
@@ -370,12 +413,10 @@ def lcp_rf_thresholds(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
             failed[0] = 1
         else:
             for q in prange(mt, schedule="dynamic", chunksize=8):
-                wself = 0.0
-                m = _gather(s, &leafx[q, 0], k, &leaf_ptr[0], &members[0],
-                            &member_mult[0], &below[0], &leaf_pop[0], &wself)
-                _threshold_one(s, m, &scores[0], &p2[0], &sorted_p2[0], n,
+                m = _gather(s, &leafx[q, 0], k, &leaf_ptr[0], &member_rank[0],
+                            &member_mult[0], &below[0], &leaf_pop[0], unit)
+                _threshold_one(s, m, &scores_r[0], &p2_r[0], &sorted_p2[0], n,
                                m_req, tol, &t[q], &closed[q], &level[q])
-                _reset(s, m)
         _scratch_free(s)
     if failed[0]:
         raise MemoryError("could not allocate the per-thread scratch space")
