@@ -6,7 +6,7 @@ Quick start::
     fit = cf.lcp_rf("MedHouseVal ~ .", data=cf.datasets.load_california(), random_state=0)
 """
 
-from . import datasets, metrics
+from . import dask, datasets, metrics
 from .api import conformal, lcp_rf, qrf_tc, split_cp
 from .calibrators import LCPThreshold, lcp_threshold
 from .calibrators import PACReport, pac_delta, pac_epsilon, pac_n2

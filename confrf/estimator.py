@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from ._parallel import concat_chunks, map_row_chunks
 from ._validation import as_float_matrix, as_float_vector, check_alpha
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
@@ -47,8 +48,8 @@ class ConformalRegressor(BaseEstimator):
     alpha : float
         Miscoverage level in (0, 1); intervals aim at 1 - alpha coverage.
     score : str or Score
-        Nonconformity score: "absolute" |y - mu(x)|, "quantile" (CQR's
-        max(q_lo - y, y - q_hi)), "scaled" |y - mu(x)| / sigma(x), or a
+        Nonconformity score: "absolute" ``|y - mu(x)|``, "quantile" (CQR's
+        max(q_lo - y, y - q_hi)), "scaled" ``|y - mu(x)| / sigma(x)``, or a
         :class:`confrf.scores.Score` object.
     prefit : bool
         ``model`` is already fitted: skip ``fit`` and go to ``conformalize``.
@@ -64,7 +65,8 @@ class ConformalRegressor(BaseEstimator):
     random_state : int, Generator or None
         Makes every random step reproducible.
     n_jobs : int or None
-        Threads for the forest and the kernels.
+        Threads for the forest, the kernels and prediction (None: 1, -1: all
+        cores).
     options : dict or None
         Options specific to ``method`` (see ``confrf.calibrators.METHODS[method].options``).
 
@@ -174,18 +176,36 @@ class ConformalRegressor(BaseEstimator):
         """Point predictions of the base model."""
         return self.score_.center(self._model().predict(self._check_X(X)))
 
-    def predict_details(self, X: Any, alpha: float | None = None, groups: Any = None) -> dict[str, np.ndarray]:
+    def predict_details(self, X: Any, alpha: float | None = None, groups: Any = None, *,
+                        n_jobs: int | None = None, chunk_size: int | None = None,
+                        progress: bool | None = None) -> dict[str, np.ndarray]:
         """fit, lwr, upr, and the score thresholds (t, closed, level) per row.
 
         Groupwise methods add ``group``, each row's group (``groups``: the rows'
         labels when the method calibrates within given labels).
+
+        Rows are predicted in chunks of ``chunk_size`` (default 10,000), so
+        memory stays bounded; ``n_jobs`` chunks run at once (default: the
+        estimator's ``n_jobs``). ``progress``: None shows a progress bar on
+        stderr only when prediction takes more than about 2 seconds, True
+        always, False never. Thresholds do not depend on ``n_jobs`` or
+        ``chunk_size``; a linear base model's predictions may change in the
+        last bit (BLAS blocks matrix products by row count).
         """
         X = self._check_X(X)
         a = check_alpha(self.alpha if alpha is None else alpha)
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
-        pred = self.model_.predict(X)
         labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
+        parts = map_row_chunks(
+            lambda rows: self._predict_rows(X[rows], a, {k: v[rows] for k, v in labels.items()}),
+            X.shape[0], chunk_size=chunk_size, n_jobs=self.n_jobs if n_jobs is None else n_jobs,
+            progress=progress,
+        )
+        return concat_chunks(parts)
+
+    def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
+        pred = self.model_.predict(X)
         extra: dict[str, np.ndarray] = {}
         if isinstance(self.calibrator_, GroupwiseCalibrator):
             th, extra["group"] = self.calibrator_.grouped_thresholds(X, a, **labels)
@@ -195,9 +215,12 @@ class ConformalRegressor(BaseEstimator):
         return {"fit": self.score_.center(pred), "lwr": lwr, "upr": upr, **extra,
                 "t": th.t, "closed": th.closed, "level": th.level}
 
-    def predict_interval(self, X: Any, alpha: float | None = None, groups: Any = None) -> np.ndarray:
-        """(n, 2) array of [lwr, upr]; infinite bounds are -inf/+inf."""
-        d = self.predict_details(X, alpha, groups)
+    def predict_interval(self, X: Any, alpha: float | None = None, groups: Any = None, **kwargs: Any) -> np.ndarray:
+        """(n, 2) array of [lwr, upr]; infinite bounds are -inf/+inf.
+
+        ``kwargs``: ``n_jobs``, ``chunk_size``, ``progress`` of :meth:`predict_details`.
+        """
+        d = self.predict_details(X, alpha, groups, **kwargs)
         return np.column_stack([d["lwr"], d["upr"]])
 
     def predict_groups(self, X: Any, groups: Any = None) -> np.ndarray:

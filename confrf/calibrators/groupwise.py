@@ -32,7 +32,8 @@ from ..localizers.forest import ForestLocalizer
 from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
 from ..localizers.regions import UNDECIDABLE, WeightRegions
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
-from .lcp_rf import _threads, make_forest_localizer
+from .._parallel import kernel_threads
+from .lcp_rf import make_forest_localizer
 from .registry import MethodSpec, register
 from .split import split_threshold
 
@@ -391,7 +392,7 @@ class LCPForestGroupCalibrator(GroupwiseCalibrator):
         m_req = required_count(alpha, n_c)
         if m_req > n_c:
             return np.inf, True, 1.0
-        return loc.thresholds(X, m_req, n_threads=_threads(self.n_jobs))
+        return loc.thresholds(X, m_req, n_threads=kernel_threads(self.n_jobs))
 
 
 def group_label_kwargs(calibrator: Calibrator, groups: Any, n_rows: int) -> dict[str, Any]:

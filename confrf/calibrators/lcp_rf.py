@@ -8,6 +8,7 @@ import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector, required_count
 from ..exceptions import InputError
+from .._parallel import kernel_threads
 from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .registry import MethodSpec, register
@@ -54,7 +55,7 @@ class LCPForestCalibrator(Calibrator):
 
     def thresholds(self, X, alpha) -> Thresholds:
         m_req = required_count(alpha, self.n_conformal_)
-        t, closed, level = self.localizer.thresholds(as_float_matrix(X, "X"), m_req, n_threads=_threads(self.n_jobs))
+        t, closed, level = self.localizer.thresholds(as_float_matrix(X, "X"), m_req, n_threads=kernel_threads(self.n_jobs))
         return Thresholds(t, closed, level)
 
     def guarantee(self, alpha) -> Guarantee:
@@ -110,13 +111,3 @@ register(MethodSpec(
     options={"guarantee": "marginal", **dict.fromkeys(PAC_OPTIONS)},
     title="LCP-RF (exact localized conformal, forest weights)",
 ))
-
-
-def _threads(n_jobs: int | None) -> int:
-    import os
-
-    if n_jobs is None:
-        return 1
-    if n_jobs < 0:
-        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
-    return max(1, int(n_jobs))

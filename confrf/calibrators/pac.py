@@ -57,7 +57,8 @@ from .._validation import as_float_matrix, as_float_vector, required_count
 from ..exceptions import InputError, PACTargetWarning
 from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
-from .lcp_rf import _threads, make_forest_localizer
+from .._parallel import kernel_threads
+from .lcp_rf import make_forest_localizer
 from .pac_bounds import d2_required_count, min_d2_size, pac_epsilon
 from .registry import MethodSpec, register
 
@@ -253,7 +254,7 @@ class PACForestCalibrator(Calibrator):
         m = W.shape[0]
         if self.base == "qrf":
             return W, np.full(m, 1.0 - alpha)
-        t, _, _ = self.localizer.thresholds(X, required_count(alpha, self.n1_), n_threads=_threads(self.n_jobs))
+        t, _, _ = self.localizer.thresholds(X, required_count(alpha, self.n1_), n_threads=kernel_threads(self.n_jobs))
         return W, self._mass_at_or_below(W, t)
 
     def _mass_at_or_below(self, W: sp.csr_matrix, t: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import min_calibration_size
-from ..calibrators.lcp_rf import _threads
+from .._parallel import kernel_threads
 from ..exceptions import InputError, NotFittedError
 from ..localizers.diagnostics import forest_ess, kernel_ess, leaf_masses, within_leaf_variance_ratio
 from ..localizers.forest import ForestLocalizer
@@ -97,7 +97,7 @@ def calibration_ess(calibrator: Any, n_jobs: int | None = None) -> np.ndarray | 
     """ESS of every conformal point's localizing weight row, or None when the method has no localizer weights."""
     forests = forest_localizers(calibrator)
     if forests:
-        return np.concatenate([forest_ess(loc, n_threads=_threads(n_jobs)) for loc in forests])
+        return np.concatenate([forest_ess(loc, n_threads=kernel_threads(n_jobs)) for loc in forests])
     kernel = _kernel_localizer(calibrator)
     return None if kernel is None else kernel_ess(kernel)
 

@@ -19,6 +19,19 @@ from .reject import check_max_width, rejected
 from .report import add_diagnostics, add_header, short_text
 from .summary import Summary, frame_table, two_column_table
 
+def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
+    cols = ["fit", "lwr", "upr"] + (["group"] if "group" in d else []) + (["t", "closed", "level"] if details else [])
+    out = pd.DataFrame({c: d[c] for c in cols}, index=index)
+    if max_width is not None:
+        out["rejected"] = rejected(d["lwr"], d["upr"], max_width)
+    return out
+
+
+def _is_dask_collection(obj: Any) -> bool:
+    # no dask import unless the object comes from dask
+    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr")
+
+
 class ConformalResult:
     """A fitted conformal model from :func:`confrf.conformal`.
 
@@ -80,7 +93,8 @@ class ConformalResult:
         return self.design.transform(newdata), newdata.index
 
     def predict(self, newdata: Any, alpha: float | None = None, *, details: bool = False,
-                max_width: float | None = None) -> pd.DataFrame:
+                max_width: float | None = None, n_jobs: int | None = None, chunk_size: int | None = None,
+                progress: bool | None = None) -> Any:
         """Point prediction and interval for every row of ``newdata``.
 
         Parameters
@@ -99,17 +113,32 @@ class ConformalResult:
             intervals are rejected). The coverage guarantee does not transfer
             to the accepted rows, whose coverage can be below 1 - alpha;
             ``evaluate(test, max_width=...)`` measures it on held-out data.
+        n_jobs : int, optional
+            Threads for prediction (default: the fit's ``n_jobs``); rows are
+            processed in chunks of ``chunk_size`` (default 10,000), so memory
+            stays bounded whatever the size of ``newdata``.
+        chunk_size : int, optional
+        progress : bool, optional
+            Progress bar on stderr: by default only when prediction takes
+            more than about 2 seconds; False turns it off.
 
         Returns
         -------
         DataFrame
             Indexed like ``newdata``, columns ``fit``, ``lwr``, ``upr``.
-            Infinite bounds are ``-inf``/``+inf`` (never NaN).
+            Infinite bounds are ``-inf``/``+inf`` (never NaN). For a Dask
+            DataFrame ``newdata`` the result is a lazy Dask DataFrame with the
+            same columns and partitions (see :func:`confrf.dask.predict`).
         """
+        if _is_dask_collection(newdata):
+            from ..dask import predict as dask_predict
+
+            return dask_predict(self, newdata, alpha, details=details, max_width=max_width)
         if max_width is not None:
             check_max_width(max_width)
         X, index = self._X(newdata)
-        d = self.estimator.predict_details(X, alpha, groups=self._group_labels(newdata))
+        d = self.estimator.predict_details(X, alpha, groups=self._group_labels(newdata), n_jobs=n_jobs,
+                                           chunk_size=chunk_size, progress=progress)
         n_inf = int(np.count_nonzero(~np.isfinite(d["t"])))
         self._last_predict = {"n": int(X.shape[0]), "n_infinite": n_inf}
         if n_inf:
@@ -118,11 +147,14 @@ class ConformalResult:
                 "point's leaves or the calibration set is too small for this alpha); they are reported as -inf/+inf.",
                 InfiniteIntervalWarning, stacklevel=2,
             )
-        cols = ["fit", "lwr", "upr"] + (["group"] if "group" in d else []) + (["t", "closed", "level"] if details else [])
-        out = pd.DataFrame({c: d[c] for c in cols}, index=index)
-        if max_width is not None:
-            out["rejected"] = rejected(d["lwr"], d["upr"], max_width)
-        return out
+        return _predict_frame(d, index, details, max_width)
+
+    def _predict_meta(self, index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
+        """Empty frame with the columns and dtypes of :meth:`predict` (for lazy Dask output)."""
+        est = self.estimator
+        labels = None if est.calib_groups_ is None else np.asarray(est.calib_groups_)[:1]
+        d = est.predict_details(est.calib_X_[:1], groups=labels, progress=False)
+        return _predict_frame(d, pd.RangeIndex(1), details, max_width).iloc[:0].set_axis(index[:0])
 
     def _group_labels(self, newdata: Any) -> np.ndarray | None:
         return None if self.group_labeler is None else self.group_labeler(newdata, "newdata")
@@ -183,7 +215,7 @@ class ConformalResult:
         with at least ``delta`` of the rows, ``n_directions`` directions seeded
         by ``random_state``), coverage by width decile and by group, the
         paper's fidelity error and the Spearman correlation of width with
-        |y - fit|. ``oracle``: the :class:`confrf.datasets.SimulatedData` the
+        ``|y - fit|``. ``oracle``: the :class:`confrf.datasets.SimulatedData` the
         test rows come from, for the exact oracle width and conditional
         coverage. ``max_width``: coverage and acceptance rate of the reject
         option (measured, not guaranteed).
