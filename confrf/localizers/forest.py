@@ -12,6 +12,7 @@ then not certified.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +136,8 @@ class ForestLocalizer:
     index_: LeafIndex | None = field(default=None, repr=False)
     min_samples_leaf_: int | None = field(default=None, repr=False)
     n_grow_: int | None = field(default=None, repr=False)
+    grow_seconds_: float | None = field(default=None, repr=False)  # growing the scikit-learn forest
+    index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
 
     # -- lifecycle ---------------------------------------------------------
     def grow(self, X: np.ndarray, scores: np.ndarray) -> "ForestLocalizer":
@@ -148,6 +151,7 @@ class ForestLocalizer:
             raise InputError(f"min_samples_leaf must be a positive integer or 'auto', got {self.min_samples_leaf!r}.")
         self.min_samples_leaf_ = int(msl)
         self.n_grow_ = int(X.shape[0])
+        t0 = time.perf_counter()
         self.forest_ = RandomForestRegressor(
             n_estimators=self.n_estimators,
             min_samples_leaf=self.min_samples_leaf_,
@@ -157,6 +161,7 @@ class ForestLocalizer:
             random_state=self.random_state,
             n_jobs=self.n_jobs,
         ).fit(X, V)
+        self.grow_seconds_ = time.perf_counter() - t0
         return self
 
     def index(self, X: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray | None = None) -> "ForestLocalizer":
@@ -170,9 +175,11 @@ class ForestLocalizer:
         V = as_float_vector(scores, "scores")
         if multiplicity is None:
             multiplicity = np.ones((X.shape[0], self.n_estimators), dtype=np.int32)
+        t0 = time.perf_counter()
         offsets = self._node_offsets()
         n_leaves = int(offsets[-1] + forest.estimators_[-1].tree_.node_count)
         self.index_ = LeafIndex.build(self._global_leaves(X, offsets), V, multiplicity, offsets, n_leaves)
+        self.index_seconds_ = time.perf_counter() - t0
         return self
 
     def fit(self, X: np.ndarray, scores: np.ndarray) -> "ForestLocalizer":
