@@ -250,7 +250,7 @@ class PACForestCalibrator(Calibrator):
 
     def _rows(self, X: np.ndarray, alpha: float) -> tuple[sp.csr_matrix, np.ndarray]:
         """LCP test rows F_x on the D1 scores (own mass left out: it sits at +inf) and base levels b(x)."""
-        W = self.localizer.weights(X, include_self=True)[:, :-1].tocsr()
+        W, _ = self.localizer.lcp_rows(X)
         m = W.shape[0]
         if self.base == "qrf":
             return W, np.full(m, 1.0 - alpha)

@@ -216,15 +216,21 @@ class ForestLocalizer:
         ``include_self=True``: the LCP test row, with the test point counted in
         its leaves; an extra last column holds the test point's own mass.
         """
+        if not include_self:
+            return self._weight_rows(X, False)[0]
+        W, own = self._weight_rows(X, True)
+        return sp.hstack([W, sp.csr_matrix(own.reshape(-1, 1))], format="csr")
+
+    def lcp_rows(self, X: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The LCP test rows (test point counted in its leaves) on the calibration points, and each row's own mass."""
+        return self._weight_rows(X, True)
+
+    def _weight_rows(self, X: np.ndarray, include_self: bool) -> tuple[sp.csr_matrix, np.ndarray]:
         idx = self._index()
         indptr, indices, data, self_w = _kernels.forest_weight_rows(
             self.leaves(X), idx.leaf_ptr, idx.members, idx.member_mult, idx.leaf_pop, idx.n, include_self
         )
-        m = indptr.shape[0] - 1
-        W = sp.csr_matrix((data, indices, indptr), shape=(m, idx.n))
-        if include_self:
-            W = sp.hstack([W, sp.csr_matrix(self_w.reshape(-1, 1))], format="csr")
-        return W
+        return sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, idx.n)), self_w
 
     def conditional_quantiles(self, X: np.ndarray, q: np.ndarray) -> np.ndarray:
         """QRF quantiles Q(q; F(.|x)) of the calibration scores, shape (m, len(q))."""
