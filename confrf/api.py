@@ -75,7 +75,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         Makes the split, the model and the forest reproducible.
     **options
         ``score`` ("absolute"; "quantile" is CQR's max(q_lo - y, y - q_hi),
-        "scaled" is |y - mu| / sigma; or a :class:`confrf.scores.Score`),
+        "scaled" is ``|y - mu| / sigma``; or a :class:`confrf.scores.Score`),
         ``prefit`` (False), ``honest`` (True),
         ``localizer_size`` (0.5: share of the calibration set that grows the
         forest when honest), ``n_estimators`` (100), ``min_samples_leaf``

@@ -293,7 +293,7 @@ def coverage_by_width(is_covered: Any, width: Any, n_bins: int = 10, level: floa
 
 # -- adaptivity -----------------------------------------------------------------
 def fidelity_error(y: Any, fit: Any, half_width: Any) -> np.ndarray:
-    """The paper's fidelity error |q(x) - |y - fit(x)|| / |y - fit(x)|.
+    """The paper's fidelity error ``|q(x) - |y - fit(x)|| / |y - fit(x)|``.
 
     q(x) is the interval's half-width (the score threshold for the absolute
     score): a perfectly faithful interval has half-width equal to the error
@@ -321,7 +321,7 @@ def fidelity_error(y: Any, fit: Any, half_width: Any) -> np.ndarray:
 
 
 def oracle_width_error(width: Any, oracle_width: Any) -> np.ndarray:
-    """Relative distance |w - w*| / w* to the oracle width (the paper's err_{n+1}).
+    """Relative distance ``|w - w*| / w*`` to the oracle width (the paper's err_{n+1}).
 
     Examples
     --------
@@ -342,7 +342,7 @@ def oracle_width_error(width: Any, oracle_width: Any) -> np.ndarray:
 
 
 def width_spearman(width: Any, y: Any, fit: Any) -> float:
-    """Spearman rank correlation of the widths with the errors |y - fit(x)|.
+    """Spearman rank correlation of the widths with the errors ``|y - fit(x)|``.
 
     Positive when wider intervals go with larger errors (adaptive intervals);
     NaN when the widths (or the errors) are all equal, as for split conformal

@@ -43,7 +43,7 @@ class Score(Protocol):
 
     Examples
     --------
-    A user score, |y - mu(x)| in log units:
+    A user score, ``|y - mu(x)|`` in log units:
 
     >>> import numpy as np
     >>> from confrf.scores import Score
