@@ -197,6 +197,7 @@ class ConformalRegressor(BaseEstimator):
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
         labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
+        self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         parts = map_row_chunks(
             lambda rows: self._predict_rows(X[rows], a, {k: v[rows] for k, v in labels.items()}),
             X.shape[0], chunk_size=chunk_size, n_jobs=self.n_jobs if n_jobs is None else n_jobs,

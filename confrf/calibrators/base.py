@@ -70,6 +70,13 @@ class Calibrator(ABC):
         """Settings worth printing (e.g. forest settings)."""
         return {}
 
+    def prepare(self, alpha: float) -> None:
+        """Work done once per ``alpha`` (e.g. a correction learned on held-out points).
+
+        Called before rows are predicted, possibly in parallel chunks, so that
+        ``thresholds`` only reads state.
+        """
+
 
 def check_conformal_size(n: int, alpha: float, part: str) -> None:
     """Refuse a calibration part so small that every interval would be infinite."""

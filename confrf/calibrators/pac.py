@@ -299,6 +299,9 @@ class PACForestCalibrator(Calibrator):
         return c
 
     # -- queries -----------------------------------------------------------
+    def prepare(self, alpha: float) -> None:
+        self._correction(alpha)
+
     def thresholds(self, X, alpha) -> Thresholds:
         """t = Q(min(1, b(x) + a_hat); F_x), always closed; ``level`` = F_x((-inf, t]) (1 where t is inf)."""
         X = as_float_matrix(X, "X")

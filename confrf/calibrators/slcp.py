@@ -88,6 +88,9 @@ class SLCPCalibrator(ReferenceData, Calibrator):
             self._shifted[a] = np.sort(self.scores_ - q_cal)
         return split_threshold(self._shifted[a], a)[0]
 
+    def prepare(self, alpha: float) -> None:
+        self.correction(alpha)
+
     def thresholds(self, X, alpha) -> Thresholds:
         Q = self.correction(alpha)
         q, level = self.localizer.quantiles(X, 1.0 - alpha, offset=Q)

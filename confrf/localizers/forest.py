@@ -287,4 +287,9 @@ class ForestLocalizer:
             sizes = self.leaf_sizes()
             out["leaf_size_min"] = int(sizes.min()) if sizes.size else 0
             out["leaf_size_median"] = float(np.median(sizes)) if sizes.size else 0.0
+        # growing is scikit-learn's work; the O(n k) index of the conformal points is ours
+        if self.grow_seconds_ is not None:
+            out["time_growing"] = f"{self.grow_seconds_:.2f} s"
+        if self.index_seconds_ is not None:
+            out["time_indexing_O(nk)"] = f"{self.index_seconds_:.2f} s"
         return out
