@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run the confrf benchmarks from the repository root.
 #   bash benchmarks/run_all.sh                 # default run (~30 s on 2 idle cores)
-#   bash benchmarks/run_all.sh --repeats 5     # extra arguments go to every script
+#   bash benchmarks/run_all.sh --repeats 5     # extra arguments go to every script but bench_peers
+#   BENCH_PEERS_ARGS="--quick" bash benchmarks/run_all.sh   # options of bench_peers
 # Builds the Cython kernels in place first if they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,3 +13,8 @@ for script in bench_predict bench_pac bench_groups bench_baselines; do
     echo "== $script"
     PYTHONPATH=. python "benchmarks/$script.py" "$@"
 done
+# bench_peers has options of its own (--seeds, --datasets, --quick, ...), so it does not take the
+# arguments above; pass its own through BENCH_PEERS_ARGS, e.g. BENCH_PEERS_ARGS="--quick"
+echo "== bench_peers"
+# shellcheck disable=SC2086  # word splitting of the options is intended
+PYTHONPATH=. python benchmarks/bench_peers.py ${BENCH_PEERS_ARGS:-}

@@ -82,13 +82,20 @@ import confrf  # after choosing the package above
 def _sync_vignettes() -> None:
     """Mirror ``vignettes/*.ipynb`` into ``docs/_generated/vignettes/`` (stale copies removed).
 
-    ``copy2`` keeps modification times, so unchanged notebooks are not re-read
-    by an incremental build.
+    A full-size executed copy from ``python vignettes/run_all.py``
+    (``vignettes/_executed/``) is shown instead of the stored notebook when it is
+    newer, so the site then shows every table and figure. ``copy2`` keeps
+    modification times, so unchanged notebooks are not re-read by an
+    incremental build.
     """
     src = ROOT / "vignettes"
     dst = GENERATED / "vignettes"
     dst.mkdir(parents=True, exist_ok=True)
     wanted = {p.name: p for p in sorted(src.glob("*.ipynb"))}
+    for name, path in list(wanted.items()):
+        done = src / "_executed" / name
+        if done.exists() and done.stat().st_mtime >= path.stat().st_mtime:
+            wanted[name] = done
     for old in dst.glob("*.ipynb"):
         if old.name not in wanted:
             old.unlink()
