@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Run the confrf benchmarks from the repository root.
-#   bash benchmarks/run_all.sh                 # default run (~30 s on 2 idle cores)
-#   bash benchmarks/run_all.sh --repeats 5     # extra arguments go to every script but bench_peers
-#   BENCH_PEERS_ARGS="--quick" bash benchmarks/run_all.sh   # options of bench_peers
+#   bash benchmarks/run_all.sh                 # everything (~12 min on 2 idle cores: peers ~6, scale ~4)
+#   bash benchmarks/run_all.sh --repeats 5     # extra arguments go to every script but bench_peers and bench_scale
+#   BENCH_PEERS_ARGS="--quick" BENCH_SCALE_ARGS="--quick" bash benchmarks/run_all.sh   # their own options
 # Builds the Cython kernels in place first if they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,3 +18,7 @@ done
 echo "== bench_peers"
 # shellcheck disable=SC2086  # word splitting of the options is intended
 PYTHONPATH=. python benchmarks/bench_peers.py ${BENCH_PEERS_ARGS:-}
+# bench_scale runs 100,000-point jobs (~4 min); BENCH_SCALE_ARGS="--quick" for a short run
+echo "== bench_scale"
+# shellcheck disable=SC2086
+PYTHONPATH=. python benchmarks/bench_scale.py ${BENCH_SCALE_ARGS:-}

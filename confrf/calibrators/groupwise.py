@@ -305,9 +305,10 @@ class GroupwiseCalibrator(Calibrator):
             pooled.append(f"the merged small groups ({', '.join(map(str, self.grouping_.merged))})")
         rest = f" '{REST}' pools {' and '.join(pooled)}; the statement holds for it as a whole." if pooled else ""
         if not self._honest:
+            learned = "the forest and the groups were" if self._graph else "the forest was"
             return Guarantee(
                 "none", False,
-                f"Not certified: the forest and the groups were learned on the calibration points themselves "
+                f"Not certified: {learned} learned on the calibration points themselves "
                 f"(honest=False, the paper's variant), so P(Y in interval | group) >= {1 - alpha:g} is not proved.",
             )
         if self._graph:

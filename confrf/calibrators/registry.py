@@ -70,6 +70,6 @@ def method_options(name: str, options: Mapping[str, Any] | None) -> dict[str, An
     options = dict(options or {})
     unknown = sorted(set(options) - set(spec.options))
     if unknown:
-        known = sorted(spec.options) or "none"
-        raise InputError(f"option(s) {unknown} do not apply to method {name!r}; its own options are {known}.")
+        own = f"its own options are {sorted(spec.options)}" if spec.options else "it has no options of its own"
+        raise InputError(f"option(s) {unknown} do not apply to method {name!r}; {own}.")
     return {**spec.options, **options}
