@@ -652,10 +652,11 @@ def markdown(res: dict[str, Any], images: list[str]) -> str:
         "scores |y − mu(x)| and used as mu(x) ± its (1 − alpha)-quantile, without any conformal correction: "
         "it has no coverage guarantee, marginal or conditional.",
         "",
-        "**Timings are noisy**: the 2 CPU cores of this machine are shared with other processes "
-        f"(background load {_pct(mach.get('background_cpu_before'))} before and "
-        f"{_pct(mach.get('background_cpu_after'))} after the run); each time is a single measurement "
-        f"with OpenMP on one thread and n_jobs = {a['n_jobs']}. Compare orders of magnitude only.",
+        "**Timings**: each time is a single measurement with OpenMP on one thread and "
+        f"n_jobs = {a['n_jobs']}; background CPU load from other processes was "
+        f"{_pct(mach.get('background_cpu_before'))} before and {_pct(mach.get('background_cpu_after'))} "
+        "after the run (a busy machine inflates OpenMP timings many times over: compare orders of "
+        "magnitude only when it was not near 0 %).",
         "",
         f"Machine: {mach.get('cpu_model') or 'unknown CPU'}, {mach.get('cpus_usable')} usable cpu(s), "
         f"Python {mach['python']}; numpy {mach['numpy']}, scikit-learn {mach['scikit-learn']}, "
