@@ -13,7 +13,7 @@ import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError
-from .base import random_split
+from .base import check_conformal_size, random_split
 
 
 class ReferenceData:
@@ -31,9 +31,12 @@ class ReferenceData:
         self._reference = (X, V)
         self.reference_source_ = source
 
-    def _take_reference(self, X: np.ndarray, V: np.ndarray,
-                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(X_ref, V_ref, indices of the conformal points among the calibration rows)."""
+    def _take_reference(self, X: np.ndarray, V: np.ndarray, rng: np.random.Generator,
+                        alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(X_ref, V_ref, indices of the conformal points among the calibration rows).
+
+        Refuses a conformal part too small for a finite interval at ``alpha``.
+        """
         n = X.shape[0]
         if self._reference is not None:
             Xr, Vr = self._reference
@@ -49,6 +52,8 @@ class ReferenceData:
             self.reference_is_calibration_ = True
         self._reference = None  # used once; not kept in the fitted object
         self.n_reference_ = int(Xr.shape[0])
+        check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set"
+                             if self.reference_is_calibration_ else "calibration set")
         return Xr, Vr, conf
 
     def _reference_sizes(self, n_conformal: int) -> dict[str, int]:

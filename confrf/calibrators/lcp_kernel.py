@@ -13,7 +13,7 @@ import numpy as np
 from .._validation import as_float_matrix, as_float_vector, required_count
 from ..localizers.kernel import KernelLocalizer
 from ._reference import ReferenceData, check_share
-from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
+from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register
 
 
@@ -72,9 +72,7 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         rng = np.random.default_rng(rng)
-        Xr, Vr, conf = self._take_reference(X, V, rng)
-        check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set"
-                             if self.reference_is_calibration_ else "calibration set")
+        Xr, Vr, conf = self._take_reference(X, V, rng, alpha)
         self.localizer.fit_reference(Xr, Vr, alpha=alpha, n_calibration=int(conf.shape[0]), rng=rng)
         self.localizer.index(X[conf], V[conf])
         self.n_conformal_ = int(conf.shape[0])

@@ -17,7 +17,7 @@ import numpy as np
 from .._validation import as_float_matrix, as_float_vector
 from ..localizers.kernel import NadarayaWatsonLocalizer
 from ._reference import ReferenceData, check_share
-from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
+from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register
 from .split import split_threshold
 
@@ -72,9 +72,7 @@ class SLCPCalibrator(ReferenceData, Calibrator):
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         rng = np.random.default_rng(rng)
-        Xr, Vr, conf = self._take_reference(X, V, rng)
-        check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set"
-                             if self.reference_is_calibration_ else "calibration set")
+        Xr, Vr, conf = self._take_reference(X, V, rng, alpha)
         self.localizer.fit(Xr, Vr, rng=rng)
         self.X_, self.scores_ = X[conf], V[conf]
         self._shifted: dict[float, np.ndarray] = {}
