@@ -6,13 +6,14 @@ Quick start::
     fit = cf.lcp_rf("MedHouseVal ~ .", data=cf.datasets.load_california(), random_state=0)
 """
 
-from . import dask, datasets, metrics
+from . import datasets, metrics
 from .api import conformal, lcp_rf, qrf_tc, split_cp
 from .calibrators import LCPThreshold, lcp_threshold
 from .calibrators import PACReport, pac_delta, pac_epsilon, pac_n2
 from .estimator import ConformalRegressor
 from .results import Comparison, ConformalResult, Evaluation, Summary, compare
 from .exceptions import ConfrfError, FormulaError, InputError, NotFittedError
+from . import dask  # after the results package, which it uses
 
 __version__ = "0.1.0"
 

@@ -127,7 +127,6 @@ def _advance(bar: Any, c: slice) -> None:
         bar.update(c.stop - c.start)
 
 
-def concat_chunks(parts: Sequence[dict[str, np.ndarray]], keys: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+def concat_chunks(parts: Sequence[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """Join per-chunk dicts of row arrays into one dict."""
-    keys = list(parts[0]) if keys is None else list(keys)
-    return {k: np.concatenate([p[k] for p in parts]) for k in keys}
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}

@@ -15,6 +15,9 @@ from typing import Any
 
 import pandas as pd
 
+from ._validation import check_alpha
+from .results.reject import check_max_width
+
 __all__ = ["predict"]
 
 
@@ -57,6 +60,10 @@ def predict(result: Any, newdata: Any, alpha: float | None = None, *, details: b
     if not isinstance(newdata, dd.DataFrame):
         raise TypeError(f"newdata must be a dask.dataframe.DataFrame, got {type(newdata).__name__}; "
                         "for a pandas DataFrame call result.predict(newdata).")
+    if alpha is not None:
+        check_alpha(alpha)  # now, not when the graph runs
+    if max_width is not None:
+        check_max_width(max_width)
     # one task holds the fitted result; every partition depends on it instead of embedding a copy
     fitted = dask.delayed(result, pure=True)
     return newdata.map_partitions(

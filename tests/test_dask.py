@@ -54,3 +54,9 @@ def test_dask_errors_are_the_pandas_errors(client, data):
         res.predict(dd.from_pandas(bad, npartitions=2, sort=False)).compute()
     with pytest.raises(TypeError, match="dask.dataframe"):
         cf.dask.predict(res, test)
+    # bad arguments fail at once, not when the graph runs
+    ddf = dd.from_pandas(test, npartitions=2, sort=False)
+    with pytest.raises(cf.InputError, match="alpha"):
+        res.predict(ddf, alpha=1.5)
+    with pytest.raises(cf.InputError, match="max_width"):
+        res.predict(ddf, max_width=-1.0)

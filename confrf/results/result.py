@@ -130,12 +130,12 @@ class ConformalResult:
             DataFrame ``newdata`` the result is a lazy Dask DataFrame with the
             same columns and partitions (see :func:`confrf.dask.predict`).
         """
+        if max_width is not None:
+            check_max_width(max_width)
         if _is_dask_collection(newdata):
             from ..dask import predict as dask_predict
 
             return dask_predict(self, newdata, alpha, details=details, max_width=max_width)
-        if max_width is not None:
-            check_max_width(max_width)
         X, index = self._X(newdata)
         d = self.estimator.predict_details(X, alpha, groups=self._group_labels(newdata), n_jobs=n_jobs,
                                            chunk_size=chunk_size, progress=progress)
