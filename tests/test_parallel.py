@@ -75,7 +75,7 @@ def test_zero_rows_and_bad_arguments():
     assert resolve_jobs(-1) >= 1
 
 
-def test_progress_bar_on_demand(sim, capsys):
+def test_progress_bar_on_demand(sim, capsys, monkeypatch):
     X, y = sim
     est = cf.ConformalRegressor(method="lcp-rf", model="ols", random_state=0)
     est.fit(X[:800], y[:800]).conformalize(X[800:2000], y[800:2000])
@@ -83,7 +83,9 @@ def test_progress_bar_on_demand(sim, capsys):
     err = capsys.readouterr().err
     assert "predict" in err and "rows" in err
     est.predict_details(X[2000:], chunk_size=50, progress=False)
-    est.predict_details(X[2000:], chunk_size=50)  # quick: the delayed bar never appears
+    # the default bar waits PROGRESS_DELAY seconds; a long delay keeps a slow machine from showing it
+    monkeypatch.setattr("confrf._parallel.PROGRESS_DELAY", 600.0)
+    est.predict_details(X[2000:], chunk_size=50)
     assert capsys.readouterr().err == ""
 
 
