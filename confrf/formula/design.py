@@ -10,9 +10,10 @@ from formulaic import ModelSpec
 from formulaic.errors import FormulaicError
 
 from ..exceptions import FormulaError, InputError
-from .frame import as_frame, bad_rows, drop_unused_categories
+from .frame import as_frame, bad_rows, drop_unused_categories, prepare_columns
 from .messages import clean, describe_bad, describe_matrix, show
 from .parse import (
+    bare_columns,
     categorical_levels,
     check_columns,
     evaluate,
@@ -20,6 +21,7 @@ from .parse import (
     materialize,
     ordered,
     parse,
+    seen_columns,
     used_columns,
 )
 from .response import check_numeric_response, evaluate_response
@@ -182,6 +184,8 @@ class Design:
         dup = sorted(set(data.columns[data.columns.duplicated()]) & set(rhs_vars + lhs_vars))
         if dup:
             raise InputError(f"data has several columns named {show(dup)}; rename them")
+        # R/statsmodels users expect numbers-as-objects to stay numbers and dates to be refused
+        data = prepare_columns(data, rhs_vars + lhs_vars, "data", bare=bare_columns(parsed.rhs) & set(rhs_vars))
         for name in lhs_vars:
             check_numeric_response(data[name], name)
 
@@ -203,8 +207,8 @@ class Design:
                 break
             mm = materialize(formula, parsed, drop_unused_categories(data.loc[keep, used]))
             # Safety net: formulaic knows best which data columns it read.
-            seen_rhs = ordered(data, mm.rhs.model_spec.variables_by_source.get("data", set()))
-            seen_lhs = ordered(data, mm.lhs.model_spec.variables_by_source.get("data", set()))
+            seen_rhs = seen_columns(mm.rhs.model_spec, data)
+            seen_lhs = seen_columns(mm.lhs.model_spec, data)
             if not set(seen_rhs + seen_lhs) <= set(used):
                 rhs_vars = ordered(data, set(rhs_vars) | set(seen_rhs))
                 lhs_vars = ordered(data, set(lhs_vars) | set(seen_lhs))
@@ -296,7 +300,7 @@ class Design:
                 f"newdata lacks column(s) {show(missing)} used by formula "
                 f"{self.formula!r}; it needs {show(self.variables)}"
             )
-        frame = frame[self.variables]
+        frame = prepare_columns(frame[self.variables], self.variables, "newdata")
         bad, per_col = bad_rows(frame, self.variables)
         if bad.any():
             raise InputError(
@@ -320,8 +324,7 @@ class Design:
             mm = evaluate(self._rhs_spec, drop_unused_categories(frame))
         except FormulaicError as exc:
             raise InputError(
-                f"cannot apply formula {self.formula!r} to newdata: {clean(exc)}; "
-                "check that its columns have the same types as at fit"
+                f"cannot apply formula {self.formula!r} to newdata: {clean(exc)}; " + _transform_hint(exc)
             ) from None
         X = mm.to_numpy(dtype=np.float64)
         bad_x = ~np.isfinite(X)
@@ -380,3 +383,14 @@ class Design:
                 "; ".join(problems)
                 + "; map them to a seen level or refit with data that contains them"
             )
+
+
+def _transform_hint(exc: Exception) -> str:
+    """The fix for a formulaic failure on new rows, by its cause."""
+    if "beyond upper and/or lower bounds" in str(exc):
+        return (
+            "a spline term (bs, cr, cc) is only defined within the range its column had at fit; "
+            "keep newdata within that range, or fit with bounds covering the values you will "
+            "predict on, e.g. bs(x, df=4, lower_bound=0, upper_bound=100)"
+        )
+    return "check that its columns have the same types as at fit"
