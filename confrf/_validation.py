@@ -85,6 +85,25 @@ def check_int(value: object, name: str, *, minimum: int = 1, allow_none: bool = 
     return int(value)
 
 
+def check_n_jobs(value: object) -> int | None:
+    """None (one thread), a positive number of threads, or -1 for all cores (joblib's meaning)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)) or value == 0:
+        raise InputError(f"n_jobs must be None, a positive integer or -1 (all cores), got {value!r}.")
+    return int(value)
+
+
+def check_max_features(value: object) -> Any:
+    """scikit-learn's ``max_features``: a share in (0, 1], a count >= 1, "sqrt", "log2" or None."""
+    if value is None or value in ("sqrt", "log2"):
+        return value
+    if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return check_int(value, "max_features")
+    return check_real(value, "max_features", low=0.0, high=1.0, high_open=False,
+                      hint='a share of the features, a count, "sqrt", "log2" or None')
+
+
 def check_bool(value: object, name: str) -> bool:
     """``value`` if it is True or False; strings such as "no" are refused rather than read as truthy."""
     if isinstance(value, (bool, np.bool_)):
@@ -236,3 +255,29 @@ def as_float_vector(y: object, name: str = "y") -> np.ndarray:
     if bad.any():
         raise InputError(f"{name} has NaN or inf in {int(bad.sum())} row(s); drop or impute them first.")
     return np.ascontiguousarray(arr)
+
+
+#: Beyond these magnitudes squares of responses and residuals overflow or underflow
+#: in float64 (1e154 ** 2 ~ 1e308), so models fit constants and scores lose all precision.
+_RESPONSE_MAX, _RESPONSE_MIN_SPREAD = 1e150, 1e-150
+
+
+def check_response_scale(y: np.ndarray, name: str = "y") -> np.ndarray:
+    """``y`` unchanged, unless its scale is beyond what float64 models can fit.
+
+    Responses of magnitude above 1e150, or whose spread is below 1e-150 while
+    not constant, make squared-error models (gradient boosting, OLS) fit a
+    constant silently; rescaling the response is the fix.
+    """
+    if y.size == 0:
+        return y
+    top = float(np.max(np.abs(y)))
+    spread = float(np.max(y) - np.min(y))
+    if top > _RESPONSE_MAX or 0.0 < spread < _RESPONSE_MIN_SPREAD:
+        what = f"values up to {top:.3g}" if top > _RESPONSE_MAX else f"a spread of only {spread:.3g}"
+        raise InputError(
+            f"the response {name} has {what}: at this scale squared errors overflow or underflow in float64, "
+            "so the base model and the scores lose all precision; rescale it (e.g. use I(y * 1e-300) or "
+            "I(y * 1e300) in the formula, or divide y by a typical value) and rescale the intervals back."
+        )
+    return y

@@ -140,9 +140,92 @@ def model_name(model: Any) -> str:
     parts = model if isinstance(model, (tuple, list)) else getattr(model, "component_models", None)
     if parts is not None:  # a score's models side by side, e.g. CQR's (q_lo, q_hi)
         return "(" + ", ".join(model_name(m) for m in parts) + ")"
-    if isinstance(model, _PrefitStatsmodelsResults):
+    if isinstance(model, (_PrefitStatsmodelsResults, FormulaResultsAdapter)):
         return type(model.results.model).__name__ + " (statsmodels, prefit)"
     if isinstance(model, StatsmodelsRegressor):
         cls = model.model_class
         return (cls.__name__ if cls is not None else "OLS") + " (statsmodels)"
     return type(model).__name__
+
+
+class FormulaResultsAdapter:
+    """A statsmodels formula-API result (``smf.ols("y ~ x", data).fit()``) predicting from the design.
+
+    statsmodels would re-apply its own (patsy) formula to a DataFrame; here
+    its columns are matched by name to confrf's design columns, so the same
+    coefficients are applied to the same columns (``transform=False``).
+    """
+
+    def __init__(self, results: Any, column_names: list[str], has_intercept: bool) -> None:
+        exog_names = list(results.model.exog_names)
+        ours = {_norm(c): i for i, c in enumerate(column_names)}
+        missing = [e for e in exog_names if e != "Intercept" and _norm(e) not in ours]
+        unused = sorted(set(ours) - {_norm(e) for e in exog_names})
+        if missing or unused or ("Intercept" in exog_names) != has_intercept:
+            formula = getattr(results.model, "formula", None)
+            raise InputError(
+                f"the prefit statsmodels model (formula {formula!r}) has columns {exog_names}, which do not match "
+                f"this formula's design columns {column_names} (intercept: {has_intercept})"
+                + (f"; not in the design: {missing}" if missing else "")
+                + (f"; not in the model: {unused}" if unused else "")
+                + "; give confrf the same formula the model was fitted with."
+            )
+        self.results = results
+        self.positions = [-1 if e == "Intercept" else ours[_norm(e)] for e in exog_names]
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        exog = np.column_stack([np.ones(X.shape[0]) if p < 0 else X[:, p] for p in self.positions]) \
+            if self.positions else np.empty((X.shape[0], 0))
+        return np.asarray(self.results.predict(exog, transform=False), dtype=np.float64)
+
+
+def _norm(name: str) -> str:
+    # patsy and formulaic agree on names up to spaces ("np.log(x)" vs "np.log( x )")
+    return "".join(str(name).split())
+
+
+def adapt_formula_results(model: Any, column_names: list[str], has_intercept: bool) -> Any:
+    """Wrap a prefit statsmodels formula-API result; any other model is returned as is."""
+    inner = getattr(model, "model", None)
+    if hasattr(model, "params") and getattr(inner, "formula", None) is not None and hasattr(inner, "exog_names"):
+        return FormulaResultsAdapter(model, column_names, has_intercept)
+    return model
+
+
+def no_predictor_model(model: Any, design: Any, method: str, prefit: bool) -> Any:
+    """The base model of a formula without predictors (``y ~ 1``, ``y ~ 0``), as R's ``lm`` fits it.
+
+    The model is the constant mean (0 without intercept). Only split
+    conformal applies: every localizing method would localize on nothing,
+    and with no predictors it reduces to split conformal anyway.
+    """
+    if method != "split":
+        raise InputError(
+            f"formula {design.formula!r} has no predictors, so method {method!r} has nothing to localize on; "
+            "use method='split' (what any localized method reduces to without predictors), or add predictors."
+        )
+    if prefit:
+        return model
+    if not isinstance(model, str):
+        raise InputError(
+            f"formula {design.formula!r} has no predictors: a {type(model).__name__} cannot be fitted on zero "
+            "columns; use model='ols' (the mean, as R's lm(y ~ 1)) or add predictors."
+        )
+    from sklearn.dummy import DummyRegressor
+
+    if design.has_intercept:
+        return DummyRegressor(strategy="mean")
+    return DummyRegressor(strategy="constant", constant=0.0)
+
+
+def base_model(fitted: Any) -> Any:
+    """The fitted base model as the user knows it: statsmodels results unwrapped, pairs as tuples."""
+    parts = getattr(fitted, "component_models", None)
+    if parts is not None:
+        return tuple(base_model(m) for m in parts)
+    if isinstance(fitted, (_PrefitStatsmodelsResults, FormulaResultsAdapter)):
+        return fitted.results
+    if isinstance(fitted, StatsmodelsRegressor):
+        return fitted.results_
+    return fitted

@@ -261,7 +261,7 @@ class Design:
         return design, X, np.ascontiguousarray(y2[:, 0]), data.index[keep]
 
     # ------------------------------------------------------------ transform
-    def transform(self, newdata: pd.DataFrame) -> np.ndarray:
+    def transform(self, newdata: pd.DataFrame, what: str = "newdata") -> np.ndarray:
         """Design matrix for new rows: same columns, same order, no intercept.
 
         Uses the fit-time ModelSpec, so levels and stateful transforms
@@ -274,6 +274,8 @@ class Design:
         newdata : pandas.DataFrame or dict of arrays
             Must contain :attr:`variables`; the response and other columns
             may be absent or present (they are ignored).
+        what : str, default "newdata"
+            The argument's name, used in error messages (e.g. ``"calib"``).
 
         Returns
         -------
@@ -293,18 +295,18 @@ class Design:
         >>> design.transform({"g": ["c", "a"]}).tolist()
         [[0.0, 1.0], [0.0, 0.0]]
         """
-        frame = as_frame(newdata, "newdata")
+        frame = as_frame(newdata, what)
         missing = [v for v in self.variables if v not in frame.columns]
         if missing:
             raise InputError(
-                f"newdata lacks column(s) {show(missing)} used by formula "
+                f"{what} lacks column(s) {show(missing)} used by formula "
                 f"{self.formula!r}; it needs {show(self.variables)}"
             )
-        frame = prepare_columns(frame[self.variables], self.variables, "newdata")
+        frame = prepare_columns(frame[self.variables], self.variables, what)
         bad, per_col = bad_rows(frame, self.variables)
         if bad.any():
             raise InputError(
-                describe_bad(per_col, int(bad.sum()), "newdata")
+                describe_bad(per_col, int(bad.sum()), what)
                 + "; drop or impute these rows before predicting (one prediction "
                 "is made per row, so rows are never dropped here)"
             )
@@ -314,7 +316,7 @@ class Design:
             raise InputError(
                 "column(s) "
                 + ", ".join(f"{v!r} (dtype {frame[v].dtype})" for v in wrong)
-                + " were numeric at fit but are not in newdata; convert them, "
+                + f" were numeric at fit but are not in {what}; convert them, "
                 "e.g. with pd.to_numeric"
             )
         self._check_levels(frame)
@@ -324,7 +326,7 @@ class Design:
             mm = evaluate(self._rhs_spec, drop_unused_categories(frame))
         except FormulaicError as exc:
             raise InputError(
-                f"cannot apply formula {self.formula!r} to newdata: {clean(exc)}; " + _transform_hint(exc)
+                f"cannot apply formula {self.formula!r} to {what}: {clean(exc)}; " + _transform_hint(exc)
             ) from None
         X = mm.to_numpy(dtype=np.float64)
         bad_x = ~np.isfinite(X)
@@ -332,11 +334,11 @@ class Design:
             no_y = np.zeros(len(X), dtype=bool)
             raise InputError(
                 describe_matrix(self._rhs_spec, bad_x, no_y, self.response_name, self.variables)
-                + " in newdata; fix or remove these rows before predicting"
+                + f" in {what}; fix or remove these rows before predicting"
             )
         return np.ascontiguousarray(X[:, self._keep])
 
-    def response(self, data: pd.DataFrame) -> np.ndarray:
+    def response(self, data: pd.DataFrame, what: str = "data") -> np.ndarray:
         """The response evaluated on `data` (e.g. held-out rows), float64 1-D.
 
         Any transform on the left (``np.log(price)``) is applied.  NaN/inf
@@ -361,8 +363,8 @@ class Design:
         [5.0, 6.0]
         """
         return evaluate_response(
-            self._lhs_spec, as_frame(data, "data"), self._response_variables,
-            self.response_name, self.formula,
+            self._lhs_spec, as_frame(data, what), self._response_variables,
+            self.response_name, self.formula, what,
         )
 
     def _check_levels(self, frame: pd.DataFrame) -> None:
