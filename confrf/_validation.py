@@ -200,7 +200,7 @@ def min_calibration_size(alpha: float) -> int:
     return n
 
 
-def _as_float_array(X: object, name: str) -> np.ndarray:
+def as_float_array(X: object, name: str) -> np.ndarray:
     """``X`` as float64, with the reason when that is not possible (sparse, strings, objects)."""
     if sp.issparse(X):
         raise ArgumentTypeError(
@@ -228,7 +228,7 @@ def _numeric_col(col: Any) -> bool:
 
 def as_float_matrix(X: object, name: str = "X") -> np.ndarray:
     """2-D float64 C-contiguous array with finite entries, or a clear error."""
-    arr = _as_float_array(X, name)
+    arr = as_float_array(X, name)
     if arr.ndim == 1:
         arr = arr.reshape(-1, 1)
     if arr.ndim != 2:
@@ -246,7 +246,7 @@ def as_float_matrix(X: object, name: str = "X") -> np.ndarray:
 
 def as_float_vector(y: object, name: str = "y") -> np.ndarray:
     """1-D float64 array with finite entries, or a clear error."""
-    arr = _as_float_array(y, name)
+    arr = as_float_array(y, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
