@@ -207,6 +207,8 @@ def as_float_array(X: object, name: str) -> np.ndarray:
             f"{name} is a scipy sparse matrix; confrf needs a dense array: pass {name}.toarray() "
             "(the forest localizer and the kernels work on dense rows)."
         )
+    if np.iscomplexobj(X):
+        raise InputError(f"{name} holds complex numbers; confrf needs real numbers (take .real or abs() first).")
     try:
         return np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -134,6 +134,8 @@ class ConformalRegressor(BaseEstimator):
         y = check_response_scale(as_float_vector(y, "y"), "y")
         if X.shape[0] != y.shape[0]:
             raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        if X.shape[0] < 2:
+            raise InputError(f"fit needs at least 2 training rows, got {X.shape[0]}.")
         seeds = self._seeds()
         t0 = time.perf_counter()
         score = get_score(self.score)
@@ -214,6 +216,9 @@ class ConformalRegressor(BaseEstimator):
         """
         X = self._check_X(X)
         a = check_alpha(self.alpha if alpha is None else alpha)
+        n_jobs = check_n_jobs(n_jobs)
+        chunk_size = check_int(chunk_size, "chunk_size", allow_none=True)
+        progress = None if progress is None else check_bool(progress, "progress")
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
         labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])

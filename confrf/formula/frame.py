@@ -95,10 +95,11 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
                 "or categories: add a column such as (d - d.min()).dt.days, d.dt.year or d.dt.month "
                 "(as C(month) for a factor) and use it instead"
             )
-        if col.dtype != object:
+        if col.dtype != object and not pd.api.types.is_string_dtype(col):
             continue
         values = col.dropna()
         is_num = values.map(lambda v: isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)))
+        is_num = is_num.astype(bool)
         if len(values) and is_num.all():
             converted[name] = pd.to_numeric(col, errors="raise").astype(np.float64)
             continue

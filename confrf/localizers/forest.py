@@ -239,7 +239,7 @@ class ForestLocalizer:
         """QRF quantiles Q(q; F(.|x)) of the calibration scores, shape (m, len(q))."""
         W = self.weights(X)
         qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
-        if np.any((qs < 0) | (qs > 1)):
+        if not np.all((qs >= 0) & (qs <= 1)):  # NaN fails too
             raise InputError("quantile levels must lie in [0, 1].")
         return _kernels.csr_row_quantiles(
             W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data, self._index().scores, qs

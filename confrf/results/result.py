@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import check_alphas, check_bool
+from .._validation import check_alphas, check_bool, check_real
 from ..calibrators import Guarantee, PACReport
 from ..estimator import ConformalRegressor
 from ..exceptions import InfiniteIntervalWarning, InputError
@@ -228,12 +228,14 @@ class ConformalResult:
         leaves, its own mass in an extra last column.
         """
         X, _ = self._X(newdata)
-        return self.estimator.localizer_.weights(X, include_self=include_self)
+        return self.estimator.localizer_.weights(X, include_self=check_bool(include_self, "include_self"))
 
     def conditional_quantiles(self, newdata: Any, q: Any = (0.1, 0.5, 0.9)) -> pd.DataFrame:
         """QRF estimate of the score's conditional quantiles at levels ``q``."""
         X, index = self._X(newdata)
-        qs = np.atleast_1d(np.asarray(q, dtype=float))
+        qs = np.array([check_real(v, "q", low=0.0, high=1.0, low_open=False, high_open=False,
+                                  hint="quantile levels, e.g. q=(0.1, 0.5, 0.9)")
+                       for v in np.atleast_1d(np.asarray(q, dtype=object))])
         out = self.estimator.localizer_.conditional_quantiles(X, qs)
         return pd.DataFrame(out, index=index, columns=[f"q{v:g}" for v in qs])
 
