@@ -54,8 +54,8 @@ def check_real(value: object, name: str, *, low: float | None = None, high: floa
         hi = "inf" if high is None else f"{high:g}"
         rng = f"{'(' if low_open else '['}{lo}, {hi}{')' if high_open else ']'}"
         raise InputError(f"{name} must lie in {rng}, got {value!r}{tail}.")
-    if isinstance(value, (Decimal, Fraction)):
-        return float(Fraction(str(value))) if isinstance(value, Decimal) else float(value)
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
+        return float(str(value))  # np.float32(0.1) was typed as 0.1, not 0.10000000149
     return v
 
 
