@@ -60,6 +60,8 @@ class ConformalResult:
         The fitted formula (reapplied to new data, never re-parsed).
     estimator : ConformalRegressor
         The array-level estimator underneath.
+    model : object
+        The fitted base model mu(x): scikit-learn estimator, statsmodels results or a tuple.
     nobs : dict
         Size of every data part: train, calibration parts.
 
