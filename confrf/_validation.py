@@ -49,7 +49,7 @@ def check_real(value: object, name: str, *, low: float | None = None, high: floa
     v = float(value)
     lo_ok = low is None or (v > low if low_open else v >= low)
     hi_ok = high is None or (v < high if high_open else v <= high)
-    if math.isnan(v) or math.isinf(v) and (low is not None or high is not None) or not (lo_ok and hi_ok):
+    if math.isnan(v) or not (lo_ok and hi_ok):  # inf passes only where the range reaches it
         lo = "-inf" if low is None else f"{low:g}"
         hi = "inf" if high is None else f"{high:g}"
         rng = f"{'(' if low_open else '['}{lo}, {hi}{')' if high_open else ']'}"

@@ -130,6 +130,11 @@ CASES = [
      InputError, "q must lie in [0, 1]"),
     ("evaluate random_state='a'", lambda d, r: r.evaluate(d.head(50), random_state="a"), InputError, "random_state"),
     ("evaluate level=nan", lambda d, r: r.evaluate(d.head(50), level=np.nan), InputError, "level"),
+    ("evaluate alpha=[0.1, 0.2]", lambda d, r: r.evaluate(d.head(50), alpha=[0.1, 0.2]), InputError,
+     "single number"),
+    ("evaluate max_width=nan", lambda d, r: r.evaluate(d.head(50), max_width=np.nan), InputError, "max_width"),
+    ("summary beta=inf", lambda d, r: r.summary(beta=float("inf")), InputError, "beta must lie in (1, inf)"),
+    ("summary beta=nan", lambda d, r: r.summary(beta=float("nan")), InputError, "beta"),
     # -- arrays (ConformalRegressor, lcp_threshold) ---------------------------------------------
     ("sparse X", lambda d, r: cf.ConformalRegressor(model="ols").fit(sp.csr_matrix(XY[0]), XY[1]),
      ArgumentTypeError, "toarray()"),
@@ -170,3 +175,9 @@ def test_alpha_of_any_numeric_type_is_read_as_typed(df, alpha):
 @pytest.mark.parametrize("calib_size", [np.float32(0.5), Decimal("0.5"), Fraction(1, 2), np.float64(0.5)])
 def test_calib_size_of_any_numeric_type(df, calib_size):
     assert fit(df, calib_size=calib_size).nobs["train"] == N // 2
+
+
+def test_scalar_dict_is_one_row_and_numpy_scalars_are_numbers(df, res):
+    p = res.predict({"x": 0.5, "z": 0.1})
+    assert p.shape == (1, 3)
+    assert res.summary(tree_exponent=np.float32(1.0)) is not None

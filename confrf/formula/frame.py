@@ -37,8 +37,11 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
         # one row (df.iloc[0]); infer_objects restores the column dtypes the transpose loses
         return data.to_frame().T.infer_objects()
     if isinstance(data, Mapping):
+        data = dict(data)
+        if data and all(np.ndim(v) == 0 for v in data.values()):
+            data = {k: [v] for k, v in data.items()}  # {"x": 0.5, "g": "a"} is one row
         try:
-            return pd.DataFrame(dict(data))
+            return pd.DataFrame(data)
         except (ValueError, TypeError) as exc:
             raise InputError(
                 f"cannot turn the dict passed as {what} into a DataFrame: {exc}"
