@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._validation import check_real, min_calibration_size
 from .._parallel import kernel_threads
-from ..exceptions import InputError, NotFittedError
+from ..exceptions import NotFittedError
 from ..localizers.diagnostics import forest_ess, kernel_ess, leaf_masses, within_leaf_variance_ratio
 from ..localizers.forest import ForestLocalizer
 from ..localizers.kernel import KernelLocalizer
