@@ -140,10 +140,10 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
 
     data = as_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
+    if prefit:
+        model = adapt_formula_results(model, design.column_names, design.has_intercept)
     if X.shape[1] == 0:
         model = no_predictor_model(model, design, method, prefit)
-    elif prefit:
-        model = adapt_formula_results(model, design.column_names, design.has_intercept)
     if calib is not None:
         calib = as_frame(calib, "calib")
         X_cal = design.transform(calib, what="calib")

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.exceptions import NotFittedError as SkNotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from .exceptions import InputError
 
@@ -106,6 +108,10 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
             return StatsmodelsRegressor(fit_intercept=fit_intercept)
         raise InputError(f"unknown model {model!r}; use one of {list(SHORTCUTS)} or a scikit-learn regressor "
                          "('qr' and 'qgbm' are quantile models, for score='quantile').")
+    if isinstance(model, type):
+        fix = (f"model='ols' or StatsmodelsRegressor(model_class={model.__name__})"
+               if model.__module__.startswith("statsmodels") else f"model={model.__name__}()")
+        raise InputError(f"model must be an estimator instance, not the class {model.__name__}; use {fix}.")
     if not (hasattr(model, "fit") and hasattr(model, "predict")):
         raise InputError(
             f"model must be a name in {list(SHORTCUTS)} or an object with fit() and predict(), got {type(model).__name__}; "
@@ -121,8 +127,14 @@ def wrap_prefit(model: Any, n_features: int) -> Any:
     """Use an already fitted model as is (statsmodels results are adapted)."""
     if hasattr(model, "model") and hasattr(model, "params") and hasattr(getattr(model, "model"), "exog"):
         return _PrefitStatsmodelsResults(model, n_features)
-    if not hasattr(model, "predict"):
-        raise InputError("prefit=True needs a fitted model with a predict() method.")
+    if not hasattr(model, "predict") or isinstance(model, type):
+        raise InputError(f"prefit=True needs a fitted model with a predict() method, got {model!r}.")
+    if isinstance(model, BaseEstimator):
+        try:
+            check_is_fitted(model)
+        except SkNotFittedError:
+            raise InputError(f"prefit=True but the {type(model).__name__} is not fitted; fit it on the design "
+                             "(result.design) first, or pass prefit=False to let confrf fit it.") from None
     n_in = getattr(model, "n_features_in_", None)
     if n_in is not None and n_in != n_features:
         raise InputError(

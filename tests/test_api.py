@@ -197,6 +197,8 @@ def test_prefit_statsmodels_formula_result(diamonds):
     res = cf.split_cp("price ~ carat + C(cut)", data=cal, model=model, prefit=True)
     np.testing.assert_allclose(res.predict(new)["fit"], model.predict(new), rtol=1e-10)
     assert res.model is model
+    const = cf.split_cp("price ~ 1", data=cal, model=smf.ols("price ~ 1", data=train).fit(), prefit=True)
+    assert const.predict(new)["fit"].iloc[0] == pytest.approx(train["price"].mean())
     glm = smf.glm("price ~ np.log(carat) + C(color)", data=train, family=sm.families.Gamma(sm.families.links.Log())).fit()
     res2 = cf.split_cp("price ~ np.log(carat) + C(color)", data=cal, model=glm, prefit=True)
     np.testing.assert_allclose(res2.predict(new)["fit"], glm.predict(new), rtol=1e-10)

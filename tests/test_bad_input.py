@@ -112,6 +112,10 @@ CASES = [
     ("prefit smf, other formula", lambda d, r: fit(d, model=__import__("statsmodels.formula.api", fromlist=["ols"])
                                                    .ols("y ~ x + C(g)", data=d).fit(), prefit=True),
      InputError, "give confrf the same formula"),
+    ("model is a class", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__("sklearn.linear_model", fromlist=["x"])
+                                                 .LinearRegression), InputError, "model=LinearRegression()"),
+    ("prefit model not fitted", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__(
+        "sklearn.linear_model", fromlist=["x"]).LinearRegression(), prefit=True), InputError, "is not fitted"),
     # -- predict ------------------------------------------------------------------------------
     ("predict ndarray", lambda d, r: r.predict(d.to_numpy()), ArgumentTypeError, "newdata must be"),
     ("predict alpha=[]", lambda d, r: r.predict(d.head(2), alpha=[]), InputError, "empty sequence"),

@@ -500,6 +500,14 @@ def test_text_with_a_level_per_row_needs_c_to_be_a_factor():
     assert X.shape == (30, 29)
 
 
+def test_decimal_objects_are_numbers():
+    from decimal import Decimal
+
+    frame = pd.DataFrame({"y": np.arange(30.0), "x": [Decimal(i) / 4 for i in range(30)]})
+    design, X, *_ = Design.fit("y ~ x", frame)
+    assert design.column_names == ["x"] and X[:, 0].tolist() == [i / 4 for i in range(30)]
+
+
 def test_few_levels_of_text_stay_a_factor():
     frame = pd.DataFrame({"y": np.arange(30.0), "g": ["1", "2", "3"] * 10})
     design, *_ = Design.fit("y ~ g", frame)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -101,7 +103,7 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
         if col.dtype != object and not pd.api.types.is_string_dtype(col):
             continue
         values = col.dropna()
-        is_num = values.map(lambda v: isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_)))
+        is_num = values.map(lambda v: isinstance(v, (Real, Decimal, np.number)) and not isinstance(v, (bool, np.bool_)))
         is_num = is_num.astype(bool)
         if len(values) and is_num.all():
             converted[name] = pd.to_numeric(col, errors="raise").astype(np.float64)
