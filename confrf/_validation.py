@@ -36,7 +36,9 @@ def _is_number(value: object) -> bool:
 
 def check_real(value: object, name: str, *, low: float | None = None, high: float | None = None,
                low_open: bool = True, high_open: bool = True, hint: str = "") -> float:
-    """``value`` as a finite float in the given range; Decimal, Fraction and numpy scalars are accepted.
+    """``value`` as a float in the given range (never NaN; inf only where the range reaches it).
+
+    Decimal, Fraction, numpy scalars and 0-d arrays are accepted; bools and strings are not.
 
     Examples
     --------

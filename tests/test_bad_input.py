@@ -78,7 +78,7 @@ CASES = [
     ("n_jobs=0", lambda d, r: fit(d, n_jobs=0), InputError, "n_jobs must be None, a positive integer or -1"),
     ("n_jobs='a'", lambda d, r: fit(d, n_jobs="a"), InputError, "n_jobs"),
     # -- data and calib -----------------------------------------------------------------------
-    ("calib=ndarray", lambda d, r: fit(d, calib=d.to_numpy()), ArgumentTypeError, "calib must be a pandas DataFrame"),
+    ("calib=ndarray", lambda d, r: fit(d, calib=d.to_numpy()), ArgumentTypeError, "calib must be a pandas DataFrame, got a NumPy"),
     ("data=ndarray", lambda d, r: fit(d.to_numpy()), ArgumentTypeError, "pd.DataFrame(array, columns="),
     ("calib=list", lambda d, r: fit(d, calib=[1, 2]), ArgumentTypeError, "calib must be"),
     ("calib lacks response", lambda d, r: fit(d, calib=d[["x"]]), InputError, "calib lacks the response"),

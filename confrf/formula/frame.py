@@ -48,11 +48,17 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
             raise InputError(
                 f"cannot turn the dict passed as {what} into a DataFrame: {exc}"
             ) from exc
-    for convert in (getattr(data, "to_pandas", None),
-                    None if not hasattr(data, "__dataframe__") else
-                    lambda: pd.api.interchange.from_dataframe(data)):
-        if convert is None or isinstance(data, np.ndarray):
-            continue
+    if isinstance(data, np.ndarray):
+        raise ArgumentTypeError(
+            f"{what} must be a pandas DataFrame, got a NumPy array, which has no column names for the "
+            "formula to use: wrap it as pd.DataFrame(array, columns=[...])"
+        )
+    converters = []
+    if callable(getattr(data, "to_pandas", None)):  # polars, pyarrow
+        converters.append(data.to_pandas)
+    if hasattr(data, "__dataframe__"):  # the dataframe interchange protocol
+        converters.append(lambda: pd.api.interchange.from_dataframe(data))
+    for convert in converters:
         try:
             out = convert()
         except Exception as exc:  # noqa: BLE001 - any failure of a foreign library, reported with its type
@@ -62,13 +68,9 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
             ) from exc
         if isinstance(out, pd.DataFrame):
             return out
-    hint = (
-        "; a NumPy array has no column names for the formula to use: wrap it as "
-        f"pd.DataFrame(array, columns=[...])" if isinstance(data, np.ndarray) else ""
-    )
     raise ArgumentTypeError(
         f"{what} must be a pandas DataFrame (or a dict of equal-length arrays, or a frame with "
-        f".to_pandas()), got {type(data).__module__}.{type(data).__name__}{hint}"
+        f".to_pandas()), got {type(data).__module__}.{type(data).__name__}"
     )
 
 
