@@ -482,6 +482,19 @@ def test_dotted_column_names(iris_like, formula):
     assert design.transform(iris_like.drop(columns="Sepal.Length")).shape == X.shape
 
 
+@pytest.mark.parametrize("formula, hint", [
+    ("Sepal.Length ~ Species", "`Sepal.Length` or Q('Sepal.Length')"),
+    ("`Sepal.Length` ~ factor(Species)", "R's factor() is C(x)"),
+    ("`Sepal.Length` ~ as.factor(Species)", "R's as.factor() is C(x)"),
+    ("`Sepal.Length` ~ sqrt(`Sepal.Width`)", "np.sqrt(x)"),
+    ("`Sepal.Length` ~ I(`Sepal.Width`^2)", "write the power as **"),
+])
+def test_r_idioms_get_their_python_spelling(iris_like, formula, hint):
+    with pytest.raises(FormulaError) as info:
+        Design.fit(formula, iris_like)
+    assert hint in str(info.value)
+
+
 def test_object_column_of_numbers_is_numeric(df):
     obj = df.assign(carat=df["carat"].astype(object), price=df["price"].astype(object))
     d1, X1, y1, _ = Design.fit("price ~ carat", df)

@@ -22,6 +22,22 @@ _C_OF_COLUMN = re.compile(r"^C\(\s*(`?)(?P<name>.+?)\1\s*(?:,.*)?\)$", re.S)
 _DOT = re.compile(r"(?<![\w.`])\.(?![\w.`])")
 
 
+#: R functions a formula may use, and their spelling in formulaic/Python
+_R_FUNCTIONS = {
+    "factor": "C(x)", "as.factor": "C(x)", "ordered": "C(x)", "sqrt": "np.sqrt(x)",
+    "sin": "np.sin(x)", "cos": "np.cos(x)", "ifelse": "np.where(cond, a, b)", "as.numeric": "x (already numeric)",
+}
+
+
+def r_hint(formula: str, exc: Exception | None = None) -> str:
+    """The Python spelling of R idioms that make formulaic fail (``as.factor(x)``, ``I(x^2)``)."""
+    hints = [f"R's {name}() is {py}" for name, py in _R_FUNCTIONS.items()
+             if "." in name and re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", formula)]
+    if exc is not None and "xor" in str(exc) and "^" in formula:
+        hints.append("inside I() or a function, ^ is Python's xor: write the power as ** (I(x ** 2))")
+    return "; " + "; ".join(hints) if hints else ""
+
+
 def expand_dot(formula: Any, data: pd.DataFrame) -> Any:
     """R's ``y ~ .``: the dot stands for every column not used in the response."""
     if not isinstance(formula, str) or "~" not in formula:
@@ -52,8 +68,8 @@ def parse(formula: Any) -> Any:
         raise FormulaError(f"the formula must contain exactly one ~, got {formula!r}")
     try:
         parsed = Formula(formula)
-    except FormulaicError as exc:
-        raise FormulaError(f"cannot parse formula {formula!r}: {clean(exc)}") from None
+    except (FormulaicError, SyntaxError) as exc:  # formulaic lets Python's SyntaxError through
+        raise FormulaError(f"cannot parse formula {formula!r}: {clean(exc)}" + r_hint(formula)) from None
     if len(parsed.lhs) != 1:
         lhs = formula.split("~", 1)[0].strip()
         raise FormulaError(
@@ -143,7 +159,12 @@ def check_columns(formula: str, required: set[str], data: pd.DataFrame) -> None:
     hints = []
     for name in missing:
         close = difflib.get_close_matches(name, columns, n=3)
-        if close:
+        dotted = [c for c in columns if c.startswith(name + ".")]
+        if dotted:  # R's Sepal.Length, read by Python as attribute Length of Sepal
+            hints.append(f"names with dots need backquotes, e.g. `{dotted[0]}` or Q('{dotted[0]}')")
+        elif name in _R_FUNCTIONS:
+            hints.append(f"{name!r}: R's {name}() is {_R_FUNCTIONS[name]} here")
+        elif close:
             hints.append(f"{name!r}: did you mean {', '.join(map(repr, close))}?")
     raise FormulaError(
         f"formula {formula!r} uses name(s) {show(missing)} that are not columns of data"
@@ -159,7 +180,7 @@ def materialize(formula: str, parsed: Any, frame: pd.DataFrame) -> Any:
         return evaluate(parsed, frame, na_action="ignore")
     except FormulaicError as exc:
         raise FormulaError(
-            f"cannot evaluate formula {formula!r} on data: {clean(exc)}"
+            f"cannot evaluate formula {formula!r} on data: {clean(exc)}" + r_hint(formula, exc)
         ) from None
 
 
