@@ -472,6 +472,7 @@ def iris_like():
     "Q('Sepal.Length') ~ Q('Sepal.Width') + Species",
     "`Sepal.Length` ~ .",
     "Q('Sepal.Length') ~ .",
+    "Sepal.Length ~ Sepal.Width + Species",  # formulaic reads a bare dotted name as one name, as R does
 ])
 def test_dotted_column_names(iris_like, formula):
     design, X, y, _ = Design.fit(formula, iris_like)
@@ -483,7 +484,7 @@ def test_dotted_column_names(iris_like, formula):
 
 
 @pytest.mark.parametrize("formula, hint", [
-    ("Sepal.Length ~ Species", "`Sepal.Length` or Q('Sepal.Length')"),
+    ("`Sepal.Width` ~ np.log(Sepal.Length)", "`Sepal.Length` or Q('Sepal.Length')"),
     ("`Sepal.Length` ~ factor(Species)", "R's factor() is C(x)"),
     ("`Sepal.Length` ~ as.factor(Species)", "R's as.factor() is C(x)"),
     ("`Sepal.Length` ~ sqrt(`Sepal.Width`)", "np.sqrt(x)"),
