@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -9,10 +10,11 @@ import numpy as np
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from .calibrators import get_method
 from .estimator import ConformalRegressor
-from .exceptions import InputError
+from .exceptions import ConfrfWarning, InputError
 from .formula import Design, as_frame
 from .models import adapt_formula_results, no_predictor_model
 from .group_labels import kept_positions, split_group_option
+from .localizers._float32 import F32_MAX, blurred_columns
 from .results import ConformalResult
 
 #: options accepted by :func:`conformal` besides its named arguments
@@ -35,6 +37,26 @@ def _split_rng(seed: int | None) -> np.random.Generator:
     if seed is None:
         return np.random.default_rng()
     return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(1,)))
+
+
+def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str]) -> None:
+    """The localizer forest copes with columns float32 blurs (it uses ranks); model="rf" does not: say so."""
+    if prefit or not (model == "rf" if isinstance(model, str) else type(model).__module__.startswith("sklearn.ensemble._forest")):
+        return
+    over = [names[j] for j in range(X.shape[1]) if np.abs(X[:, j]).max(initial=0.0) > F32_MAX]
+    if over:
+        raise InputError(
+            f"design column(s) {over} exceed float32's range (3.4e38), which scikit-learn's random forest "
+            "uses; rescale them, e.g. I(x * 1e-39), or use model='gbm'."
+        )
+    blurred = [names[j] for j in blurred_columns(X)]
+    if blurred:
+        warnings.warn(
+            f"design column(s) {blurred} differ only beyond float32 precision; "
+            "scikit-learn's random forest casts X to float32 and cannot split on them, so the base model "
+            "ignores them (the intervals stay valid). Rescale them, e.g. I((x - 1) * 1e9), or use model='gbm'.",
+            ConfrfWarning, stacklevel=3,
+        )
 
 
 def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float = 0.1, model: Any = "gbm",
@@ -140,6 +162,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
 
     data = as_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
+    _warn_float32_trees(model, prefit, X, design.column_names)
     if prefit:
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
     if X.shape[1] == 0:

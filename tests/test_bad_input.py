@@ -100,6 +100,8 @@ CASES = [
     ("text response", lambda d, r: fit(d, "g ~ x"), InputError, "the response must be numeric"),
     ("y * 1e300", lambda d, r: fit(d.assign(y=d.y * 1e300)), InputError, "rescale it"),
     ("y * 1e-300", lambda d, r: fit(d.assign(y=d.y * 1e-300)), InputError, "rescale it"),
+    ("1e39 feature with model='rf'", lambda d, r: cf.split_cp("y ~ v", data=d.assign(v=d.x * 1e39), model="rf"),
+     InputError, "exceed float32's range"),
     # -- formulas -----------------------------------------------------------------------------
     ("two responses", lambda d, r: fit(d, "y + x ~ z"), FormulaError, "I(y + x)"),
     ("y ~ 1 with lcp-rf", lambda d, r: fit(d, "y ~ 1"), InputError, "use method='split'"),
@@ -185,3 +187,8 @@ def test_scalar_dict_is_one_row_and_numpy_scalars_are_numbers(df, res):
     p = res.predict({"x": 0.5, "z": 0.1})
     assert p.shape == (1, 3)
     assert res.summary(tree_exponent=np.float32(1.0)) is not None
+
+
+def test_float32_blurred_feature_with_rf_base_model_warns(df):
+    with pytest.warns(cf.exceptions.ConfrfWarning, match="beyond float32 precision"):
+        cf.split_cp("y ~ v", data=df.assign(v=1 + 1e-9 * df.x), model="rf", random_state=0)

@@ -20,7 +20,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_F32_MAX = float(np.finfo(np.float32).max)
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def blurred_columns(X: np.ndarray) -> list[int]:
+    """Columns of X whose distinct values float32 cannot hold apart (or hold at all)."""
+    out = []
+    for j in range(X.shape[1]):
+        u = np.unique(X[:, j])
+        if np.abs(u).max(initial=0.0) > F32_MAX or np.unique(u.astype(np.float32)).size < u.size:
+            out.append(j)
+    return out
 
 
 @dataclass(frozen=True)
@@ -33,14 +43,8 @@ class RankColumns:
     @classmethod
     def learn(cls, X: np.ndarray) -> "RankColumns | None":
         """Columns of X whose distinct values float32 cannot hold apart, or None if there are none."""
-        cols, knots = [], []
-        for j in range(X.shape[1]):
-            col = X[:, j]
-            u = np.unique(col)
-            if np.abs(u).max(initial=0.0) > _F32_MAX or np.unique(u.astype(np.float32)).size < u.size:
-                cols.append(j)
-                knots.append(u)
-        return cls(tuple(cols), tuple(knots)) if cols else None
+        cols = blurred_columns(X)
+        return cls(tuple(cols), tuple(np.unique(X[:, j]) for j in cols)) if cols else None
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         """X with the rank columns replaced (values outside the grown-on range clamp to its ends,
