@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from .._validation import (
-    check_fraction,
     as_float_matrix,
     as_float_vector,
+    check_fraction,
     min_calibration_size,
     required_count,
 )

@@ -10,9 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, as_float_vector, required_count
+from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..localizers.kernel import KernelLocalizer
-from .._validation import check_fraction
 from ._reference import ReferenceData
 from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register

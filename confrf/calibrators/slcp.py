@@ -14,9 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, as_float_vector
+from .._validation import as_float_matrix, as_float_vector, check_fraction
 from ..localizers.kernel import NadarayaWatsonLocalizer
-from .._validation import check_fraction
 from ._reference import ReferenceData
 from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register

@@ -21,9 +21,9 @@ import scipy.sparse as sp
 from sklearn.ensemble import RandomForestRegressor
 
 from .. import _kernels
-from ._float32 import RankColumns
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError, NotFittedError
+from ._float32 import RankColumns
 
 
 def auto_min_samples_leaf(n_grow: int) -> int:
