@@ -152,8 +152,8 @@ def check_alpha(alpha: object) -> float:
     """
     if isinstance(alpha, (list, tuple, np.ndarray)) and np.ndim(alpha) > 0:
         raise InputError(
-            f"alpha must be a single number in (0, 1) here, got {alpha!r}; fit at one level and pass "
-            "several levels to predict(newdata, alpha=[0.05, 0.1])."
+            f"alpha must be a single number in (0, 1) here, got {alpha!r}; fit at one level: the formula "
+            "API's result.predict(newdata, alpha=[0.05, 0.1]) then gives several levels at once."
         )
     return check_real(alpha, "alpha", low=0.0, high=1.0, hint=_ALPHA_HINT)
 

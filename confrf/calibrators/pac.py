@@ -45,7 +45,6 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -53,7 +52,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .. import _kernels
-from .._validation import as_float_matrix, as_float_vector, required_count
+from .._validation import as_float_matrix, as_float_vector, check_fraction, check_int, check_real, required_count
 from ..exceptions import InputError, PACTargetWarning
 from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
@@ -187,11 +186,10 @@ class PACForestCalibrator(Calibrator):
                  n_jobs: int | None = None) -> None:
         if base not in BASES:
             raise InputError(f"base must be one of {sorted(BASES)}, got {base!r}.")
-        for name, v in (("localizer_size", localizer_size), ("pac_size", pac_size), ("delta", delta)):
-            if isinstance(v, bool) or not isinstance(v, Real) or not (0.0 < float(v) < 1.0):
-                raise InputError(f"{name} must lie strictly between 0 and 1, got {v!r}.")
-        if isinstance(grid_size, bool) or not isinstance(grid_size, Integral) or grid_size < 2:
-            raise InputError(f"grid_size must be an integer >= 2 (the grid runs from 0 to alpha), got {grid_size!r}.")
+        check_fraction(localizer_size, "localizer_size")
+        check_fraction(pac_size, "pac_size")
+        check_real(delta, "delta", low=0.0, high=1.0, hint="e.g. delta=0.1")
+        check_int(grid_size, "grid_size", minimum=2, hint="the grid runs from 0 to alpha")
         if pac_form not in PAC_FORMS:
             raise InputError(f"pac_form must be one of {list(PAC_FORMS)}, got {pac_form!r}.")
         self.localizer = localizer

@@ -16,32 +16,25 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from numbers import Integral, Real
 
 import numpy as np
 
-from .._validation import alpha_fraction, check_alpha
+from .._validation import alpha_fraction, check_alpha, check_int, check_real
 from ..exceptions import InputError
 
 __all__ = ["pac_epsilon", "pac_delta", "pac_n2", "d2_required_count", "min_d2_size"]
 
 
 def _count(value: object, name: str, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (Integral, np.integer)) or value < 1:
-        raise InputError(f"{name} ({what}) must be an integer >= 1, got {value!r}.")
-    return int(value)
+    return check_int(value, name, hint=what)
 
 
 def _open_unit(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (Real, np.floating)) or not (0.0 < float(value) < 1.0):
-        raise InputError(f"{name} must lie strictly between 0 and 1, got {value!r}; e.g. {name}=0.1.")
-    return float(value)
+    return check_real(value, name, low=0.0, high=1.0, hint=f"e.g. {name}=0.1")
 
 
 def _positive(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (Real, np.floating)) or not (0.0 < float(value) < math.inf):
-        raise InputError(f"{name} must be a finite number > 0, got {value!r}.")
-    return float(value)
+    return check_real(value, name, low=0.0, high=math.inf, hint="a finite number > 0")
 
 
 def pac_epsilon(n2: int, K: int, delta: float) -> float:

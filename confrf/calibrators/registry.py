@@ -67,6 +67,9 @@ def get_method(name: str) -> MethodSpec:
 def method_options(name: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
     """Fill defaults and refuse options the method does not know."""
     spec = get_method(name)
+    if options is not None and not isinstance(options, Mapping):
+        raise InputError(f"options must be a dict of method options, e.g. options={{'guarantee': 'pac'}}, "
+                         f"got {type(options).__name__}.")
     options = dict(options or {})
     unknown = sorted(set(options) - set(spec.options))
     if unknown:
