@@ -542,8 +542,24 @@ def test_one_row_series_and_frame_like_objects(df):
         def to_pandas(self):
             return df.head(3)
 
+    class NeedsPyarrow(FrameLike):  # polars without pyarrow: to_pandas() fails, the interchange protocol works
+        def to_pandas(self):
+            raise ModuleNotFoundError("No module named 'pyarrow'")
+
+        def __dataframe__(self, *args, **kwargs):
+            return df.head(3).__dataframe__(*args, **kwargs)
+
+    class Broken(NeedsPyarrow):
+        def __dataframe__(self, *args, **kwargs):
+            raise RuntimeError("no")
+
     np.testing.assert_array_equal(design.transform(df.iloc[1]), X[1:2])
     np.testing.assert_array_equal(design.transform(FrameLike()), X[:3])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas deprecates the interchange protocol
+        np.testing.assert_array_equal(design.transform(NeedsPyarrow()), X[:3])
+    with pytest.raises(InputError, match="pyarrow.*convert it yourself"):
+        design.transform(Broken())
 
 
 def test_spline_outside_its_range_says_how_to_fix(df):

@@ -58,16 +58,20 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
         converters.append(data.to_pandas)
     if hasattr(data, "__dataframe__"):  # the dataframe interchange protocol
         converters.append(lambda: pd.api.interchange.from_dataframe(data))
-    for convert in converters:
+    failures = []
+    for convert in converters:  # polars' to_pandas() needs pyarrow; the interchange protocol may not
         try:
             out = convert()
-        except Exception as exc:  # noqa: BLE001 - any failure of a foreign library, reported with its type
-            raise InputError(
-                f"cannot convert {what} ({type(data).__module__}.{type(data).__name__}) to a pandas "
-                f"DataFrame: {exc}; convert it yourself, e.g. with .to_pandas()"
-            ) from exc
+        except Exception as exc:  # noqa: BLE001 - any failure of a foreign library, reported below
+            failures.append(f"{type(exc).__name__}: {exc}")
+            continue
         if isinstance(out, pd.DataFrame):
             return out
+    if failures:
+        raise InputError(
+            f"cannot convert {what} ({type(data).__module__}.{type(data).__name__}) to a pandas DataFrame: "
+            f"{'; '.join(failures)}; convert it yourself, e.g. with .to_pandas()"
+        )
     raise ArgumentTypeError(
         f"{what} must be a pandas DataFrame (or a dict of equal-length arrays, or a frame with "
         f".to_pandas()), got {type(data).__module__}.{type(data).__name__}"
