@@ -5,6 +5,8 @@ from __future__ import annotations
 import doctest
 import pickle
 import warnings
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -514,10 +516,10 @@ def test_text_with_a_level_per_row_needs_c_to_be_a_factor():
     assert X.shape == (30, 29)
 
 
-def test_decimal_objects_are_numbers():
-    from decimal import Decimal
-
-    frame = pd.DataFrame({"y": np.arange(30.0), "x": [Decimal(i) / 4 for i in range(30)]})
+@pytest.mark.parametrize("make", [lambda i: Decimal(i) / 4, lambda i: Fraction(i, 4),
+                                  lambda i: Fraction(i, 4) if i % 2 else i / 4])
+def test_decimal_and_fraction_objects_are_numbers(make):
+    frame = pd.DataFrame({"y": np.arange(30.0), "x": pd.Series([make(i) for i in range(30)], dtype=object)})
     design, X, *_ = Design.fit("y ~ x", frame)
     assert design.column_names == ["x"] and X[:, 0].tolist() == [i / 4 for i in range(30)]
 

@@ -78,6 +78,10 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
     )
 
 
+#: what pandas.api.types.infer_dtype calls an object column holding only numbers
+_NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
+
+
 def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
                     bare: set[str] = frozenset()) -> pd.DataFrame:
     """Check and convert the raw `columns` a formula reads, before formulaic sees them.
@@ -109,10 +113,14 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
         if col.dtype != object and not pd.api.types.is_string_dtype(col):
             continue
         values = col.dropna()
-        is_num = values.map(lambda v: isinstance(v, (Real, Decimal, np.number)) and not isinstance(v, (bool, np.bool_)))
-        is_num = is_num.astype(bool)
+        kind = pd.api.types.infer_dtype(values, skipna=True)  # one pass in C, not a Python call per row
+        if kind in ("mixed", "mixed-integer"):  # numbers among other values? find them (slow path)
+            is_num = values.map(lambda v: isinstance(v, (Real, Decimal, np.number))
+                                and not isinstance(v, (bool, np.bool_))).astype(bool)
+        else:
+            is_num = pd.Series(kind in _NUMBER_KINDS, index=values.index)
         if len(values) and is_num.all():
-            converted[name] = pd.to_numeric(col, errors="raise").astype(np.float64)
+            converted[name] = col.map(float, na_action="ignore").astype(np.float64)
             continue
         if is_num.any():
             stray = list(pd.unique(values[~is_num.to_numpy()]))
