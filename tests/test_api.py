@@ -223,8 +223,8 @@ def test_predict_several_alphas(fitted, diamonds):
     assert p.index.equals(new.index)
     for a in (0.05, 0.2):
         one = fitted.predict(new, alpha=a)
-        np.testing.assert_array_equal(p[f"lwr_{a:g}"], one["lwr"])
-        np.testing.assert_array_equal(p[f"upr_{a:g}"], one["upr"])
+        np.testing.assert_array_equal(p[f"lwr_{a!r}"], one["lwr"])
+        np.testing.assert_array_equal(p[f"upr_{a!r}"], one["upr"])
     assert (p["upr_0.05"] - p["lwr_0.05"] >= p["upr_0.2"] - p["lwr_0.2"]).all()
     d = fitted.predict(new, alpha=np.array([0.1, 0.3]), details=True, max_width=5000.0)
     assert d.columns.tolist() == ["fit"] + [f"{c}_{a}" for a in ("0.1", "0.3")

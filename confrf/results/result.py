@@ -39,7 +39,7 @@ def _multi_alpha_frame(frames: list[pd.DataFrame], alphas: list[float]) -> pd.Da
     parts = [first[[c for c in _SHARED if c in first.columns]]]
     for a, f in zip(alphas, frames):
         per = f[[c for c in f.columns if c not in _SHARED]]
-        parts.append(per.set_axis([f"{c}_{a:g}" for c in per.columns], axis=1))
+        parts.append(per.set_axis([f"{c}_{a!r}" for c in per.columns], axis=1))  # repr: distinct levels, distinct names
     return pd.concat(parts, axis=1)
 
 
