@@ -12,7 +12,6 @@ names the argument and the fix.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
 from numbers import Integral, Real
@@ -150,7 +149,7 @@ def check_alpha(alpha: object) -> float:
 
     Decimal and Fraction are read exactly as written (``Decimal("0.1")`` is 0.1).
     """
-    if isinstance(alpha, (list, tuple, np.ndarray)) and np.ndim(alpha) > 0:
+    if not isinstance(alpha, (str, bytes)) and np.ndim(alpha) > 0:
         raise InputError(
             f"alpha must be a single number in (0, 1) here, got {alpha!r}; fit at one level: the formula "
             "API's result.predict(newdata, alpha=[0.05, 0.1]) then gives several levels at once."
@@ -168,7 +167,7 @@ def check_alphas(alpha: object) -> tuple[list[float], bool]:
     >>> check_alphas(0.1)
     ([0.1], False)
     """
-    if isinstance(alpha, (Sequence, np.ndarray)) and not isinstance(alpha, (str, bytes)) and np.ndim(alpha) > 0:
+    if not isinstance(alpha, (str, bytes)) and np.ndim(alpha) > 0:  # list, tuple, array, Series
         if len(alpha) == 0:
             raise InputError(f"alpha is an empty sequence; give at least one level, {_ALPHA_HINT}.")
         levels = [check_alpha(a) for a in np.asarray(alpha, dtype=object).ravel()]

@@ -199,3 +199,12 @@ def test_scalar_dict_is_one_row_and_numpy_scalars_are_numbers(df, res):
 def test_float32_blurred_feature_with_rf_base_model_warns(df):
     with pytest.warns(cf.exceptions.ConfrfWarning, match="beyond float32 precision"):
         cf.split_cp("y ~ v", data=df.assign(v=1 + 1e-9 * df.x), model="rf", random_state=0)
+
+
+def test_validation_docstring_examples_run():
+    import doctest
+
+    import confrf._validation as validation
+
+    result = doctest.testmod(validation)
+    assert result.attempted > 0 and result.failed == 0
