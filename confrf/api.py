@@ -179,7 +179,9 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         n = X.shape[0]
         n_cal = int(round(calib_size * n))
         if n_cal < 1 or n - n_cal < 2:
-            raise InputError(f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size}.")
+            raise InputError(f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size} "
+                             "(the training part needs at least 2 rows, the calibration part at least 1); give more "
+                             "rows, or pass separate calibration data as calib=.")
         perm = _split_rng(seed).permutation(n)
         tr, cal = np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
