@@ -112,36 +112,40 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
             )
         if col.dtype != object and not pd.api.types.is_string_dtype(col):
             continue
-        values = col.dropna()
-        kind = pd.api.types.infer_dtype(values, skipna=True)  # one pass in C, not a Python call per row
-        if kind in ("mixed", "mixed-integer"):  # numbers among other values? find them (slow path)
+        kind = pd.api.types.infer_dtype(col, skipna=True)  # one pass in C, not a Python call per row
+        if kind in ("mixed", "mixed-integer"):  # rare: find the numbers among the other values
+            values = col.dropna()
             is_num = values.map(lambda v: isinstance(v, (Real, Decimal, np.number))
                                 and not isinstance(v, (bool, np.bool_))).astype(bool)
-        else:
-            is_num = pd.Series(kind in _NUMBER_KINDS, index=values.index)
-        if len(values) and is_num.all():
+            if is_num.any() and not is_num.all():
+                stray = list(pd.unique(values[~is_num.to_numpy()]))
+                raise InputError(
+                    f"column {name!r} of {what} mixes numbers and other values ({show(stray, 5)} in "
+                    f"{int((~is_num).sum())} of {len(values)} rows); fix those entries, e.g. "
+                    f"pd.to_numeric(df[{name!r}], errors='coerce') and then drop or impute the NaN rows, "
+                    f"or make it categorical with df[{name!r}].astype(str)"
+                )
+            kind = "floating" if is_num.any() else kind
+        if kind in _NUMBER_KINDS:
             converted[name] = col.map(float, na_action="ignore").astype(np.float64)
-            continue
-        if is_num.any():
-            stray = list(pd.unique(values[~is_num.to_numpy()]))
-            raise InputError(
-                f"column {name!r} of {what} mixes numbers and other values ({show(stray, 5)} in "
-                f"{int((~is_num).sum())} of {len(values)} rows); fix those entries, e.g. "
-                f"pd.to_numeric(df[{name!r}], errors='coerce') and then drop or impute the NaN rows, "
-                f"or make it categorical with df[{name!r}].astype(str)"
-            )
-        if name in bare and len(values) >= 20 and values.nunique() > 0.9 * len(values):
-            looks = pd.to_numeric(values, errors="coerce").notna().mean()
-            fix = (f"it looks numeric: convert it with pd.to_numeric(df[{name!r}])" if looks > 0.9 else
-                   "if it is an identifier, leave it out of the formula")
-            raise InputError(
-                f"column {name!r} of {what} is text with {values.nunique()} distinct values in {len(values)} "
-                f"rows: as a factor almost every row would be its own level; {fix}; to use it as a "
-                f"factor anyway write C({name})"
-            )
+        elif name in bare:
+            _refuse_one_level_per_row(col, name, what)
     if not converted:
         return frame
     return frame.assign(**converted)
+
+
+def _refuse_one_level_per_row(col: pd.Series, name: str, what: str) -> None:
+    """Raise for text with a distinct value in more than 90% of (at least 20) rows."""
+    n, k = int(col.notna().sum()), int(col.nunique())
+    if n >= 20 and k > 0.9 * n:
+        looks = pd.to_numeric(col.dropna(), errors="coerce").notna().mean()
+        fix = (f"it looks numeric: convert it with pd.to_numeric(df[{name!r}])" if looks > 0.9 else
+               "if it is an identifier, leave it out of the formula")
+        raise InputError(
+            f"column {name!r} of {what} is text with {k} distinct values in {n} rows: as a factor almost "
+            f"every row would be its own level; {fix}; to use it as a factor anyway write C({name})"
+        )
 
 
 def bad_mask(col: pd.Series) -> np.ndarray:
