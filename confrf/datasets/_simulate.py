@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
 
+from .._validation import seed_entropy
 from ..exceptions import InputError
 
 __all__ = [
@@ -39,7 +40,7 @@ __all__ = [
     "folded_normal_quantile",
 ]
 
-RandomState = Union[None, int, np.integer, np.random.Generator, np.random.SeedSequence]
+RandomState = Union[None, int, np.integer, np.random.Generator, np.random.RandomState, np.random.SeedSequence]
 
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
 
@@ -58,18 +59,10 @@ def _check_n(n: object) -> int:
 
 
 def _rng(random_state: RandomState) -> np.random.Generator:
-    if isinstance(random_state, bool):
-        raise InputError(
-            "random_state must be None, an int or a numpy.random.Generator, "
-            f"got {random_state!r}."
-        )
-    try:
+    # a Generator is used as is (its stream continues); other seeds are checked as everywhere in confrf
+    if isinstance(random_state, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(random_state)
-    except (TypeError, ValueError) as exc:
-        raise InputError(
-            "random_state must be None, an int or a numpy.random.Generator, "
-            f"got {random_state!r}."
-        ) from exc
+    return np.random.default_rng(seed_entropy(random_state))
 
 
 def _first_column(X: object, what: str) -> np.ndarray:
