@@ -1,0 +1,6 @@
+"""Classification: conformal prediction sets (split, LCP-RF, class-conditional, PAC)."""
+
+from .estimator import ConformalClassifier
+from .scores import APSScore, ClassScore, LACScore, RAPSScore, get_class_score
+
+__all__ = ["ConformalClassifier", "ClassScore", "LACScore", "APSScore", "RAPSScore", "get_class_score"]
