@@ -68,7 +68,7 @@ def test_intercept_only_formula(df):
 
 
 def test_docstring_examples_run():
-    result = doctest.testmod(formula_mod, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(formula_mod.design, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
 
 

@@ -136,3 +136,20 @@ def test_worst_slab_random_directions_are_seeded_and_valid(rng):
         M.worst_slab_coverage(X, c[:10])
     with pytest.raises(InputError):
         M.worst_slab_coverage(X, c, directions=np.ones((2, 3)))
+
+
+def test_public_namespace_is_all():
+    # No np, pd, math or typing names leak into cf.metrics.
+    public = {n for n in dir(M) if not n.startswith("_")}
+    assert public == set(M.__all__)
+    assert "np" not in public and "Any" not in public
+
+
+def test_docstring_examples_run():
+    import doctest
+    import importlib
+
+    for name in ("_coverage", "_widths", "_adaptivity", "_slab"):
+        mod = importlib.import_module(f"confrf.metrics.{name}")
+        result = doctest.testmod(mod)
+        assert result.failed == 0

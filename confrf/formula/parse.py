@@ -1,0 +1,172 @@
+"""Formula parsing with formulaic, and which data columns a formula uses."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import difflib
+import re
+import warnings
+from typing import Any
+
+import pandas as pd
+from formulaic import Formula, ModelSpec, model_matrix
+from formulaic.errors import DataMismatchWarning, FormulaicError
+from formulaic.transforms import TRANSFORMS
+
+from ..exceptions import FormulaError, InputError
+from .messages import clean, show
+
+# `C(g)`, `C(g, levels=...)`, `` C(`my col`) ``: a categorical made of one raw column.
+_C_OF_COLUMN = re.compile(r"^C\(\s*(`?)(?P<name>.+?)\1\s*(?:,.*)?\)$", re.S)
+_DOT = re.compile(r"(?<![\w.`])\.(?![\w.`])")
+
+
+def expand_dot(formula: Any, data: pd.DataFrame) -> Any:
+    """R's ``y ~ .``: the dot stands for every column not used in the response."""
+    if not isinstance(formula, str) or "~" not in formula:
+        return formula
+    lhs, rhs = formula.split("~", 1)
+    if not _DOT.search(rhs):
+        return formula
+    used = expr_names(lhs.strip())
+    cols = [c for c in data.columns if str(c) not in used]
+    if not cols:
+        raise FormulaError(f"'.' in {formula!r} stands for no column: data has only the response")
+    return lhs + "~" + _DOT.sub(lambda m: "(" + " + ".join(f"`{c}`" for c in cols) + ")", rhs)
+
+
+def parse(formula: Any) -> Any:
+    """Parse once with formulaic, after the checks formulaic does not make."""
+    if not isinstance(formula, str):
+        raise FormulaError(
+            f"the formula must be a string like 'y ~ x1 + C(g)', got {type(formula).__name__}"
+        )
+    n_tilde = formula.count("~")
+    if n_tilde == 0 or not formula.split("~", 1)[0].strip():
+        raise FormulaError(
+            f"the formula needs a response on the left of ~ (got {formula!r}); "
+            "write e.g. 'y ~ x1 + x2'"
+        )
+    if n_tilde > 1:
+        raise FormulaError(f"the formula must contain exactly one ~, got {formula!r}")
+    try:
+        parsed = Formula(formula)
+    except FormulaicError as exc:
+        raise FormulaError(f"cannot parse formula {formula!r}: {clean(exc)}") from None
+    if len(parsed.lhs) != 1:
+        raise FormulaError(
+            f"the formula must have a single response on the left of ~, got "
+            f"{str(parsed.lhs)!r} in {formula!r}"
+        )
+    return parsed
+
+
+def expr_names(expr: str) -> set[str]:
+    """Bare names read by a Python factor expression (backticks allowed)."""
+    quoted: dict[str, str] = {}
+
+    def _sub(m: re.Match) -> str:
+        key = f"_confrf_quoted_{len(quoted)}"
+        quoted[key] = m.group(1)
+        return key
+
+    try:
+        tree = ast.parse(re.sub(r"`([^`]*)`", _sub, expr), mode="eval")
+    except SyntaxError:
+        return set()
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return {quoted.get(n, n) for n in names}
+
+
+def used_columns(part: Any, data: pd.DataFrame) -> set[str]:
+    """Names one side of the formula needs from the data.
+
+    formulaic 1.2.2's ``required_variables`` misses the arguments of its
+    stateful transforms (``center(x)`` -> ``set()``), so the factor
+    expressions are also read with :mod:`ast`.  Names that formulaic
+    resolves itself (``np``, ``C``, ``center``, builtins) are left out
+    unless the data has such a column.
+    """
+    names = set(part.required_variables)
+    for term in part:
+        for factor in term.factors:
+            if factor.eval_method.value == "python":
+                names |= expr_names(factor.expr)
+    return {
+        n for n in names
+        if n in data.columns or (n not in TRANSFORMS and not hasattr(builtins, n))
+    }
+
+
+def ordered(data: pd.DataFrame, names: Any) -> list[str]:
+    """`names` that are columns of `data`, in the data's column order."""
+    names = set(names)
+    return [c for c in data.columns if c in names]
+
+
+def check_columns(formula: str, required: set[str], data: pd.DataFrame) -> None:
+    """Name every column the formula uses that `data` lacks (with close matches)."""
+    columns = [str(c) for c in data.columns]
+    missing = sorted(v for v in required if v not in data.columns)
+    if not missing:
+        return
+    hints = []
+    for name in missing:
+        close = difflib.get_close_matches(name, columns, n=3)
+        if close:
+            hints.append(f"{name!r}: did you mean {', '.join(map(repr, close))}?")
+    raise FormulaError(
+        f"formula {formula!r} uses name(s) {show(missing)} that are not columns of data"
+        + (f" ({'; '.join(hints)})" if hints else "")
+        + f"; available columns: {show(columns, 30)}"
+    )
+
+
+def materialize(formula: str, parsed: Any, frame: pd.DataFrame) -> Any:
+    # na_action="ignore": our own checks (before and after) decide about
+    # NaN/inf; formulaic's default "drop" would lose rows silently.
+    try:
+        return evaluate(parsed, frame, na_action="ignore")
+    except FormulaicError as exc:
+        raise FormulaError(
+            f"cannot evaluate formula {formula!r} on data: {clean(exc)}"
+        ) from None
+
+
+def evaluate(spec_or_formula: Any, frame: pd.DataFrame, **kwargs: Any) -> Any:
+    """Run formulaic with unseen/out-of-range levels escalated to errors.
+
+    formulaic only warns (DataMismatchWarning) and codes such values as all
+    zeros, i.e. as the base level; that must never pass silently.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataMismatchWarning)
+        try:
+            if isinstance(spec_or_formula, ModelSpec):
+                return spec_or_formula.get_model_matrix(frame, context={}, **kwargs)
+            return model_matrix(spec_or_formula, frame, context={}, **kwargs)
+        except DataMismatchWarning as exc:
+            raise InputError(
+                f"a categorical term has values outside its levels: {clean(exc)}; "
+                "map them to a known level or refit with data that contains them"
+            ) from None
+
+
+def categorical_levels(spec: ModelSpec, variables: list[str]) -> list[tuple[str, str, list]]:
+    """(factor, raw column, fit levels) for categoricals made of one raw column.
+
+    Other categoricals (e.g. ``C(np.round(x))``) are still guarded: their
+    unseen values make formulaic warn, which `evaluate` turns into an error.
+    """
+    out = []
+    for expr, (_kind, state) in spec.encoder_state.items():
+        if not isinstance(state, dict) or "categories" not in state:
+            continue
+        column = expr if expr in variables else None
+        m = _C_OF_COLUMN.match(expr)
+        if column is None and m and m.group("name") in variables:
+            column = m.group("name")
+        if column is not None:
+            out.append((expr, column, list(state["categories"])))
+    return out
