@@ -12,6 +12,7 @@ from .calibrators import get_method
 from .estimator import ConformalRegressor
 from .exceptions import InputError
 from .formula import Design
+from .formula.labels import label_column
 from .group_labels import kept_positions, split_group_option
 from .results import ConformalResult
 
@@ -35,6 +36,15 @@ def _split_rng(random_state: Any) -> np.random.Generator:
     if random_state is None:
         return np.random.default_rng()
     return np.random.default_rng(np.random.SeedSequence(entropy=int(random_state), spawn_key=(1,)))
+
+
+def split_indices(n: int, calib_size: float, random_state: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (training, calibration) row positions of a random split of ``n`` rows."""
+    n_cal = int(round(calib_size * n))
+    if n_cal < 1 or n - n_cal < 2:
+        raise InputError(f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size}.")
+    perm = _split_rng(random_state).permutation(n)
+    return np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
 
 
 def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float = 0.1, model: Any = "gbm",
@@ -115,6 +125,11 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     (2, 3)
     """
     alpha = check_alpha(alpha)
+    if label_column(formula, data) is not None:  # a class-label response: prediction sets
+        from .classification.api import conformal_sets
+
+        return conformal_sets(formula, data, method=method, alpha=alpha, model=model, calib=calib,
+                              calib_size=calib_size, random_state=random_state, **options)
     spec = get_method(method)
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
@@ -140,12 +155,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
         cal = slice(None)
     else:
-        n = X.shape[0]
-        n_cal = int(round(calib_size * n))
-        if n_cal < 1 or n - n_cal < 2:
-            raise InputError(f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size}.")
-        perm = _split_rng(random_state).permutation(n)
-        tr, cal = np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
+        tr, cal = split_indices(X.shape[0], calib_size, random_state)
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
     groups_cal = None
     if labeler is not None:

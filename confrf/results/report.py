@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def method_title(result: "ConformalResult") -> str:
-    return get_method(result.method).title or result.method
+    return getattr(result, "title", None) or get_method(result.method).title or result.method
 
 
 def add_header(s: Summary, result: "ConformalResult") -> None:
@@ -34,7 +34,7 @@ def add_header(s: Summary, result: "ConformalResult") -> None:
     left = [
         ("Method", result.method),
         ("Score", est.score_.name),
-        ("Base model", model_name(est.model_ if est.prefit else est.model)),
+        ("Base model", getattr(result, "model_title", None) or model_name(est.model_ if est.prefit else est.model)),
         ("alpha", result.alpha),
         ("Target coverage", 1 - result.alpha),
         ("random_state", result.random_state),

@@ -1,0 +1,77 @@
+"""Formula entry for a class-label response: :func:`confrf.conformal` routes here.
+
+``cf.conformal("Species ~ .", data=iris)`` with a categorical, bool, string or
+``C(y)`` response gives prediction sets. The options are those of the
+regression entry (``score`` defaults to "lac"); the methods are "split",
+"lcp-rf", "qrf-tc" and the class-conditional "split-g" / "lcp-rf-g"
+(``groups="label"``, the default for classification).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ..api import OPTIONS, split_indices
+from ..calibrators import get_method
+from ..exceptions import InputError
+from ..formula.labels import LabelDesign
+from .estimator import CLASS_METHODS, ConformalClassifier
+from .result import ClassificationResult
+
+
+def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float = 0.1, model: Any = "gbm",
+                   calib: Any = None, calib_size: float = 0.5, random_state: int | None = None,
+                   **options: Any) -> ClassificationResult:
+    """Fit a classifier and calibrate conformal prediction sets (see :func:`confrf.conformal`).
+
+    Examples
+    --------
+    >>> import confrf as cf
+    >>> from sklearn.datasets import load_wine
+    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+    >>> res = cf.conformal("target ~ .", data=df, method="split-g", model="logit", random_state=0)
+    >>> res.guarantee.kind
+    'class-conditional'
+    """
+    spec = get_method(method)
+    if method not in CLASS_METHODS:
+        raise InputError(f"method {method!r} is not offered for a class-label response; choose one of "
+                         f"{list(CLASS_METHODS)}.")
+    unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
+    if unknown:
+        raise InputError(f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)} and, for method "
+                         f"{method!r}, {sorted(spec.options) or 'none'}.")
+    opts = {**OPTIONS, "score": "lac", **{k: v for k, v in options.items() if k in OPTIONS}}
+    method_opts = {k: v for k, v in options.items() if k in spec.options}
+    if not (isinstance(calib_size, float | int) and 0 < calib_size < 1):
+        raise InputError(f"calib_size must lie in (0, 1), got {calib_size!r}.")
+    design, X, codes, _ = LabelDesign.fit(formula, data, na_action=opts["na_action"])
+    prefit = bool(opts["prefit"])
+    if calib is not None:
+        calib = pd.DataFrame(calib) if isinstance(calib, dict) else calib
+        X_tr, y_tr, X_cal, y_cal = X, codes, design.transform(calib), design.codes(calib)
+    elif prefit:
+        X_tr, y_tr, X_cal, y_cal = X[:0], codes[:0], X, codes
+    else:
+        tr, cal = split_indices(X.shape[0], calib_size, random_state)
+        X_tr, y_tr, X_cal, y_cal = X[tr], codes[tr], X[cal], codes[cal]
+    est = ConformalClassifier(
+        model=model, method=method, alpha=alpha, score=opts["score"], prefit=prefit, honest=opts["honest"],
+        localizer_size=opts["localizer_size"], n_estimators=opts["n_estimators"],
+        min_samples_leaf=opts["min_samples_leaf"], max_features=opts["max_features"], max_depth=opts["max_depth"],
+        fit_intercept=design.has_intercept, random_state=random_state, n_jobs=opts["n_jobs"],
+        options=method_opts or None,
+    )
+    levels = list(range(len(design.levels)))  # the estimator works on codes; the result maps them back
+    if prefit:
+        # a prefit classifier knows level values: recode its classes_ through the stored levels
+        est.conformalize(X_cal, [design.levels[c] for c in y_cal], classes=design.levels)
+        est.classes_ = design.levels
+    else:
+        est.fit(X_tr, y_tr, classes=levels)
+        est.conformalize(X_cal, y_cal)
+    nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
+    return ClassificationResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
+                                random_state=random_state)
