@@ -11,6 +11,7 @@ candidate k is calibrated on the calibration points of class k only.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from sklearn.base import BaseEstimator
 from .._validation import as_float_matrix, check_alpha
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
 from ..estimator import _seeds
-from ..exceptions import InputError, NotFittedError
+from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from .models import ProbaModel, check_has_proba, make_classifier
 from .scores import CALIBRATION_STREAM, PREDICTION_STREAM, get_class_score, label_sets, uniforms
 
@@ -185,8 +186,14 @@ class ConformalClassifier(BaseEstimator):
         V = S[np.arange(X.shape[0]), codes]
         spec = get_method(self.method)
         calibrator = spec.factory(self, opts, seeds[2])
-        labels = {"labels": codes} if self.mondrian_ else {}
-        self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=np.random.default_rng(seeds[1]), **labels)
+        rng = np.random.default_rng(seeds[1])
+        if self.mondrian_:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", InfiniteIntervalWarning)
+                self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng, labels=codes)
+            self._warn_small_classes(caught)
+        else:
+            self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng)
         self.conformalize_time_ = time.perf_counter() - t0
         self.calib_X_, self.calib_codes_, self.calib_scores_ = X, codes, V
         self.calib_counts_ = counts
@@ -241,6 +248,20 @@ class ConformalClassifier(BaseEstimator):
                          .replace("intervals", "prediction sets").replace("interval", "prediction set"))
 
     # -- helpers -----------------------------------------------------------
+    def _warn_small_classes(self, caught: list) -> None:
+        """The groupwise warning about small groups, said in terms of classes."""
+        for w in caught:
+            if not issubclass(w.category, InfiniteIntervalWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if any(issubclass(w.category, InfiniteIntervalWarning) for w in caught):
+            table = self.calibrator_.group_table(self.alpha)
+            small = table.index[~table["finite"]]
+            shown = ", ".join(f"{self.classes_[int(c)]!r} ({int(table.loc[c, 'conformal'])})" for c in small)
+            warnings.warn(
+                f"{len(small)} class(es) have too few conformal calibration points for a finite threshold at "
+                f"alpha={self.alpha:g}, so they are in every prediction set: {shown}. Give more calibration data "
+                "or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
+
     @property
     def mondrian_(self) -> bool:
         """Class-conditional calibration (groups = the label)."""
