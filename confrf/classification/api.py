@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..api import OPTIONS, split_indices
@@ -64,14 +65,12 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
         fit_intercept=design.has_intercept, random_state=random_state, n_jobs=opts["n_jobs"],
         options=method_opts or None,
     )
-    levels = list(range(len(design.levels)))  # the estimator works on codes; the result maps them back
+    labels = np.asarray(design.levels, dtype=object)  # the estimator takes the level values themselves
     if prefit:
-        # a prefit classifier knows level values: recode its classes_ through the stored levels
-        est.conformalize(X_cal, [design.levels[c] for c in y_cal], classes=design.levels)
-        est.classes_ = design.levels
+        est.conformalize(X_cal, labels[y_cal], classes=design.levels)
     else:
-        est.fit(X_tr, y_tr, classes=levels)
-        est.conformalize(X_cal, y_cal)
+        est.fit(X_tr, labels[y_tr], classes=design.levels)
+        est.conformalize(X_cal, labels[y_cal])
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     return ClassificationResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
                                 random_state=random_state)
