@@ -56,7 +56,13 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     ----------
     formula : str
         ``"response ~ predictors"`` (formulaic syntax: ``C(x)``, ``np.log(x)``,
-        interactions ``a:b``; ``.`` stands for every other column).
+        interactions ``a:b``; ``.`` stands for every other column). A class-label
+        response (``C(y)``, or a categorical, bool or string column) gives
+        prediction sets instead of intervals: a
+        :class:`confrf.classification.ClassificationResult`, with methods "split",
+        "lcp-rf", "qrf-tc" and the class-conditional "split-g" / "lcp-rf-g",
+        scores "lac" (default), "aps", "raps", and classifiers "gbm", "rf",
+        "logit" (docs/guide/classification.md).
     data : DataFrame
         Training data. Without ``calib`` it is split at random into a training
         part (fits the model) and a calibration part (``calib_size``).
