@@ -31,6 +31,25 @@ def set_facts(sets: np.ndarray) -> dict[str, float]:
             "share_singleton": float(np.mean(size == 1)), "share_full": float(np.mean(size == K))}
 
 
+def worst_size_coverage(size: np.ndarray, covered: np.ndarray, min_rows: int = MIN_STRATUM) -> float:
+    """Lowest coverage over the set sizes (size-stratified coverage); NaN when no stratum qualifies.
+
+    Empty sets never cover and strata of a few rows are noise, so only
+    non-empty sizes with at least ``min_rows`` rows count.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from confrf.classification.evaluation import worst_size_coverage
+    >>> size = np.repeat([1, 2], 20); covered = np.r_[np.ones(18), np.zeros(2), np.ones(20)].astype(bool)
+    >>> worst_size_coverage(size, covered)
+    0.9
+    """
+    size, covered = np.asarray(size), np.asarray(covered, dtype=bool)
+    vals = [covered[size == v].mean() for v in np.unique(size) if v > 0 and np.sum(size == v) >= min_rows]
+    return float(min(vals)) if vals else float("nan")
+
+
 def _coverage_rows(covered: np.ndarray, keys: np.ndarray, names: list, level: float, size: np.ndarray) -> pd.DataFrame:
     rows = {}
     for code, name in enumerate(names):
@@ -79,13 +98,9 @@ class ClassEvaluation:
         self.by_size.index.name = "size"
         self.by_class = _coverage_rows(covered, codes, list(result.levels), level, size)
         self.by_class.index.name = "class"
-        # empty sets never cover, and strata of a few rows are noise: the worst size-stratified coverage
-        # is taken over non-empty sizes with at least MIN_STRATUM rows
-        strata = self.by_size.drop(index=0, errors="ignore")
-        strata = strata[strata["n"] >= MIN_STRATUM]
         self.metrics = pd.Series({
             "n": n, "coverage": k / n, "ci_lower": float(lo), "ci_upper": float(hi), **set_facts(sets),
-            "worst_size_coverage": float(strata["coverage"].min()) if len(strata) else float("nan"),
+            "worst_size_coverage": worst_size_coverage(size, covered),
             "worst_class_coverage": float(self.by_class["coverage"].min()),
         })
         self.frames = {"metrics": self.metrics.to_frame("value"), "by_size": self.by_size, "by_class": self.by_class}
