@@ -26,7 +26,7 @@ Methods
     (``lcp-rf-g``) with LAC.
     MAPIE 1.x: ``SplitConformalClassifier(prefit=True)`` with
     ``conformity_score="lac"`` and ``"aps"`` (its default APS prediction,
-    ``include_last_label=True``).
+    ``include_last_label=True``; MAPIE offers only LAC for two classes).
     crepes: ``WrapClassifier`` on the fitted model, ``calibrate(class_cond=False)``
     (standard) and ``class_cond=True`` (Mondrian by class), hinge score 1 - p_y,
     ``predict_set(labels=False, confidence=0.9, smoothing=False)``.
@@ -141,7 +141,8 @@ def one_seed(name: str, seed: int) -> list[dict]:
     Xc, yc, Xt, yt = X[ca], y[ca], X[te], y[te]
     runs = {label: (lambda m=m, s=s: run_confrf(m, s, model, K, seed, Xc, yc, Xt)) for label, (m, s) in CONFRF.items()}
     runs["MAPIE LAC"] = lambda: run_mapie("lac", model, K, Xc, yc, Xt)
-    runs["MAPIE APS"] = lambda: run_mapie("aps", model, K, Xc, yc, Xt)
+    if K > 2:  # MAPIE refuses APS for a binary target
+        runs["MAPIE APS"] = lambda: run_mapie("aps", model, K, Xc, yc, Xt)
     runs["crepes standard"] = lambda: run_crepes(False, model, K, seed, Xc, yc, Xt)
     runs["crepes Mondrian (class-cond.)"] = lambda: run_crepes(True, model, K, seed, Xc, yc, Xt)
     rows = []

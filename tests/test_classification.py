@@ -239,3 +239,19 @@ def test_small_class_warns_and_is_always_in_the_set():
     with pytest.warns(cf.exceptions.InfiniteIntervalWarning, match="'c' \\(2\\)"):
         clf.conformalize(X[1::2], y[1::2])
     assert clf.predict_sets(X[:50])[:, 2].all()
+
+
+def test_cli_prediction_sets(tmp_path, wine):
+    from confrf.__main__ import main
+
+    train, test = wine
+    cols = ["target", "alcohol", "flavanoids", "proline"]
+    train[cols].to_csv(tmp_path / "train.csv", index=False)
+    test[cols[1:]].to_csv(tmp_path / "new.csv", index=False)
+    rc = main(["fit", "target ~ alcohol + flavanoids + proline", "--data", str(tmp_path / "train.csv"),
+               "--newdata", str(tmp_path / "new.csv"), "--method", "split", "--model", "rf", "--score", "aps",
+               "--random-state", "0", "--out", str(tmp_path / "pred.csv")])
+    assert rc == 0
+    pred = pd.read_csv(tmp_path / "pred.csv")
+    assert list(pred.columns) == ["row", "pred", "size", "barbera", "barolo", "grignolino"] and len(pred) == len(test)
+    assert (pred["size"] == pred[["barbera", "barolo", "grignolino"]].sum(axis=1)).all()
