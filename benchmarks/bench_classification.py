@@ -182,6 +182,12 @@ def report(df: pd.DataFrame) -> str:
             "coverage: lowest coverage over non-empty set sizes with at least 20 test rows (NaN when none).", "",
             "Targets: coverage ≥ 1 − α − 3 s.e. for every confrf method; the best confrf mean set size ≤ MAPIE "
             "LAC's + 2 %; the best confrf worst size-stratified coverage above MAPIE LAC's.", "",
+            "confrf split LAC computes the same order statistic as MAPIE LAC and crepes standard, and confrf "
+            "split-g the same per-class one as crepes Mondrian, except that crepes keeps a label when its p-value "
+            "is >= 1 - confidence: when (n + 1) alpha is an integer that admits one more label than the exact "
+            "rule, so its sets can be slightly larger. LCP-RF-G's sets are "
+            "large when the classes are separated in x (docs/guide/classification.md, 'When localization costs').",
+            "",
             "| data | every confrf coverage ≥ 1 − α − 3 s.e. | best confrf size vs LAC + 2 % | best confrf "
             "worst size-strat. cov. vs MAPIE LAC |", "| --- | --- | --- | --- |", *checks]
     return "\n".join(head + lines) + "\n"
