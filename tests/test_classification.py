@@ -1,7 +1,6 @@
 """Classification: formula entry, predict frame, summary, evaluate, errors, determinism, pickling."""
 
 import pickle
-import warnings
 
 import numpy as np
 import pandas as pd

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..exceptions import InputError
 from ..metrics import clopper_pearson
+from ..results.evaluation import held_out_frame
 from ..results.summary import Summary, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -136,12 +137,7 @@ class ClassEvaluation:
 def evaluate_sets(result: "ClassificationResult", test: Any, *, alpha: float | None = None,
                   level: float = 0.95) -> ClassEvaluation:
     """Coverage, set sizes, size-stratified and class-conditional coverage of ``result`` on ``test``."""
-    if isinstance(test, dict):
-        test = pd.DataFrame(test)
-    if not isinstance(test, pd.DataFrame):
-        raise InputError(f"the test data must be a pandas DataFrame with the response, got {type(test).__name__}.")
-    if len(test) == 0:
-        raise InputError("the test data has no rows.")
+    test = held_out_frame(test)
     if not 0 < level < 1:
         raise InputError(f"level must lie in (0, 1), got {level!r}.")
     codes = result.design.codes(test)  # unseen labels raise here, before any prediction

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..exceptions import InputError
+from ..models import clone_seeded
 
 CLASSIFIER_SHORTCUTS = ("gbm", "rf", "logit")
 CLASSIFIER_NAMES = {"gbm": "HistGradientBoostingClassifier", "rf": "RandomForestClassifier",
@@ -86,11 +87,7 @@ def make_classifier(model: Any, *, fit_intercept: bool = True, random_state: int
         raise InputError(f"model must be a name in {list(CLASSIFIER_SHORTCUTS)} or a classifier with fit() and "
                          f"predict_proba(), got {type(model).__name__}; for a fitted model pass prefit=True.")
     check_has_proba(model)
-    est = clone(model)
-    params = est.get_params()
-    if random_state is not None and "random_state" in params and params["random_state"] is None:
-        est.set_params(random_state=random_state)
-    return est
+    return clone_seeded(model, random_state)
 
 
 def check_has_proba(model: Any) -> None:

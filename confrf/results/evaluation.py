@@ -39,6 +39,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import ConformalResult
 
 
+def held_out_frame(data: Any) -> pd.DataFrame:
+    """Held-out data as a non-empty DataFrame (a dict is converted), or a clear error."""
+    if isinstance(data, dict):
+        data = pd.DataFrame(data)
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(f"the test data must be a pandas DataFrame with the response, got {type(data).__name__}.")
+    if len(data) == 0:
+        raise InputError("the test data has no rows.")
+    return data
+
+
 def held_out_rows(result: "ConformalResult", data: Any, alpha: float | None = None, *,
                   oracle: SimulatedData | None = None, max_width: float | None = None,
                   n_bins: int = 10) -> tuple[pd.DataFrame, float]:
@@ -48,12 +59,7 @@ def held_out_rows(result: "ConformalResult", data: Any, alpha: float | None = No
     fidelity, width_bin, and when they apply group, rejected, oracle_width,
     oracle_error, conditional_coverage.
     """
-    if isinstance(data, dict):
-        data = pd.DataFrame(data)
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"the test data must be a pandas DataFrame with the response, got {type(data).__name__}.")
-    if len(data) == 0:
-        raise InputError("the test data has no rows.")
+    data = held_out_frame(data)
     y = result.design.response(data)
     t0 = time.perf_counter()
     pred = result.predict(data, alpha, details=True)
