@@ -131,3 +131,17 @@ def test_split_and_mondrian_split_match_order_statistics(score, alpha):
     assert split.predict_sets(Xt).tolist() == (S <= t).tolist()
     t_k = [quantile(list(mond.calib_scores_[mond.calib_codes_ == k])) for k in range(3)]
     assert mond.predict_sets(Xt).tolist() == (S <= np.array(t_k)[None, :]).tolist()
+
+
+def test_split_lac_equals_mapie_lac():
+    mapie = pytest.importorskip("mapie.classification")
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1500, 3))
+    y = np.argmax(X + rng.normal(size=(1500, 3)), axis=1)
+    model = LogisticRegression().fit(X[:500], y[:500])
+    ours = ConformalClassifier(model, method="split", alpha=0.1, prefit=True).conformalize(X[500:1000], y[500:1000])
+    theirs = mapie.SplitConformalClassifier(model, confidence_level=0.9, conformity_score="lac", prefit=True)
+    theirs.conformalize(X[500:1000], y[500:1000])
+    assert (ours.predict_sets(X[1000:]) == theirs.predict_set(X[1000:])[1][:, :, 0]).all()

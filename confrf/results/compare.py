@@ -111,8 +111,9 @@ def compare(*results: ConformalResult, test: Any, names: list[str] | None = None
     """
     if not results:
         raise InputError("give at least one fitted result to compare.")
-    classification = [type(r).__name__ == "ClassificationResult" for r in results]
-    if any(classification):  # prediction sets: their own metrics
+    from ..classification import ClassificationResult  # not at the top: classification imports results
+
+    if any(isinstance(r, ClassificationResult) for r in results):  # prediction sets: their own metrics
         from ..classification.compare import compare_sets
 
         return compare_sets(results, test, _names(results, names), level)
