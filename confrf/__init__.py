@@ -13,7 +13,7 @@ from .calibrators import PACReport, pac_delta, pac_epsilon, pac_n2
 from .estimator import ConformalRegressor
 from .classification import ConformalClassifier
 from .results import Comparison, ConformalResult, Evaluation, Summary, compare
-from .exceptions import ConfrfError, FormulaError, InputError, NotFittedError
+from .exceptions import ArgumentTypeError, ConfrfError, FormulaError, InputError, NotFittedError
 from . import dask  # after the results package, which it uses
 
 __version__ = "0.1.0"
@@ -41,6 +41,7 @@ __all__ = [
     "ConfrfError",
     "InputError",
     "FormulaError",
+    "ArgumentTypeError",
     "NotFittedError",
     "__version__",
 ]

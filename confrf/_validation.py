@@ -1,24 +1,179 @@
-"""Checks shared by every entry point: alpha, exact conformal counts, arrays."""
+"""Checks shared by every entry point: one checker per kind of argument.
+
+Numbers (:func:`check_real`, :func:`check_int`, :func:`check_fraction`),
+booleans (:func:`check_bool`), seeds (:func:`check_random_state`,
+:func:`seed_entropy`), miscoverage levels (:func:`check_alpha`,
+:func:`check_alphas`), exact conformal counts, and arrays
+(:func:`as_float_matrix`, :func:`as_float_vector`).  Each raises an
+:class:`~confrf.exceptions.InputError` (or :class:`ArgumentTypeError`) that
+names the argument and the fix.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from decimal import Decimal
 from fractions import Fraction
-from numbers import Real
+from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
-from .exceptions import InputError
+from .exceptions import ArgumentTypeError, InputError
+
+_ALPHA_HINT = "e.g. alpha=0.1 for 90% intervals"
+
+
+def _is_number(value: object) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value.dtype.kind in "iuf"
+    return isinstance(value, (Real, Decimal, np.number))
+
+
+def check_real(value: object, name: str, *, low: float | None = None, high: float | None = None,
+               low_open: bool = True, high_open: bool = True, hint: str = "") -> float:
+    """``value`` as a finite float in the given range; Decimal, Fraction and numpy scalars are accepted.
+
+    Examples
+    --------
+    >>> check_real(np.float32(0.5), "calib_size", low=0, high=1)
+    0.5
+    """
+    tail = f"; {hint}" if hint else ""
+    if not _is_number(value):
+        raise InputError(f"{name} must be a number, got {value!r} ({type(value).__name__}){tail}.")
+    v = float(value)
+    lo_ok = low is None or (v > low if low_open else v >= low)
+    hi_ok = high is None or (v < high if high_open else v <= high)
+    if math.isnan(v) or not (lo_ok and hi_ok):  # inf passes only where the range reaches it
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        rng = f"{'(' if low_open else '['}{lo}, {hi}{')' if high_open else ']'}"
+        raise InputError(f"{name} must lie in {rng}, got {value!r}{tail}.")
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
+        return float(str(value))  # np.float32(0.1) was typed as 0.1, not 0.10000000149
+    return v
+
+
+def check_fraction(value: object, name: str) -> float:
+    """A share of the rows, strictly between 0 and 1 (``calib_size``, ``localizer_size``)."""
+    return check_real(value, name, low=0.0, high=1.0, hint=f"e.g. {name}=0.5 for half of the rows")
+
+
+def check_int(value: object, name: str, *, minimum: int = 1, allow_none: bool = False,
+              hint: str = "") -> int | None:
+    """``value`` as a Python int >= ``minimum`` (numpy integers accepted; floats and strings are not).
+
+    Examples
+    --------
+    >>> check_int(np.int64(3), "n_estimators")
+    3
+    """
+    if value is None and allow_none:
+        return None
+    tail = f"; {hint}" if hint else ""
+    none = " or None" if allow_none else ""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
+        raise InputError(f"{name} must be an integer >= {minimum}{none}, got {value!r} "
+                         f"({type(value).__name__}){tail}.")
+    if value < minimum:
+        raise InputError(f"{name} must be an integer >= {minimum}{none}, got {value!r}{tail}.")
+    return int(value)
+
+
+def check_n_jobs(value: object) -> int | None:
+    """None (one thread), a positive number of threads, or -1 for all cores (joblib's meaning)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)) or value == 0:
+        raise InputError(f"n_jobs must be None, a positive integer or -1 (all cores), got {value!r}.")
+    return int(value)
+
+
+def check_max_features(value: object) -> Any:
+    """scikit-learn's ``max_features``: a share in (0, 1], a count >= 1, "sqrt", "log2" or None."""
+    if value is None or value in ("sqrt", "log2"):
+        return value
+    if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return check_int(value, "max_features")
+    return check_real(value, "max_features", low=0.0, high=1.0, high_open=False,
+                      hint='a share of the features, a count, "sqrt", "log2" or None')
+
+
+def check_bool(value: object, name: str) -> bool:
+    """``value`` if it is True or False; strings such as "no" are refused rather than read as truthy."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputError(f"{name} must be True or False, got {value!r} ({type(value).__name__}).")
+
+
+def check_random_state(random_state: object) -> Any:
+    """None, a non-negative int, a numpy ``Generator`` or ``RandomState``; anything else is refused.
+
+    Floats (``1.5`` is not a seed), bools, negative numbers and strings get an
+    :class:`~confrf.exceptions.InputError`.
+    """
+    if random_state is None or isinstance(random_state, (np.random.Generator, np.random.RandomState)):
+        return random_state
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, (Integral, np.integer)):
+        raise InputError(
+            f"random_state must be None, a non-negative integer, a numpy Generator or a RandomState, "
+            f"got {random_state!r} ({type(random_state).__name__}); e.g. random_state=0."
+        )
+    if random_state < 0:
+        raise InputError(f"random_state must be a non-negative integer, got {random_state!r}; e.g. random_state=0.")
+    return int(random_state)
+
+
+def seed_entropy(random_state: object) -> int | None:
+    """An int seed for :class:`numpy.random.SeedSequence` (None stays None).
+
+    A ``Generator`` or ``RandomState`` is drawn from once, as scikit-learn
+    does: the same generator state gives the same seed.
+    """
+    rs = check_random_state(random_state)
+    if isinstance(rs, np.random.Generator):
+        return int(rs.integers(0, 2**63 - 1))
+    if isinstance(rs, np.random.RandomState):
+        return int(rs.randint(0, 2**31 - 1))
+    return rs
 
 
 def check_alpha(alpha: object) -> float:
-    """Return ``alpha`` as a float after checking that it lies in (0, 1)."""
-    if isinstance(alpha, bool) or not isinstance(alpha, (Real, np.floating)):
-        raise InputError(f"alpha must be a number in (0, 1), got {alpha!r}; e.g. alpha=0.1 for 90% intervals.")
-    a = float(alpha)
-    if not (0.0 < a < 1.0) or math.isnan(a):
-        raise InputError(f"alpha must lie strictly between 0 and 1, got {a!r}; e.g. alpha=0.1 for 90% intervals.")
-    return a
+    """Return ``alpha`` as a float after checking that it lies in (0, 1).
+
+    Decimal and Fraction are read exactly as written (``Decimal("0.1")`` is 0.1).
+    """
+    if isinstance(alpha, (list, tuple, np.ndarray)) and np.ndim(alpha) > 0:
+        raise InputError(
+            f"alpha must be a single number in (0, 1) here, got {alpha!r}; fit at one level and pass "
+            "several levels to predict(newdata, alpha=[0.05, 0.1])."
+        )
+    return check_real(alpha, "alpha", low=0.0, high=1.0, hint=_ALPHA_HINT)
+
+
+def check_alphas(alpha: object) -> tuple[list[float], bool]:
+    """One or several levels: (the floats, whether a sequence was given).
+
+    Examples
+    --------
+    >>> check_alphas([0.05, 0.1])
+    ([0.05, 0.1], True)
+    >>> check_alphas(0.1)
+    ([0.1], False)
+    """
+    if isinstance(alpha, (Sequence, np.ndarray)) and not isinstance(alpha, (str, bytes)) and np.ndim(alpha) > 0:
+        if len(alpha) == 0:
+            raise InputError(f"alpha is an empty sequence; give at least one level, {_ALPHA_HINT}.")
+        levels = [check_alpha(a) for a in np.asarray(alpha, dtype=object).ravel()]
+        if len(set(levels)) != len(levels):
+            raise InputError(f"alpha has repeated levels {alpha!r}; give each level once.")
+        return levels, True
+    return [check_alpha(alpha)], False
 
 
 def alpha_fraction(alpha: float) -> Fraction:
@@ -45,9 +200,37 @@ def min_calibration_size(alpha: float) -> int:
     return n
 
 
+def as_float_array(X: object, name: str) -> np.ndarray:
+    """``X`` as float64, with the reason when that is not possible (sparse, strings, objects)."""
+    if sp.issparse(X):
+        raise ArgumentTypeError(
+            f"{name} is a scipy sparse matrix; confrf needs a dense array: pass {name}.toarray() "
+            "(the forest localizer and the kernels work on dense rows)."
+        )
+    if np.iscomplexobj(X):
+        raise InputError(f"{name} holds complex numbers; confrf needs real numbers (take .real or abs() first).")
+    try:
+        return np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        cols = getattr(X, "columns", None)  # a DataFrame: name its non-numeric columns
+        where = "" if cols is None else f" (non-numeric column(s): {[c for c in cols if not _numeric_col(X[c])][:10]})"
+        raise InputError(
+            f"{name} must hold numbers only{where}; it cannot be read as float64 ({exc}). Encode strings or "
+            "categories as numbers first, or use the formula API (cf.conformal), which codes them."
+        ) from None
+
+
+def _numeric_col(col: Any) -> bool:
+    try:
+        np.asarray(col, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def as_float_matrix(X: object, name: str = "X") -> np.ndarray:
     """2-D float64 C-contiguous array with finite entries, or a clear error."""
-    arr = np.asarray(X, dtype=np.float64)
+    arr = as_float_array(X, name)
     if arr.ndim == 1:
         arr = arr.reshape(-1, 1)
     if arr.ndim != 2:
@@ -65,7 +248,7 @@ def as_float_matrix(X: object, name: str = "X") -> np.ndarray:
 
 def as_float_vector(y: object, name: str = "y") -> np.ndarray:
     """1-D float64 array with finite entries, or a clear error."""
-    arr = np.asarray(y, dtype=np.float64)
+    arr = as_float_array(y, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
@@ -74,3 +257,29 @@ def as_float_vector(y: object, name: str = "y") -> np.ndarray:
     if bad.any():
         raise InputError(f"{name} has NaN or inf in {int(bad.sum())} row(s); drop or impute them first.")
     return np.ascontiguousarray(arr)
+
+
+#: Beyond these magnitudes squares of responses and residuals overflow or underflow
+#: in float64 (1e154 ** 2 ~ 1e308), so models fit constants and scores lose all precision.
+_RESPONSE_MAX, _RESPONSE_MIN_SPREAD = 1e150, 1e-150
+
+
+def check_response_scale(y: np.ndarray, name: str = "y") -> np.ndarray:
+    """``y`` unchanged, unless its scale is beyond what float64 models can fit.
+
+    Responses of magnitude above 1e150, or whose spread is below 1e-150 while
+    not constant, make squared-error models (gradient boosting, OLS) fit a
+    constant silently; rescaling the response is the fix.
+    """
+    if y.size == 0:
+        return y
+    top = float(np.max(np.abs(y)))
+    spread = float(np.max(y) - np.min(y))
+    if top > _RESPONSE_MAX or 0.0 < spread < _RESPONSE_MIN_SPREAD:
+        what = f"values up to {top:.3g}" if top > _RESPONSE_MAX else f"a spread of only {spread:.3g}"
+        raise InputError(
+            f"the response {name} has {what}: at this scale squared errors overflow or underflow in float64, "
+            "so the base model and the scores lose all precision; rescale it (e.g. use I(y * 1e-300) or "
+            "I(y * 1e300) in the formula, or divide y by a typical value) and rescale the intervals back."
+        )
+    return y

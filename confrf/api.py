@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ._validation import check_alpha
+from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from .calibrators import get_method
 from .estimator import ConformalRegressor
 from .exceptions import InputError
-from .formula import Design
+from .formula import Design, as_frame
 from .formula.labels import label_column
+from .models import adapt_formula_results, no_predictor_model
 from .group_labels import kept_positions, split_group_option
 from .results import ConformalResult
 
@@ -31,24 +31,24 @@ OPTIONS = {
 }
 
 
-def _split_rng(random_state: Any) -> np.random.Generator:
+def _split_rng(seed: int | None) -> np.random.Generator:
     # a stream of its own, so the train/calibration split does not share draws with the model
-    if random_state is None:
+    if seed is None:
         return np.random.default_rng()
-    return np.random.default_rng(np.random.SeedSequence(entropy=int(random_state), spawn_key=(1,)))
+    return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(1,)))
 
 
-def split_indices(n: int, calib_size: float, random_state: Any) -> tuple[np.ndarray, np.ndarray]:
+def split_indices(n: int, calib_size: float, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Sorted (training, calibration) row positions of a random split of ``n`` rows."""
     n_cal = int(round(calib_size * n))
     if n_cal < 1 or n - n_cal < 2:
         raise InputError(f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size}.")
-    perm = _split_rng(random_state).permutation(n)
+    perm = _split_rng(seed).permutation(n)
     return np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
 
 
 def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float = 0.1, model: Any = "gbm",
-              calib: Any = None, calib_size: float = 0.5, random_state: int | None = None,
+              calib: Any = None, calib_size: float = 0.5, random_state: Any = None,
               **options: Any) -> ConformalResult:
     """Fit a base model and calibrate conformal prediction intervals, from a formula.
 
@@ -79,7 +79,13 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     model : str, estimator or pair
         "gbm" (HistGradientBoostingRegressor), "rf", "ols" (statsmodels), a
         scikit-learn regressor (cloned and fitted), or with ``prefit=True`` a
-        model already fitted on the same design (sklearn or statsmodels results).
+        model already fitted on the same design: a scikit-learn model, or
+        statsmodels results, including those of the formula API
+        (``smf.ols("price ~ carat + C(cut)", data=train).fit()``, whose
+        columns are matched by name to this formula's design). With no
+        predictors (``"y ~ 1"``, ``"y ~ 0"``, only with ``method="split"``)
+        the model is the constant mean (or 0 without intercept), as R's
+        ``lm(y ~ 1)``.
         With ``score="quantile"``: "qr" (statsmodels QuantReg; "ols" means it
         too), "qgbm" (quantile-loss boosting; "gbm" means it too), or a pair
         ``(est_lo, est_hi)``.
@@ -87,8 +93,11 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         Calibration data; then all of ``data`` trains the model.
     calib_size : float
         Share of ``data`` used for calibration when ``calib`` is not given.
-    random_state : int, optional
-        Makes the split, the model and the forest reproducible.
+    random_state : int, Generator, RandomState or None
+        Makes the split, the model and the forest reproducible. A numpy
+        ``Generator`` or ``RandomState`` is drawn from once for an int seed,
+        which ``result.random_state`` keeps. Floats, strings, bools and
+        negative numbers are refused.
     **options
         ``score`` ("absolute"; "quantile" is CQR's max(q_lo - y, y - q_hi),
         "scaled" is ``|y - mu| / sigma``; or a :class:`confrf.scores.Score`),
@@ -136,6 +145,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
 
         return conformal_sets(formula, data, method=method, alpha=alpha, model=model, calib=calib,
                               calib_size=calib_size, random_state=random_state, **options)
+    seed = seed_entropy(random_state)
     spec = get_method(method)
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
@@ -146,22 +156,25 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}
     labeler, est_opts = split_group_option(method_opts)  # user groups: labels read from the rows
-    if not (isinstance(calib_size, float | int) and 0 < calib_size < 1):
-        raise InputError(f"calib_size must lie in (0, 1), got {calib_size!r}.")
+    calib_size = check_fraction(calib_size, "calib_size")
+    prefit = check_bool(opts["prefit"], "prefit")
 
+    data = as_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
-    prefit = bool(opts["prefit"])
+    if prefit:
+        model = adapt_formula_results(model, design.column_names, design.has_intercept)
+    if X.shape[1] == 0:
+        model = no_predictor_model(model, design, method, prefit)
     if calib is not None:
-        if isinstance(calib, dict):
-            calib = pd.DataFrame(calib)
-        X_cal = design.transform(calib)
-        y_cal = design.response(calib)
+        calib = as_frame(calib, "calib")
+        X_cal = design.transform(calib, what="calib")
+        y_cal = design.response(calib, what="calib")
         X_tr, y_tr = X, y
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
         cal = slice(None)
     else:
-        tr, cal = split_indices(X.shape[0], calib_size, random_state)
+        tr, cal = split_indices(X.shape[0], calib_size, seed)
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
     groups_cal = None
     if labeler is not None:
@@ -172,7 +185,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         model=model, method=method, alpha=alpha, score=opts["score"], prefit=prefit, honest=opts["honest"],
         localizer_size=opts["localizer_size"], n_estimators=opts["n_estimators"],
         min_samples_leaf=opts["min_samples_leaf"], max_features=opts["max_features"], max_depth=opts["max_depth"],
-        fit_intercept=design.has_intercept, random_state=random_state, n_jobs=opts["n_jobs"],
+        fit_intercept=design.has_intercept, random_state=seed, n_jobs=opts["n_jobs"],
         options=est_opts,
     )
     if not prefit:
@@ -180,7 +193,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     est.conformalize(X_cal, y_cal, groups=groups_cal)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     return ConformalResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
-                           random_state=random_state, group_labeler=labeler)
+                           random_state=seed, group_labeler=labeler)
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:

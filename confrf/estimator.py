@@ -13,7 +13,19 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ._parallel import concat_chunks, map_row_chunks
-from ._validation import as_float_matrix, as_float_vector, check_alpha
+from ._validation import (
+    as_float_matrix,
+    as_float_vector,
+    check_alpha,
+    check_bool,
+    check_fraction,
+    check_int,
+    check_max_features,
+    check_n_jobs,
+    check_random_state,
+    check_response_scale,
+    seed_entropy,
+)
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
 from .exceptions import InputError, NotFittedError
@@ -22,12 +34,14 @@ from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
 
 def _seeds(random_state: Any, k: int) -> list[int | None]:
-    """Independent sub-seeds so each random step is reproducible on its own."""
-    if random_state is None:
+    """Independent sub-seeds so each random step is reproducible on its own.
+
+    A Generator or RandomState is drawn from once per call (scikit-learn's convention).
+    """
+    entropy = seed_entropy(random_state)
+    if entropy is None:
         return [None] * k
-    if isinstance(random_state, np.random.Generator):
-        return [int(s) for s in random_state.integers(0, 2**31 - 1, size=k)]
-    ss = np.random.SeedSequence(int(random_state))
+    ss = np.random.SeedSequence(entropy)
     return [int(s) for s in ss.generate_state(k) % (2**31 - 1)]
 
 
@@ -62,8 +76,11 @@ class ConformalRegressor(BaseEstimator):
         Forest settings of the localizer.
     fit_intercept : bool
         Passed to "ols".
-    random_state : int, Generator or None
-        Makes every random step reproducible.
+    random_state : int, Generator, RandomState or None
+        Makes every random step reproducible. A non-negative int; a numpy
+        ``Generator`` or ``RandomState`` is drawn from once per ``fit`` and
+        ``conformalize`` (as in scikit-learn). Floats, strings and negative
+        numbers are refused.
     n_jobs : int or None
         Threads for the forest, the kernels and prediction (None: 1, -1: all
         cores).
@@ -114,9 +131,11 @@ class ConformalRegressor(BaseEstimator):
         if self.prefit:
             raise InputError("prefit=True: the model is already fitted; call conformalize() directly.")
         X = as_float_matrix(X, "X")
-        y = as_float_vector(y, "y")
+        y = check_response_scale(as_float_vector(y, "y"), "y")
         if X.shape[0] != y.shape[0]:
             raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        if X.shape[0] < 2:
+            raise InputError(f"fit needs at least 2 training rows, got {X.shape[0]}.")
         seeds = self._seeds()
         t0 = time.perf_counter()
         score = get_score(self.score)
@@ -142,7 +161,7 @@ class ConformalRegressor(BaseEstimator):
         """
         self._check_options()
         X = as_float_matrix(X, "X")
-        y = as_float_vector(y, "y")
+        y = check_response_scale(as_float_vector(y, "y"), "y")
         if X.shape[0] != y.shape[0]:
             raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
         if self.prefit:
@@ -174,7 +193,10 @@ class ConformalRegressor(BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Point predictions of the base model."""
-        return self.score_.center(self._model().predict(self._check_X(X)))
+        X = self._check_X(X)
+        if X.shape[0] == 0:  # scikit-learn refuses 0 rows; the answer is simply empty
+            return np.empty(0, dtype=np.float64)
+        return self.score_.center(self._model().predict(X))
 
     def predict_details(self, X: Any, alpha: float | None = None, groups: Any = None, *,
                         n_jobs: int | None = None, chunk_size: int | None = None,
@@ -194,10 +216,17 @@ class ConformalRegressor(BaseEstimator):
         """
         X = self._check_X(X)
         a = check_alpha(self.alpha if alpha is None else alpha)
+        n_jobs = check_n_jobs(n_jobs)
+        chunk_size = check_int(chunk_size, "chunk_size", allow_none=True)
+        progress = None if progress is None else check_bool(progress, "progress")
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
         labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
+        if X.shape[0] == 0:
+            # scikit-learn refuses 0 rows: predict one calibration row for the keys and dtypes, keep none
+            one = {} if self.calib_groups_ is None else {k: np.asarray(self.calib_groups_)[:1] for k in labels}
+            return {k: v[:0] for k, v in self._predict_rows(self.calib_X_[:1], a, one).items()}
         parts = map_row_chunks(
             lambda rows: self._predict_rows(X[rows], a, {k: v[rows] for k, v in labels.items()}),
             X.shape[0], chunk_size=chunk_size, n_jobs=self.n_jobs if n_jobs is None else n_jobs,
@@ -237,6 +266,14 @@ class ConformalRegressor(BaseEstimator):
     # -- helpers -----------------------------------------------------------
     def _check_options(self) -> None:
         check_alpha(self.alpha)
+        for name in ("prefit", "honest", "fit_intercept"):
+            check_bool(getattr(self, name), name)
+        check_fraction(self.localizer_size, "localizer_size")
+        check_int(self.n_estimators, "n_estimators")
+        check_int(self.max_depth, "max_depth", allow_none=True)
+        check_max_features(self.max_features)
+        check_n_jobs(self.n_jobs)
+        check_random_state(self.random_state)
         method_options(self.method, self.options)
 
     def _seeds(self) -> list[int | None]:

@@ -10,6 +10,7 @@ __all__ = [
     "ConfrfError",
     "InputError",
     "FormulaError",
+    "ArgumentTypeError",
     "NotFittedError",
     "ConfrfWarning",
     "InfiniteIntervalWarning",
@@ -27,6 +28,10 @@ class InputError(ConfrfError, ValueError):
 
 class FormulaError(InputError):
     """A formula that cannot be parsed or does not fit the data."""
+
+
+class ArgumentTypeError(InputError, TypeError):
+    """An argument of the wrong type (e.g. a NumPy array where a DataFrame is needed)."""
 
 
 class NotFittedError(ConfrfError, AttributeError):

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.exceptions import NotFittedError as SkNotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from .exceptions import InputError
 
@@ -106,6 +108,10 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
             return StatsmodelsRegressor(fit_intercept=fit_intercept)
         raise InputError(f"unknown model {model!r}; use one of {list(SHORTCUTS)} or a scikit-learn regressor "
                          "('qr' and 'qgbm' are quantile models, for score='quantile').")
+    if isinstance(model, type):
+        fix = (f"model='ols' or StatsmodelsRegressor(model_class={model.__name__})"
+               if model.__module__.startswith("statsmodels") else f"model={model.__name__}()")
+        raise InputError(f"model must be an estimator instance, not the class {model.__name__}; use {fix}.")
     if not (hasattr(model, "fit") and hasattr(model, "predict")):
         raise InputError(
             f"model must be a name in {list(SHORTCUTS)} or an object with fit() and predict(), got {type(model).__name__}; "
@@ -126,8 +132,14 @@ def wrap_prefit(model: Any, n_features: int) -> Any:
     """Use an already fitted model as is (statsmodels results are adapted)."""
     if hasattr(model, "model") and hasattr(model, "params") and hasattr(getattr(model, "model"), "exog"):
         return _PrefitStatsmodelsResults(model, n_features)
-    if not hasattr(model, "predict"):
-        raise InputError("prefit=True needs a fitted model with a predict() method.")
+    if not hasattr(model, "predict") or isinstance(model, type):
+        raise InputError(f"prefit=True needs a fitted model with a predict() method, got {model!r}.")
+    if isinstance(model, BaseEstimator):
+        try:
+            check_is_fitted(model)
+        except SkNotFittedError:
+            raise InputError(f"prefit=True but the {type(model).__name__} is not fitted; fit it on the design "
+                             "(result.design) first, or pass prefit=False to let confrf fit it.") from None
     n_in = getattr(model, "n_features_in_", None)
     if n_in is not None and n_in != n_features:
         raise InputError(
@@ -145,9 +157,92 @@ def model_name(model: Any) -> str:
     parts = model if isinstance(model, (tuple, list)) else getattr(model, "component_models", None)
     if parts is not None:  # a score's models side by side, e.g. CQR's (q_lo, q_hi)
         return "(" + ", ".join(model_name(m) for m in parts) + ")"
-    if isinstance(model, _PrefitStatsmodelsResults):
+    if isinstance(model, (_PrefitStatsmodelsResults, FormulaResultsAdapter)):
         return type(model.results.model).__name__ + " (statsmodels, prefit)"
     if isinstance(model, StatsmodelsRegressor):
         cls = model.model_class
         return (cls.__name__ if cls is not None else "OLS") + " (statsmodels)"
     return type(model).__name__
+
+
+class FormulaResultsAdapter:
+    """A statsmodels formula-API result (``smf.ols("y ~ x", data).fit()``) predicting from the design.
+
+    statsmodels would re-apply its own (patsy) formula to a DataFrame; here
+    its columns are matched by name to confrf's design columns, so the same
+    coefficients are applied to the same columns (``transform=False``).
+    """
+
+    def __init__(self, results: Any, column_names: list[str], has_intercept: bool) -> None:
+        exog_names = list(results.model.exog_names)
+        ours = {_norm(c): i for i, c in enumerate(column_names)}
+        missing = [e for e in exog_names if e != "Intercept" and _norm(e) not in ours]
+        unused = sorted(set(ours) - {_norm(e) for e in exog_names})
+        if missing or unused or ("Intercept" in exog_names) != has_intercept:
+            formula = getattr(results.model, "formula", None)
+            raise InputError(
+                f"the prefit statsmodels model (formula {formula!r}) has columns {exog_names}, which do not match "
+                f"this formula's design columns {column_names} (intercept: {has_intercept})"
+                + (f"; not in the design: {missing}" if missing else "")
+                + (f"; not in the model: {unused}" if unused else "")
+                + "; give confrf the same formula the model was fitted with."
+            )
+        self.results = results
+        self.positions = [-1 if e == "Intercept" else ours[_norm(e)] for e in exog_names]
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        exog = np.column_stack([np.ones(X.shape[0]) if p < 0 else X[:, p] for p in self.positions]) \
+            if self.positions else np.empty((X.shape[0], 0))
+        return np.asarray(self.results.predict(exog, transform=False), dtype=np.float64)
+
+
+def _norm(name: str) -> str:
+    # patsy and formulaic agree on names up to spaces ("np.log(x)" vs "np.log( x )")
+    return "".join(str(name).split())
+
+
+def adapt_formula_results(model: Any, column_names: list[str], has_intercept: bool) -> Any:
+    """Wrap a prefit statsmodels formula-API result; any other model is returned as is."""
+    inner = getattr(model, "model", None)
+    if hasattr(model, "params") and getattr(inner, "formula", None) is not None and hasattr(inner, "exog_names"):
+        return FormulaResultsAdapter(model, column_names, has_intercept)
+    return model
+
+
+def no_predictor_model(model: Any, design: Any, method: str, prefit: bool) -> Any:
+    """The base model of a formula without predictors (``y ~ 1``, ``y ~ 0``), as R's ``lm`` fits it.
+
+    The model is the constant mean (0 without intercept). Only split
+    conformal applies: every localizing method would localize on nothing,
+    and with no predictors it reduces to split conformal anyway.
+    """
+    if method != "split":
+        raise InputError(
+            f"formula {design.formula!r} has no predictors, so method {method!r} has nothing to localize on; "
+            "use method='split' (what any localized method reduces to without predictors), or add predictors."
+        )
+    if prefit:
+        return model
+    if not isinstance(model, str):
+        raise InputError(
+            f"formula {design.formula!r} has no predictors: a {type(model).__name__} cannot be fitted on zero "
+            "columns; use model='ols' (the mean, as R's lm(y ~ 1)) or add predictors."
+        )
+    from sklearn.dummy import DummyRegressor
+
+    if design.has_intercept:
+        return DummyRegressor(strategy="mean")
+    return DummyRegressor(strategy="constant", constant=0.0)
+
+
+def base_model(fitted: Any) -> Any:
+    """The fitted base model as the user knows it: statsmodels results unwrapped, pairs as tuples."""
+    parts = getattr(fitted, "component_models", None)
+    if parts is not None:
+        return tuple(base_model(m) for m in parts)
+    if isinstance(fitted, (_PrefitStatsmodelsResults, FormulaResultsAdapter)):
+        return fitted.results
+    if isinstance(fitted, StatsmodelsRegressor):
+        return fitted.results_
+    return fitted

@@ -186,3 +186,96 @@ def test_dot_formula_and_na_drop(diamonds):
     res = cf.split_cp("price ~ .", data=df, na_action="drop", random_state=0)
     assert res.design.column_names == ["carat", "depth"]
     assert "Rows dropped (NA)" in str(res.summary())
+
+
+# ------------------------------------------------------------ conventions users bring (issue 14)
+def test_prefit_statsmodels_formula_result(diamonds):
+    import statsmodels.formula.api as smf
+
+    train, cal, new = diamonds.iloc[:1000], diamonds.iloc[1000:2000], diamonds.iloc[3000:3010]
+    model = smf.ols("price ~ carat + C(cut)", data=train).fit()
+    res = cf.split_cp("price ~ carat + C(cut)", data=cal, model=model, prefit=True)
+    np.testing.assert_allclose(res.predict(new)["fit"], model.predict(new), rtol=1e-10)
+    assert res.model is model
+    const = cf.split_cp("price ~ 1", data=cal, model=smf.ols("price ~ 1", data=train).fit(), prefit=True)
+    assert const.predict(new)["fit"].iloc[0] == pytest.approx(train["price"].mean())
+    glm = smf.glm("price ~ np.log(carat) + C(color)", data=train, family=sm.families.Gamma(sm.families.links.Log())).fit()
+    res2 = cf.split_cp("price ~ np.log(carat) + C(color)", data=cal, model=glm, prefit=True)
+    np.testing.assert_allclose(res2.predict(new)["fit"], glm.predict(new), rtol=1e-10)
+
+
+@pytest.mark.parametrize("make", [lambda: np.random.default_rng(3), lambda: np.random.RandomState(3)],
+                         ids=["Generator", "RandomState"])
+def test_random_state_generators_in_the_formula_api(diamonds, make):
+    d = diamonds.iloc[:800]
+    a = cf.lcp_rf("price ~ carat", data=d, model="ols", n_estimators=20, random_state=make())
+    b = cf.lcp_rf("price ~ carat", data=d, model="ols", n_estimators=20, random_state=make())
+    pd.testing.assert_frame_equal(a.predict(d.head(20)), b.predict(d.head(20)))
+    assert isinstance(a.random_state, int)  # the seed drawn from the generator, which reproduces the fit
+    c = cf.lcp_rf("price ~ carat", data=d, model="ols", n_estimators=20, random_state=a.random_state)
+    pd.testing.assert_frame_equal(a.predict(d.head(20)), c.predict(d.head(20)))
+
+
+def test_predict_several_alphas(fitted, diamonds):
+    new = diamonds.iloc[3000:3020]
+    p = fitted.predict(new, alpha=[0.05, 0.2])
+    assert p.columns.tolist() == ["fit", "lwr_0.05", "upr_0.05", "lwr_0.2", "upr_0.2"]
+    assert p.index.equals(new.index)
+    for a in (0.05, 0.2):
+        one = fitted.predict(new, alpha=a)
+        np.testing.assert_array_equal(p[f"lwr_{a:g}"], one["lwr"])
+        np.testing.assert_array_equal(p[f"upr_{a:g}"], one["upr"])
+    assert (p["upr_0.05"] - p["lwr_0.05"] >= p["upr_0.2"] - p["lwr_0.2"]).all()
+    d = fitted.predict(new, alpha=np.array([0.1, 0.3]), details=True, max_width=5000.0)
+    assert d.columns.tolist() == ["fit"] + [f"{c}_{a}" for a in ("0.1", "0.3")
+                                            for c in ("lwr", "upr", "t", "closed", "level", "rejected")]
+
+
+def test_predict_one_row_series_and_empty_frame(fitted, diamonds):
+    new = diamonds.iloc[3000:3003]
+    row = fitted.predict(new.iloc[1])
+    pd.testing.assert_frame_equal(row, fitted.predict(new).iloc[[1]], check_index_type=False)
+    empty = fitted.predict(new.iloc[:0])  # the default "gbm" model: scikit-learn refuses 0 rows itself
+    assert empty.shape == (0, 3) and empty.columns.tolist() == ["fit", "lwr", "upr"]
+    assert empty.dtypes.tolist() == [np.float64] * 3
+    assert fitted.predict(new.iloc[:0], alpha=[0.1, 0.2]).shape == (0, 5)
+
+
+def test_result_model_is_the_fitted_base_model(diamonds):
+    d = diamonds.iloc[:600]
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    gbm = cf.split_cp("price ~ carat", data=d, random_state=0)
+    assert isinstance(gbm.model, HistGradientBoostingRegressor)
+    X = gbm.design.transform(d.head(5))
+    np.testing.assert_array_equal(gbm.model.predict(X), gbm.predict(d.head(5))["fit"])
+    ols = cf.split_cp("price ~ carat", data=d, model="ols", random_state=0)
+    assert hasattr(ols.model, "params") and len(ols.model.params) == 2  # statsmodels results, with intercept
+    cqr = cf.split_cp("price ~ carat", data=d, score="quantile", random_state=0)
+    assert isinstance(cqr.model, tuple) and len(cqr.model) == 2
+
+
+def test_intercept_only_formulas_are_split_conformal_around_a_constant(diamonds):
+    d = diamonds.iloc[:600]
+    res = cf.split_cp("price ~ 1", data=d, random_state=0)
+    cal_rows = res.estimator.calib_X_.shape[0]
+    p = res.predict(d.head(3))
+    assert np.allclose(p["fit"], p["fit"].iloc[0]) and res.nobs["calibration"] == cal_rows
+    train_mean = res.model.constant_.ravel()[0]
+    assert p["fit"].iloc[0] == pytest.approx(train_mean)
+    zero = cf.split_cp("price ~ 0", data=d, random_state=0).predict(d.head(2))
+    assert (zero["fit"] == 0).all() and (zero["lwr"] == -zero["upr"]).all()
+
+
+def test_frames_that_convert_to_pandas(diamonds):
+    class FrameLike:  # polars and pyarrow frames offer to_pandas()
+        def __init__(self, frame):
+            self.frame = frame
+
+        def to_pandas(self):
+            return self.frame
+
+    d = diamonds.iloc[:600]
+    a = cf.split_cp("price ~ carat", data=FrameLike(d), calib=FrameLike(diamonds.iloc[600:900]), model="ols")
+    b = cf.split_cp("price ~ carat", data=d, calib=diamonds.iloc[600:900], model="ols")
+    pd.testing.assert_frame_equal(a.predict(FrameLike(d.head(3))), b.predict(d.head(3)))

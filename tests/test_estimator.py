@@ -71,3 +71,29 @@ def test_random_state_reproducible(xy):
     a = ConformalRegressor(random_state=5).fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600]).predict_interval(X[600:])
     b = ConformalRegressor(random_state=5).fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600]).predict_interval(X[600:])
     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("make", [lambda: 5, lambda: np.random.default_rng(5), lambda: np.random.RandomState(5)],
+                         ids=["int", "Generator", "RandomState"])
+def test_random_state_kinds_reproduce(make):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(600, 2))
+    y = X[:, 0] + X[:, 0] * rng.normal(size=600)
+
+    def run():
+        est = ConformalRegressor(model="ols", n_estimators=10, random_state=make())
+        return est.fit(X[:200], y[:200]).conformalize(X[200:], y[200:]).predict_interval(X[:20])
+
+    np.testing.assert_array_equal(run(), run())
+
+
+def test_tiny_feature_scale_still_adapts():
+    # x * 1e-300 underflows to 0 in float32; the forest grows on its ranks instead
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(1200, 1))
+    y = X[:, 0] * rng.normal(size=1200)
+    kw = dict(model="ols", n_estimators=30, random_state=0)
+    b = ConformalRegressor(**kw).fit(X[:400] * 1e-300, y[:400]).conformalize(X[400:] * 1e-300, y[400:])
+    w = np.diff(b.predict_interval(X[:50] * 1e-300), axis=1)
+    assert np.unique(np.round(w, 12)).size > 5  # widths adapt, not one constant width
+    assert np.corrcoef(w[:, 0], X[:50, 0])[0, 1] > 0.5  # and grow with x, as the noise does

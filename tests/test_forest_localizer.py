@@ -149,3 +149,21 @@ def test_pickle_keeps_memberships_only_and_rebuilds_the_same_index(data, honest)
     assert len(blob) < expected + 2000
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(loc)).thresholds(X[600:], 250)[0],
                                   loc.thresholds(X[600:], 250)[0])
+
+
+@pytest.mark.parametrize("transform", [lambda x: 1 + 1e-9 * x, lambda x: 1e-300 * x, lambda x: 1e39 * x,
+                                       lambda x: 1e7 + x],
+                         ids=["1+1e-9x", "1e-300x", "1e39x", "1e7+x"])
+def test_columns_float32_cannot_hold_apart_are_grown_on_ranks(transform):
+    # scikit-learn trees cast X to float32: without ranks these columns collapse (or overflow)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(400, 2))
+    V = np.abs(rng.normal(size=400)) * X[:, 0]
+    Xt = np.column_stack([transform(X[:, 0]), X[:, 1]])
+    kw = dict(n_estimators=8, bootstrap=False, random_state=0, max_features=1.0)
+    plain = ForestLocalizer(**kw).fit(X[:300], V[:300])
+    ranked = ForestLocalizer(**kw).fit(Xt[:300], V[:300])
+    assert ranked.rank_columns_.columns == (0,) and plain.rank_columns_ is None
+    # every tree splits its own (here: all) growing points the same way
+    np.testing.assert_array_equal(ranked.weights(Xt[:300]).toarray(), plain.weights(X[:300]).toarray())
+    assert np.unique(ranked.leaves(Xt[300:])[:, 0]).size > 1  # new rows still spread over the leaves

@@ -457,3 +457,89 @@ def test_duplicate_used_column_names(df):
     data = pd.concat([df, df[["carat"]]], axis=1)
     with pytest.raises(InputError, match="several columns named"):
         Design.fit("price ~ carat", data)
+
+
+# ------------------------------------------------- names and types R/statsmodels users bring
+@pytest.fixture
+def iris_like():
+    rng = np.random.default_rng(1)
+    return pd.DataFrame({"Sepal.Length": rng.normal(5, 1, 40), "Sepal.Width": rng.normal(3, 1, 40),
+                         "Species": rng.choice(["setosa", "virginica"], 40)})
+
+
+@pytest.mark.parametrize("formula", [
+    "`Sepal.Length` ~ `Sepal.Width` + Species",
+    "Q('Sepal.Length') ~ Q('Sepal.Width') + Species",
+    "`Sepal.Length` ~ .",
+    "Q('Sepal.Length') ~ .",
+])
+def test_dotted_column_names(iris_like, formula):
+    design, X, y, _ = Design.fit(formula, iris_like)
+    assert design.variables == ["Sepal.Width", "Species"]
+    np.testing.assert_array_equal(y, iris_like["Sepal.Length"])
+    j = next(i for i, c in enumerate(design.column_names) if "Sepal.Width" in c)
+    np.testing.assert_array_equal(X[:, j], iris_like["Sepal.Width"])
+    assert design.transform(iris_like.drop(columns="Sepal.Length")).shape == X.shape
+
+
+def test_object_column_of_numbers_is_numeric(df):
+    obj = df.assign(carat=df["carat"].astype(object), price=df["price"].astype(object))
+    d1, X1, y1, _ = Design.fit("price ~ carat", df)
+    d2, X2, y2, _ = Design.fit("price ~ carat", obj)
+    assert d2.column_names == d1.column_names == ["carat"]
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_array_equal(d2.transform(obj.head(3)), X1[:3])
+
+
+def test_text_with_a_level_per_row_needs_c_to_be_a_factor():
+    frame = pd.DataFrame({"y": np.arange(30.0), "id": [f"r{i}" for i in range(30)]})
+    with pytest.raises(InputError, match="write C\\(id\\)"):
+        Design.fit("y ~ id", frame)
+    design, X, *_ = Design.fit("y ~ C(id)", frame)  # asked for explicitly
+    assert X.shape == (30, 29)
+
+
+def test_decimal_objects_are_numbers():
+    from decimal import Decimal
+
+    frame = pd.DataFrame({"y": np.arange(30.0), "x": [Decimal(i) / 4 for i in range(30)]})
+    design, X, *_ = Design.fit("y ~ x", frame)
+    assert design.column_names == ["x"] and X[:, 0].tolist() == [i / 4 for i in range(30)]
+
+
+def test_few_levels_of_text_stay_a_factor():
+    frame = pd.DataFrame({"y": np.arange(30.0), "g": ["1", "2", "3"] * 10})
+    design, *_ = Design.fit("y ~ g", frame)
+    assert design.column_names == ["g[T.2]", "g[T.3]"]
+
+
+def test_non_string_column_names_become_strings():
+    frame = pd.DataFrame({"y": np.arange(10.0), 0: np.arange(10.0) ** 2})
+    design, X, *_ = Design.fit("y ~ .", frame)
+    assert design.variables == ["0"]
+    assert design.transform(pd.DataFrame({0: [4.0]})).tolist() == [[4.0]]
+
+
+def test_one_row_series_and_frame_like_objects(df):
+    design, X, *_ = Design.fit("price ~ carat + C(cut)", df)
+
+    class FrameLike:  # polars and pyarrow offer to_pandas()
+        def to_pandas(self):
+            return df.head(3)
+
+    np.testing.assert_array_equal(design.transform(df.iloc[1]), X[1:2])
+    np.testing.assert_array_equal(design.transform(FrameLike()), X[:3])
+
+
+def test_spline_outside_its_range_says_how_to_fix(df):
+    design, *_ = Design.fit("price ~ bs(carat, df=4)", df[df["carat"] < 1])
+    with pytest.raises(InputError, match="lower_bound"):
+        design.transform(df[df["carat"] > 1].head(3))
+
+
+def test_formula_without_predictors(df):
+    design, X, y, _ = Design.fit("price ~ 1", df)
+    assert X.shape == (len(df), 0) and design.has_intercept
+    design0, X0, *_ = Design.fit("price ~ 0", df)
+    assert X0.shape == (len(df), 0) and not design0.has_intercept

@@ -61,8 +61,3 @@ class ReferenceData:
             return {"reference": self.n_reference_, "conformal": n_conformal}
         return {"calibration": n_conformal}
 
-
-def check_share(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0.0 < float(value) < 1.0):
-        raise InputError(f"{name} must lie in (0, 1), got {value!r}.")
-    return float(value)

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import (
+    check_fraction,
     as_float_matrix,
     as_float_vector,
     min_calibration_size,
@@ -151,8 +152,7 @@ class GroupwiseCalibrator(Calibrator):
                 or (isinstance(min_group_size, (int, np.integer)) and not isinstance(min_group_size, bool)
                     and min_group_size >= 0)):
             raise InputError(f"min_group_size must be a non-negative integer, 'auto' or None, got {min_group_size!r}.")
-        if not (0.0 < localizer_size < 1.0):
-            raise InputError(f"localizer_size must lie in (0, 1), got {localizer_size!r}.")
+        check_fraction(localizer_size, "localizer_size")
         self.localizer = localizer
         self.groups = groups
         self.resolution = float(resolution)

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import required_count
+from .._validation import as_float_array, required_count
 from ..exceptions import InputError
 
 #: Weight sums closer than this are treated as equal; this can only widen a set.
@@ -47,6 +47,11 @@ class LCPThreshold(NamedTuple):
 
 
 def _check_weights(weights: object, n: int) -> sp.csr_matrix:
+    if not sp.issparse(weights):
+        arr = as_float_array(weights, "weights")
+        if arr.ndim != 2:
+            raise InputError(f"weights must be a 2-D (n+1) x (n+1) matrix, got an array of shape {arr.shape}.")
+        weights = arr
     W = sp.csr_matrix(weights, dtype=np.float64) if not sp.issparse(weights) else weights.tocsr().astype(np.float64)
     if W.shape != (n + 1, n + 1):
         raise InputError(
@@ -97,7 +102,9 @@ def lcp_threshold(weights: object, scores: object, alpha: float) -> LCPThreshold
     >>> lcp_threshold(W, np.arange(1.0, n + 1), alpha=0.1)
     LCPThreshold(t=18.0, closed=True, level=0.9)
     """
-    V = np.asarray(scores, dtype=np.float64).ravel()
+    V = as_float_array(scores, "scores")
+    if V.ndim != 1:  # never flatten: a 2-D array is a mistake, not n * k scores
+        raise InputError(f"scores must be 1-D (one score per calibration point), got shape {V.shape}.")
     if not np.all(np.isfinite(V)):
         raise InputError("scores must be finite.")
     n = V.shape[0]

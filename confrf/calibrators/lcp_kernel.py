@@ -12,7 +12,8 @@ import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector, required_count
 from ..localizers.kernel import KernelLocalizer
-from ._reference import ReferenceData, check_share
+from .._validation import check_fraction
+from ._reference import ReferenceData
 from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register
 
@@ -66,7 +67,7 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
     def __init__(self, kernel: str = "gaussian", bandwidth: float | str = "auto", max_infinite: float | None = None,
                  reference_size: float = 0.3) -> None:
         self.localizer = KernelLocalizer(kernel=kernel, bandwidth=bandwidth, max_infinite=max_infinite)
-        self.reference_size = check_share(reference_size, "reference_size")
+        self.reference_size = check_fraction(reference_size, "reference_size")
 
     def calibrate(self, X, scores, *, alpha, rng) -> "KernelLCPCalibrator":
         X = as_float_matrix(X, "X")

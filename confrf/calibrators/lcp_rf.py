@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, as_float_vector, required_count
+from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
 from .._parallel import kernel_threads
 from ..localizers.forest import ForestLocalizer
@@ -31,10 +31,8 @@ class LCPForestCalibrator(Calibrator):
     name = "lcp-rf"
 
     def __init__(self, localizer: ForestLocalizer, localizer_size: float = 0.5, n_jobs: int | None = None) -> None:
-        if not (0.0 < localizer_size < 1.0):
-            raise InputError(f"localizer_size must lie in (0, 1), got {localizer_size!r}.")
         self.localizer = localizer
-        self.localizer_size = float(localizer_size)
+        self.localizer_size = check_fraction(localizer_size, "localizer_size")
         self.n_jobs = n_jobs
 
     def calibrate(self, X, scores, *, alpha, rng) -> "LCPForestCalibrator":

@@ -16,7 +16,8 @@ import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector
 from ..localizers.kernel import NadarayaWatsonLocalizer
-from ._reference import ReferenceData, check_share
+from .._validation import check_fraction
+from ._reference import ReferenceData
 from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register
 from .split import split_threshold
@@ -66,7 +67,7 @@ class SLCPCalibrator(ReferenceData, Calibrator):
 
     def __init__(self, kernel: str = "gaussian", bandwidth: float | str = "auto", reference_size: float = 0.5) -> None:
         self.localizer = NadarayaWatsonLocalizer(kernel=kernel, bandwidth=bandwidth)
-        self.reference_size = check_share(reference_size, "reference_size")
+        self.reference_size = check_fraction(reference_size, "reference_size")
 
     def calibrate(self, X, scores, *, alpha, rng) -> "SLCPCalibrator":
         X = as_float_matrix(X, "X")

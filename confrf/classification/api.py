@@ -12,18 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from .._validation import check_bool, check_fraction, seed_entropy
 from ..api import OPTIONS, split_indices
 from ..calibrators import get_method
 from ..exceptions import InputError
+from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from .estimator import CLASS_METHODS, ConformalClassifier
 from .result import ClassificationResult
 
 
 def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float = 0.1, model: Any = "gbm",
-                   calib: Any = None, calib_size: float = 0.5, random_state: int | None = None,
+                   calib: Any = None, calib_size: float = 0.5, random_state: Any = None,
                    **options: Any) -> ClassificationResult:
     """Fit a classifier and calibrate conformal prediction sets (see :func:`confrf.conformal`).
 
@@ -46,23 +47,23 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
                          f"{method!r}, {sorted(spec.options) or 'none'}.")
     opts = {**OPTIONS, "score": "lac", **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}
-    if not (isinstance(calib_size, float | int) and 0 < calib_size < 1):
-        raise InputError(f"calib_size must lie in (0, 1), got {calib_size!r}.")
-    design, X, codes, _ = LabelDesign.fit(formula, data, na_action=opts["na_action"])
-    prefit = bool(opts["prefit"])
+    seed = seed_entropy(random_state)  # drawn once: a Generator gives one seed for every step
+    calib_size = check_fraction(calib_size, "calib_size")
+    prefit = check_bool(opts["prefit"], "prefit")
+    design, X, codes, _ = LabelDesign.fit(formula, as_frame(data, "data"), na_action=opts["na_action"])
     if calib is not None:
-        calib = pd.DataFrame(calib) if isinstance(calib, dict) else calib
+        calib = as_frame(calib, "calib")
         X_tr, y_tr, X_cal, y_cal = X, codes, design.transform(calib), design.codes(calib)
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], codes[:0], X, codes
     else:
-        tr, cal = split_indices(X.shape[0], calib_size, random_state)
+        tr, cal = split_indices(X.shape[0], calib_size, seed)
         X_tr, y_tr, X_cal, y_cal = X[tr], codes[tr], X[cal], codes[cal]
     est = ConformalClassifier(
         model=model, method=method, alpha=alpha, score=opts["score"], prefit=prefit, honest=opts["honest"],
         localizer_size=opts["localizer_size"], n_estimators=opts["n_estimators"],
         min_samples_leaf=opts["min_samples_leaf"], max_features=opts["max_features"], max_depth=opts["max_depth"],
-        fit_intercept=design.has_intercept, random_state=random_state, n_jobs=opts["n_jobs"],
+        fit_intercept=design.has_intercept, random_state=seed, n_jobs=opts["n_jobs"],
         options=method_opts or None,
     )
     labels = np.asarray(design.levels, dtype=object)  # the estimator takes the level values themselves
@@ -73,4 +74,4 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
         est.conformalize(X_cal, labels[y_cal])
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     return ClassificationResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
-                                random_state=random_state)
+                                random_state=seed)

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..exceptions import InputError
 from ..metrics import clopper_pearson
-from ..results.evaluation import held_out_frame
+from ..formula import as_frame
 from ..results.summary import Summary, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -137,7 +137,9 @@ class ClassEvaluation:
 def evaluate_sets(result: "ClassificationResult", test: Any, *, alpha: float | None = None,
                   level: float = 0.95) -> ClassEvaluation:
     """Coverage, set sizes, size-stratified and class-conditional coverage of ``result`` on ``test``."""
-    test = held_out_frame(test)
+    test = as_frame(test, "test")
+    if len(test) == 0:
+        raise InputError("the test data has no rows.")
     if not 0 < level < 1:
         raise InputError(f"level must lie in (0, 1), got {level!r}.")
     codes = result.design.codes(test)  # unseen labels raise here, before any prediction

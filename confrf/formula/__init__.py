@@ -14,5 +14,6 @@ Modules: :mod:`.frame` (coercion and NaN/inf checks of input frames),
 """
 
 from .design import Design
+from .frame import as_frame
 
-__all__ = ["Design"]
+__all__ = ["Design", "as_frame"]

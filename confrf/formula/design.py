@@ -10,9 +10,10 @@ from formulaic import ModelSpec
 from formulaic.errors import FormulaicError
 
 from ..exceptions import FormulaError, InputError
-from .frame import as_frame, bad_rows, drop_unused_categories
+from .frame import as_frame, bad_rows, drop_unused_categories, prepare_columns
 from .messages import clean, describe_bad, describe_matrix, show
 from .parse import (
+    bare_columns,
     categorical_levels,
     check_columns,
     evaluate,
@@ -20,6 +21,7 @@ from .parse import (
     materialize,
     ordered,
     parse,
+    seen_columns,
     used_columns,
 )
 from .response import check_numeric_response, evaluate_response
@@ -182,6 +184,8 @@ class Design:
         dup = sorted(set(data.columns[data.columns.duplicated()]) & set(rhs_vars + lhs_vars))
         if dup:
             raise InputError(f"data has several columns named {show(dup)}; rename them")
+        # R/statsmodels users expect numbers-as-objects to stay numbers and dates to be refused
+        data = prepare_columns(data, rhs_vars + lhs_vars, "data", bare=bare_columns(parsed.rhs) & set(rhs_vars))
         for name in lhs_vars:
             check_numeric_response(data[name], name)
 
@@ -203,8 +207,8 @@ class Design:
                 break
             mm = materialize(formula, parsed, drop_unused_categories(data.loc[keep, used]))
             # Safety net: formulaic knows best which data columns it read.
-            seen_rhs = ordered(data, mm.rhs.model_spec.variables_by_source.get("data", set()))
-            seen_lhs = ordered(data, mm.lhs.model_spec.variables_by_source.get("data", set()))
+            seen_rhs = seen_columns(mm.rhs.model_spec, data)
+            seen_lhs = seen_columns(mm.lhs.model_spec, data)
             if not set(seen_rhs + seen_lhs) <= set(used):
                 rhs_vars = ordered(data, set(rhs_vars) | set(seen_rhs))
                 lhs_vars = ordered(data, set(lhs_vars) | set(seen_lhs))
@@ -257,7 +261,7 @@ class Design:
         return design, X, np.ascontiguousarray(y2[:, 0]), data.index[keep]
 
     # ------------------------------------------------------------ transform
-    def transform(self, newdata: pd.DataFrame) -> np.ndarray:
+    def transform(self, newdata: pd.DataFrame, what: str = "newdata") -> np.ndarray:
         """Design matrix for new rows: same columns, same order, no intercept.
 
         Uses the fit-time ModelSpec, so levels and stateful transforms
@@ -270,6 +274,8 @@ class Design:
         newdata : pandas.DataFrame or dict of arrays
             Must contain :attr:`variables`; the response and other columns
             may be absent or present (they are ignored).
+        what : str, default "newdata"
+            The argument's name, used in error messages (e.g. ``"calib"``).
 
         Returns
         -------
@@ -289,18 +295,18 @@ class Design:
         >>> design.transform({"g": ["c", "a"]}).tolist()
         [[0.0, 1.0], [0.0, 0.0]]
         """
-        frame = as_frame(newdata, "newdata")
+        frame = as_frame(newdata, what)
         missing = [v for v in self.variables if v not in frame.columns]
         if missing:
             raise InputError(
-                f"newdata lacks column(s) {show(missing)} used by formula "
+                f"{what} lacks column(s) {show(missing)} used by formula "
                 f"{self.formula!r}; it needs {show(self.variables)}"
             )
-        frame = frame[self.variables]
+        frame = prepare_columns(frame[self.variables], self.variables, what)
         bad, per_col = bad_rows(frame, self.variables)
         if bad.any():
             raise InputError(
-                describe_bad(per_col, int(bad.sum()), "newdata")
+                describe_bad(per_col, int(bad.sum()), what)
                 + "; drop or impute these rows before predicting (one prediction "
                 "is made per row, so rows are never dropped here)"
             )
@@ -310,7 +316,7 @@ class Design:
             raise InputError(
                 "column(s) "
                 + ", ".join(f"{v!r} (dtype {frame[v].dtype})" for v in wrong)
-                + " were numeric at fit but are not in newdata; convert them, "
+                + f" were numeric at fit but are not in {what}; convert them, "
                 "e.g. with pd.to_numeric"
             )
         self._check_levels(frame)
@@ -320,8 +326,7 @@ class Design:
             mm = evaluate(self._rhs_spec, drop_unused_categories(frame))
         except FormulaicError as exc:
             raise InputError(
-                f"cannot apply formula {self.formula!r} to newdata: {clean(exc)}; "
-                "check that its columns have the same types as at fit"
+                f"cannot apply formula {self.formula!r} to {what}: {clean(exc)}; " + _transform_hint(exc)
             ) from None
         X = mm.to_numpy(dtype=np.float64)
         bad_x = ~np.isfinite(X)
@@ -329,11 +334,11 @@ class Design:
             no_y = np.zeros(len(X), dtype=bool)
             raise InputError(
                 describe_matrix(self._rhs_spec, bad_x, no_y, self.response_name, self.variables)
-                + " in newdata; fix or remove these rows before predicting"
+                + f" in {what}; fix or remove these rows before predicting"
             )
         return np.ascontiguousarray(X[:, self._keep])
 
-    def response(self, data: pd.DataFrame) -> np.ndarray:
+    def response(self, data: pd.DataFrame, what: str = "data") -> np.ndarray:
         """The response evaluated on `data` (e.g. held-out rows), float64 1-D.
 
         Any transform on the left (``np.log(price)``) is applied.  NaN/inf
@@ -358,8 +363,8 @@ class Design:
         [5.0, 6.0]
         """
         return evaluate_response(
-            self._lhs_spec, as_frame(data, "data"), self._response_variables,
-            self.response_name, self.formula,
+            self._lhs_spec, as_frame(data, what), self._response_variables,
+            self.response_name, self.formula, what,
         )
 
     def _check_levels(self, frame: pd.DataFrame) -> None:
@@ -380,3 +385,14 @@ class Design:
                 "; ".join(problems)
                 + "; map them to a seen level or refit with data that contains them"
             )
+
+
+def _transform_hint(exc: Exception) -> str:
+    """The fix for a formulaic failure on new rows, by its cause."""
+    if "beyond upper and/or lower bounds" in str(exc):
+        return (
+            "a spline term (bs, cr, cc) is only defined within the range its column had at fit; "
+            "keep newdata within that range, or fit with bounds covering the values you will "
+            "predict on, e.g. bs(x, df=4, lower_bound=0, upper_bound=100)"
+        )
+    return "check that its columns have the same types as at fit"

@@ -3,29 +3,131 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..exceptions import InputError
+from ..exceptions import ArgumentTypeError, InputError
+from .messages import show
 
 
 def as_frame(data: Any, what: str) -> pd.DataFrame:
-    """Accept a DataFrame or a dict of arrays; anything else is a TypeError."""
+    """``data`` as a pandas DataFrame with string column names, or an error naming `what`.
+
+    Accepted: a DataFrame; a dict of equal-length arrays; a Series (one row,
+    e.g. ``df.iloc[0]``); any frame with ``to_pandas()`` (polars, pyarrow) or
+    the dataframe interchange protocol (``__dataframe__``).  Non-string
+    column names (``0``, ``1``) become strings, the names formulas use.
+    """
+    frame = _to_pandas(data, what)
+    if not all(isinstance(c, str) for c in frame.columns):
+        names = [str(c) for c in frame.columns]
+        clash = sorted({n for n in names if names.count(n) > 1})
+        if clash:
+            raise InputError(f"{what} has columns whose names collide as strings: {clash}; rename them")
+        frame = frame.set_axis(names, axis=1)
+    return frame
+
+
+def _to_pandas(data: Any, what: str) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
+    if isinstance(data, pd.Series):
+        # one row (df.iloc[0]); infer_objects restores the column dtypes the transpose loses
+        return data.to_frame().T.infer_objects()
     if isinstance(data, Mapping):
+        data = dict(data)
+        if data and all(np.ndim(v) == 0 for v in data.values()):
+            data = {k: [v] for k, v in data.items()}  # {"x": 0.5, "g": "a"} is one row
         try:
-            return pd.DataFrame(dict(data))
+            return pd.DataFrame(data)
         except (ValueError, TypeError) as exc:
             raise InputError(
                 f"cannot turn the dict passed as {what} into a DataFrame: {exc}"
             ) from exc
-    raise TypeError(
-        f"{what} must be a pandas DataFrame (or a dict of equal-length arrays), "
-        f"got {type(data).__name__}"
+    for convert in (getattr(data, "to_pandas", None),
+                    None if not hasattr(data, "__dataframe__") else
+                    lambda: pd.api.interchange.from_dataframe(data)):
+        if convert is None or isinstance(data, np.ndarray):
+            continue
+        try:
+            out = convert()
+        except Exception as exc:  # noqa: BLE001 - any failure of a foreign library, reported with its type
+            raise InputError(
+                f"cannot convert {what} ({type(data).__module__}.{type(data).__name__}) to a pandas "
+                f"DataFrame: {exc}; convert it yourself, e.g. with .to_pandas()"
+            ) from exc
+        if isinstance(out, pd.DataFrame):
+            return out
+    hint = (
+        "; a NumPy array has no column names for the formula to use: wrap it as "
+        f"pd.DataFrame(array, columns=[...])" if isinstance(data, np.ndarray) else ""
     )
+    raise ArgumentTypeError(
+        f"{what} must be a pandas DataFrame (or a dict of equal-length arrays, or a frame with "
+        f".to_pandas()), got {type(data).__module__}.{type(data).__name__}{hint}"
+    )
+
+
+def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
+                    bare: set[str] = frozenset()) -> pd.DataFrame:
+    """Check and convert the raw `columns` a formula reads, before formulaic sees them.
+
+    * datetime and timedelta columns raise: a formula needs numbers or
+      categories, and the right encoding (days since, year, month) is the
+      user's choice;
+    * object columns whose values are all numbers (as after
+      ``astype(object)`` or ``pd.concat`` of mixed frames) become float;
+    * object columns mixing numbers and strings raise, naming the strings
+      (a stray "n/a" in a numeric column must not turn it into a factor);
+    * a string column read as a factor with a distinct value in (almost)
+      every row raises: every row would be its own level, which is never
+      what a ``y ~ x`` means (R's read.csv would have made such a column
+      numeric, or it is an identifier).  Only columns in `bare` (used as a
+      term on their own, at fit) are checked: ``C(x)`` asks for a factor
+      explicitly.
+    """
+    converted: dict[str, pd.Series] = {}
+    for name in columns:
+        col = frame[name]
+        if pd.api.types.is_datetime64_any_dtype(col) or pd.api.types.is_timedelta64_dtype(col) \
+                or isinstance(col.dtype, pd.PeriodDtype):
+            raise InputError(
+                f"column {name!r} of {what} holds dates or times (dtype {col.dtype}); formulas need numbers "
+                "or categories: add a column such as (d - d.min()).dt.days, d.dt.year or d.dt.month "
+                "(as C(month) for a factor) and use it instead"
+            )
+        if col.dtype != object and not pd.api.types.is_string_dtype(col):
+            continue
+        values = col.dropna()
+        is_num = values.map(lambda v: isinstance(v, (Real, Decimal, np.number)) and not isinstance(v, (bool, np.bool_)))
+        is_num = is_num.astype(bool)
+        if len(values) and is_num.all():
+            converted[name] = pd.to_numeric(col, errors="raise").astype(np.float64)
+            continue
+        if is_num.any():
+            stray = list(pd.unique(values[~is_num.to_numpy()]))
+            raise InputError(
+                f"column {name!r} of {what} mixes numbers and other values ({show(stray, 5)} in "
+                f"{int((~is_num).sum())} of {len(values)} rows); fix those entries, e.g. "
+                f"pd.to_numeric(df[{name!r}], errors='coerce') and then drop or impute the NaN rows, "
+                f"or make it categorical with df[{name!r}].astype(str)"
+            )
+        if name in bare and len(values) >= 20 and values.nunique() > 0.9 * len(values):
+            looks = pd.to_numeric(values, errors="coerce").notna().mean()
+            fix = (f"it looks numeric: convert it with pd.to_numeric(df[{name!r}])" if looks > 0.9 else
+                   "if it is an identifier, leave it out of the formula")
+            raise InputError(
+                f"column {name!r} of {what} is text with {values.nunique()} distinct values in {len(values)} "
+                f"rows: as a factor almost every row would be its own level; {fix}; to use it as a "
+                f"factor anyway write C({name})"
+            )
+    if not converted:
+        return frame
+    return frame.assign(**converted)
 
 
 def bad_mask(col: pd.Series) -> np.ndarray:

@@ -55,15 +55,21 @@ def parse(formula: Any) -> Any:
     except FormulaicError as exc:
         raise FormulaError(f"cannot parse formula {formula!r}: {clean(exc)}") from None
     if len(parsed.lhs) != 1:
+        lhs = formula.split("~", 1)[0].strip()
         raise FormulaError(
             f"the formula must have a single response on the left of ~, got "
-            f"{str(parsed.lhs)!r} in {formula!r}"
+            f"{str(parsed.lhs)!r} in {formula!r}; for a response computed from several "
+            f"columns wrap it in I(): 'I({lhs}) ~ ...'"
         )
     return parsed
 
 
 def expr_names(expr: str) -> set[str]:
-    """Bare names read by a Python factor expression (backticks allowed)."""
+    """Names read by a Python factor expression: bare names, backquoted names and ``Q('name')``.
+
+    Names with dots (R's ``Sepal.Length``) can be written `` `Sepal.Length` ``
+    or ``Q('Sepal.Length')``, as formulaic (and patsy) read them.
+    """
     quoted: dict[str, str] = {}
 
     def _sub(m: re.Match) -> str:
@@ -75,28 +81,51 @@ def expr_names(expr: str) -> set[str]:
         tree = ast.parse(re.sub(r"`([^`]*)`", _sub, expr), mode="eval")
     except SyntaxError:
         return set()
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    return {quoted.get(n, n) for n in names}
+    names = set()
+    q_calls = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Q"
+                and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)):
+            names.add(node.args[0].value)
+            q_calls.add(id(node.func))
+        elif isinstance(node, ast.Name) and id(node) not in q_calls:
+            names.add(quoted.get(node.id, node.id))
+    return names
 
 
 def used_columns(part: Any, data: pd.DataFrame) -> set[str]:
     """Names one side of the formula needs from the data.
 
-    formulaic 1.2.2's ``required_variables`` misses the arguments of its
-    stateful transforms (``center(x)`` -> ``set()``), so the factor
-    expressions are also read with :mod:`ast`.  Names that formulaic
-    resolves itself (``np``, ``C``, ``center``, builtins) are left out
-    unless the data has such a column.
+    Read from the factors, not from formulaic 1.2.2's ``required_variables``,
+    which misses the arguments of its stateful transforms (``center(x)`` ->
+    ``set()``) and cuts dotted names (`` `Sepal.Length` `` -> ``{"Sepal"}``):
+    a lookup factor is one column, a Python factor is read with :mod:`ast`.
+    Names that formulaic resolves itself (``np``, ``C``, ``center``,
+    builtins) are left out unless the data has such a column.
     """
-    names = set(part.required_variables)
+    names: set[str] = set()
     for term in part:
         for factor in term.factors:
             if factor.eval_method.value == "python":
                 names |= expr_names(factor.expr)
+            elif factor.eval_method.value == "lookup":
+                names.add(factor.expr)
     return {
         n for n in names
         if n in data.columns or (n not in TRANSFORMS and not hasattr(builtins, n))
     }
+
+
+def bare_columns(part: Any) -> set[str]:
+    """Columns used as a term on their own (``x``, not ``C(x)`` or ``np.log(x)``)."""
+    return {f.expr for term in part for f in term.factors if f.eval_method.value == "lookup"}
+
+
+def seen_columns(spec: ModelSpec, data: pd.DataFrame) -> list[str]:
+    """The data columns formulaic read when it built `spec` (``Q('a.b')`` is listed without a source)."""
+    by_source = spec.variables_by_source
+    return ordered(data, set(by_source.get("data", set())) | set(by_source.get(None, set())))
 
 
 def ordered(data: pd.DataFrame, names: Any) -> list[str]:

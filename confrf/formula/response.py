@@ -12,7 +12,7 @@ from formulaic import ModelSpec
 from formulaic.errors import FormulaicError
 
 from ..exceptions import InputError
-from .frame import bad_rows
+from .frame import bad_rows, prepare_columns
 from .messages import clean, describe_bad, show
 from .parse import evaluate
 
@@ -32,17 +32,18 @@ def evaluate_response(
     variables: list[str],
     response_name: str,
     formula: str,
+    what: str = "data",
 ) -> np.ndarray:
     """The fitted left-hand side evaluated on `frame`, float64 1-D; NaN/inf raise."""
     missing = [v for v in variables if v not in frame.columns]
     if missing:
         raise InputError(
-            f"data lacks the response column(s) {show(missing)} of formula "
+            f"{what} lacks the response column(s) {show(missing)} of formula "
             f"{formula!r}"
         )
+    frame = prepare_columns(frame[variables], variables, what)
     for name in variables:
         check_numeric_response(frame[name], name)
-    frame = frame[variables]
     bad, per_col = bad_rows(frame, variables)
     if bad.any():
         raise InputError(
@@ -55,7 +56,7 @@ def evaluate_response(
         y = evaluate(lhs_spec, frame).to_numpy(dtype=np.float64)
     except FormulaicError as exc:
         raise InputError(
-            f"cannot evaluate the response {response_name!r} on data: {clean(exc)}"
+            f"cannot evaluate the response {response_name!r} on {what}: {clean(exc)}"
         ) from None
     bad_y = ~np.isfinite(y).all(axis=1)
     if bad_y.any():

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import cdist, pdist
 
-from .._validation import required_count
+from .._validation import check_real, required_count
 from ..exceptions import InputError
 from ._dense_lcp import dense_lcp_thresholds
 
@@ -33,10 +33,8 @@ def check_kernel(kernel: object) -> str:
 def check_bandwidth(bandwidth: object) -> float | str:
     if bandwidth == "auto":
         return "auto"
-    if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.floating, np.integer)) \
-            or not (np.isfinite(bandwidth) and bandwidth > 0):
-        raise InputError(f"bandwidth must be 'auto' or a positive number (standardized units), got {bandwidth!r}.")
-    return float(bandwidth)
+    return check_real(bandwidth, "bandwidth", low=0.0, high=np.inf,
+                      hint="'auto' or a positive number in standardized units")
 
 
 def kernel_matrix(A: np.ndarray, B: np.ndarray, kernel: str, h: float, relative: bool = False) -> np.ndarray:

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from sklearn.ensemble import RandomForestRegressor
 
 from .. import _kernels
+from ._float32 import RankColumns
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError, NotFittedError
 
@@ -133,6 +134,7 @@ class ForestLocalizer:
     random_state: int | None = None
     n_jobs: int | None = None
     forest_: RandomForestRegressor | None = field(default=None, repr=False)
+    rank_columns_: RankColumns | None = field(default=None, repr=False)  # columns float32 would blur
     index_: LeafIndex | None = field(default=None, repr=False)
     min_samples_leaf_: int | None = field(default=None, repr=False)
     n_grow_: int | None = field(default=None, repr=False)
@@ -151,6 +153,7 @@ class ForestLocalizer:
             raise InputError(f"min_samples_leaf must be a positive integer or 'auto', got {self.min_samples_leaf!r}.")
         self.min_samples_leaf_ = int(msl)
         self.n_grow_ = int(X.shape[0])
+        self.rank_columns_ = RankColumns.learn(X)
         t0 = time.perf_counter()
         self.forest_ = RandomForestRegressor(
             n_estimators=self.n_estimators,
@@ -160,7 +163,7 @@ class ForestLocalizer:
             bootstrap=self.bootstrap,
             random_state=self.random_state,
             n_jobs=self.n_jobs,
-        ).fit(X, V)
+        ).fit(self._tree_input(X), V)
         self.grow_seconds_ = time.perf_counter() - t0
         return self
 
@@ -236,7 +239,7 @@ class ForestLocalizer:
         """QRF quantiles Q(q; F(.|x)) of the calibration scores, shape (m, len(q))."""
         W = self.weights(X)
         qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
-        if np.any((qs < 0) | (qs > 1)):
+        if not np.all((qs >= 0) & (qs <= 1)):  # NaN fails too
             raise InputError("quantile levels must lie in [0, 1].")
         return _kernels.csr_row_quantiles(
             W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data, self._index().scores, qs
@@ -262,12 +265,16 @@ class ForestLocalizer:
         counts = [est.tree_.node_count for est in self._forest().estimators_]
         return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
+    def _tree_input(self, X: np.ndarray) -> np.ndarray:
+        ranks = getattr(self, "rank_columns_", None)  # absent from objects pickled before it existed
+        return X if ranks is None else ranks.apply(X)
+
     def _global_leaves(self, X: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         forest = self._forest()
         if X.shape[1] != forest.n_features_in_:
             raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {forest.n_features_in_}.")
         # a plain loop over the trees: forest.apply's joblib dispatch costs more than the lookups
-        X32 = np.ascontiguousarray(X, dtype=np.float32)
+        X32 = np.ascontiguousarray(self._tree_input(X), dtype=np.float32)
         leaves = np.empty((X.shape[0], len(forest.estimators_)), dtype=np.int64)
         for l, est in enumerate(forest.estimators_):
             leaves[:, l] = est.tree_.apply(X32)

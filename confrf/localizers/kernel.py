@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from sklearn.preprocessing import StandardScaler
 
-from .._validation import as_float_matrix, as_float_vector
+from .._validation import as_float_matrix, as_float_vector, check_real
 from ..exceptions import InputError, NotFittedError
 from ._dense_lcp import dense_lcp_thresholds
 from .bandwidth import check_bandwidth, check_kernel, guan_bandwidth, han_bandwidth, kernel_matrix
@@ -78,8 +78,9 @@ class KernelLocalizer:
     def __post_init__(self) -> None:
         self.kernel = check_kernel(self.kernel)
         self.bandwidth = check_bandwidth(self.bandwidth)
-        if self.max_infinite is not None and not (0.0 <= self.max_infinite < 1.0):
-            raise InputError(f"max_infinite must lie in [0, 1), got {self.max_infinite!r}.")
+        if self.max_infinite is not None:
+            self.max_infinite = check_real(self.max_infinite, "max_infinite", low=0.0, low_open=False, high=1.0,
+                                           hint="Guan's delta, the largest share of infinite intervals")
 
     # -- lifecycle ---------------------------------------------------------
     def fit_reference(self, X: np.ndarray, scores: np.ndarray, *, alpha: float, n_calibration: int,

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_vector
+from .._validation import as_float_vector, check_real
 from ..exceptions import InputError
 
 
@@ -29,6 +29,4 @@ def _y_bounds(y: Any, lwr: Any, upr: Any) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 def _check_level(level: float) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not (0.0 < float(level) < 1.0):
-        raise InputError(f"level must be a confidence level in (0, 1), e.g. 0.95, got {level!r}.")
-    return float(level)
+    return check_real(level, "level", low=0.0, high=1.0, hint="a confidence level, e.g. 0.95")

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix
+from .._validation import as_float_matrix, check_int, check_real, seed_entropy
 from ..exceptions import InputError
 
 
@@ -111,14 +111,12 @@ def worst_slab_coverage(X: Any, is_covered: Any, *, delta: float = 0.1, n_direct
         raise InputError("worst_slab_coverage needs at least one row.")
     if n > 1_000_000:
         raise InputError(f"worst_slab_coverage takes at most 1e6 rows (exact integer search), got {n}; subsample.")
-    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.floating)) or not (0.0 < float(delta) <= 1.0):
-        raise InputError(f"delta must lie in (0, 1], got {delta!r}.")
-    m = max(1, math.ceil(Fraction(repr(float(delta))) * n))
+    delta = check_real(delta, "delta", low=0.0, high=1.0, high_open=False, hint="the smallest share of rows in a slab")
+    m = max(1, math.ceil(Fraction(repr(delta)) * n))
     if directions is None:
-        if isinstance(n_directions, bool) or not isinstance(n_directions, (int, np.integer)) or n_directions < 1:
-            raise InputError(f"n_directions must be a positive integer, got {n_directions!r}.")
+        n_directions = check_int(n_directions, "n_directions")
         # Gaussian rows point uniformly on the sphere; their length does not change a slab
-        U = np.random.default_rng(random_state).standard_normal((int(n_directions), p))
+        U = np.random.default_rng(seed_entropy(random_state)).standard_normal((int(n_directions), p))
         sd = Xm.std(axis=0)
         V = U * np.divide(1.0, sd, out=np.zeros(p), where=sd > 0)[None, :]
     else:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._validation import check_int
 from ..exceptions import InputError
 from ._coverage import coverage_table
 from ._inputs import _bounds
@@ -89,8 +90,7 @@ def width_bins(width: Any, n_bins: int = 10) -> np.ndarray:
     [1, 1, 2, 2, 0]
     """
     w = _snap(np.asarray(width, dtype=np.float64).ravel())
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise InputError(f"n_bins must be a positive integer, got {n_bins!r}.")
+    check_int(n_bins, "n_bins")
     out = np.zeros(w.shape[0], dtype=np.int64)
     fin = np.isfinite(w)
     if fin.any():

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import min_calibration_size
+from .._validation import check_real, min_calibration_size
 from .._parallel import kernel_threads
-from ..exceptions import InputError, NotFittedError
+from ..exceptions import NotFittedError
 from ..localizers.diagnostics import forest_ess, kernel_ess, leaf_masses, within_leaf_variance_ratio
 from ..localizers.forest import ForestLocalizer
 from ..localizers.kernel import KernelLocalizer
@@ -156,15 +156,11 @@ def leaf_threshold(n: int, beta: float) -> float:
 
 
 def _check_beta(beta: float) -> float:
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 1.0:
-        raise InputError(f"beta must be a number > 1 (Assumption 3 asks beta > 1), got {beta!r}.")
-    return float(beta)
+    return check_real(beta, "beta", low=1.0, high=math.inf, hint="Assumption 3 asks beta > 1, e.g. 1.01")
 
 
 def _check_tree_exponent(a: float) -> float:
-    if isinstance(a, bool) or not isinstance(a, (int, float)) or not a > 0.0:
-        raise InputError(f"tree_exponent must be a number > 0 (Assumption 3: k = O(n^a), a > 0), got {a!r}.")
-    return float(a)
+    return check_real(a, "tree_exponent", low=0.0, high=math.inf, hint="Assumption 3: k = O(n^a), a > 0")
 
 
 def assumption_checks(est: Any, alpha: float, beta: float = 1.01, tree_exponent: float = 1.0) -> AssumptionChecks | None:

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._validation import check_alpha
 from ..datasets import SimulatedData
 from ..exceptions import InputError
+from ..formula import as_frame
 from ..metrics import (
     SlabCoverage,
     clopper_pearson,
@@ -39,17 +41,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import ConformalResult
 
 
-def held_out_frame(data: Any) -> pd.DataFrame:
-    """Held-out data as a non-empty DataFrame (a dict is converted), or a clear error."""
-    if isinstance(data, dict):
-        data = pd.DataFrame(data)
-    if not isinstance(data, pd.DataFrame):
-        raise InputError(f"the test data must be a pandas DataFrame with the response, got {type(data).__name__}.")
-    if len(data) == 0:
-        raise InputError("the test data has no rows.")
-    return data
-
-
 def held_out_rows(result: "ConformalResult", data: Any, alpha: float | None = None, *,
                   oracle: SimulatedData | None = None, max_width: float | None = None,
                   n_bins: int = 10) -> tuple[pd.DataFrame, float]:
@@ -59,7 +50,11 @@ def held_out_rows(result: "ConformalResult", data: Any, alpha: float | None = No
     fidelity, width_bin, and when they apply group, rejected, oracle_width,
     oracle_error, conditional_coverage.
     """
-    data = held_out_frame(data)
+    data = as_frame(data, "test")
+    if alpha is not None:
+        alpha = check_alpha(alpha)  # one level: every metric below is about one interval per row
+    if len(data) == 0:
+        raise InputError("the test data has no rows.")
     y = result.design.response(data)
     t0 = time.perf_counter()
     pred = result.predict(data, alpha, details=True)
@@ -76,7 +71,7 @@ def held_out_rows(result: "ConformalResult", data: Any, alpha: float | None = No
     if max_width is not None:
         rows["rejected"] = rejected(rows["lwr"], rows["upr"], max_width)
     if oracle is not None:
-        a = result.alpha if alpha is None else float(alpha)
+        a = result.alpha if alpha is None else alpha
         _check_oracle(oracle, y)
         q_star = oracle.oracle_score_quantile(rows["fit"].to_numpy(), 1.0 - a)
         rows["oracle_width"] = 2.0 * q_star
@@ -245,7 +240,7 @@ def evaluate(result: "ConformalResult", data: Any, *, alpha: float | None = None
              max_width: float | None = None, level: float = 0.95, delta: float = 0.1, n_directions: int = 1000,
              random_state: int | None = 0, n_bins: int = 10) -> Evaluation:
     """Held-out diagnostics; see :meth:`confrf.ConformalResult.evaluate`."""
-    a = result.alpha if alpha is None else float(alpha)
+    a = result.alpha if alpha is None else check_alpha(alpha)
     rows, seconds = held_out_rows(result, data, alpha, oracle=oracle, max_width=max_width, n_bins=n_bins)
     X, _ = result._X(data)  # the design columns span the slabs
     n = rows.shape[0]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import InputError
+from .._validation import check_real
 from ..metrics import interval_width
 
 #: one sentence for printed reports
@@ -29,10 +29,7 @@ REJECT_NOTE = ("The coverage guarantee is marginal over all test points; it does
 
 def check_max_width(max_width: Any) -> float:
     """``max_width`` as a float >= 0 (inf accepts every finite and infinite interval)."""
-    if isinstance(max_width, bool) or not isinstance(max_width, (int, float, np.integer, np.floating)) \
-            or np.isnan(max_width) or max_width < 0:
-        raise InputError(f"max_width must be a number >= 0 (the widest interval to accept), got {max_width!r}.")
-    return float(max_width)
+    return check_real(max_width, "max_width", low=0.0, low_open=False, hint="the widest interval to accept")
 
 
 def rejected(lwr: Any, upr: Any, max_width: Any) -> np.ndarray:

@@ -9,10 +9,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from .._validation import check_alphas, check_bool, check_real
 from ..calibrators import Guarantee, PACReport
 from ..estimator import ConformalRegressor
 from ..exceptions import InfiniteIntervalWarning, InputError
-from ..formula import Design
+from ..formula import Design, as_frame
+from ..models import base_model
 from .evaluation import Evaluation, evaluate
 from .plots import ResultPlots
 from .reject import check_max_width, rejected
@@ -25,6 +27,20 @@ def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max
     if max_width is not None:
         out["rejected"] = rejected(d["lwr"], d["upr"], max_width)
     return out
+
+
+#: columns of a predict frame that do not depend on alpha
+_SHARED = ("fit", "group")
+
+
+def _multi_alpha_frame(frames: list[pd.DataFrame], alphas: list[float]) -> pd.DataFrame:
+    """One frame for several levels: shared columns once, then ``lwr_<alpha>``, ``upr_<alpha>``, ... per level."""
+    first = frames[0]
+    parts = [first[[c for c in _SHARED if c in first.columns]]]
+    for a, f in zip(alphas, frames):
+        per = f[[c for c in f.columns if c not in _SHARED]]
+        parts.append(per.set_axis([f"{c}_{a:g}" for c in per.columns], axis=1))
+    return pd.concat(parts, axis=1)
 
 
 def _is_dask_collection(obj: Any) -> bool:
@@ -44,6 +60,8 @@ class ConformalResult:
         The fitted formula (reapplied to new data, never re-parsed).
     estimator : ConformalRegressor
         The array-level estimator underneath.
+    model : object
+        The fitted base model mu(x): scikit-learn estimator, statsmodels results or a tuple.
     nobs : dict
         Size of every data part: train, calibration parts.
 
@@ -85,11 +103,21 @@ class ConformalResult:
         return self.estimator.calibrator_.guarantee(self.alpha)
 
     # -- prediction --------------------------------------------------------
+    @property
+    def model(self) -> Any:
+        """The fitted base model mu(x).
+
+        A scikit-learn estimator as fitted on the training part, statsmodels
+        results for ``model="ols"`` or a prefit statsmodels model, or a tuple
+        of fitted models for scores that need several (``score="quantile"``:
+        ``(q_lo, q_hi)``; ``score="scaled"``: ``(mu, sigma)``). Its inputs
+        are the design columns ``result.design.column_names`` (no intercept
+        column), as built by ``result.design.transform(newdata)``.
+        """
+        return base_model(self.estimator._model())
+
     def _X(self, newdata: Any) -> tuple[np.ndarray, pd.Index]:
-        if isinstance(newdata, dict):
-            newdata = pd.DataFrame(newdata)
-        if not isinstance(newdata, pd.DataFrame):
-            raise TypeError(f"newdata must be a pandas DataFrame, got {type(newdata).__name__}.")
+        newdata = as_frame(newdata, "newdata")
         return self.design.transform(newdata), newdata.index
 
     def predict(self, newdata: Any, alpha: float | None = None, *, details: bool = False,
@@ -102,8 +130,14 @@ class ConformalResult:
         newdata : DataFrame
             Needs the predictors of the formula; the response may be absent and
             extra columns are ignored.
-        alpha : float, optional
-            Another miscoverage level than the fitted one.
+        alpha : float or sequence of floats, optional
+            Another miscoverage level than the fitted one, or several levels
+            at once (``alpha=[0.05, 0.1]``): then the columns are ``fit``
+            and, per level in the order given, ``lwr_0.05``, ``upr_0.05``,
+            ``lwr_0.1``, ``upr_0.1`` (and ``t_0.05``, ... with ``details``,
+            ``rejected_0.05``, ... with ``max_width``), one row per input row
+            as always. ``res.predict(new, alpha=[0.05, 0.1])`` gives both the
+            95% and the 90% interval, as MAPIE's ``predict(X, alpha=[...])``.
         details : bool
             Also return the score threshold ``t``, whether the interval is
             ``closed`` and the localizer ``level`` (alpha-tilde).
@@ -125,21 +159,34 @@ class ConformalResult:
         Returns
         -------
         DataFrame
-            Indexed like ``newdata``, columns ``fit``, ``lwr``, ``upr``.
+            Indexed like ``newdata``, columns ``fit``, ``lwr``, ``upr``
+            (for several levels see ``alpha``). ``newdata`` may also be a
+            one-row Series (``df.iloc[0]``) or an empty frame, which gives an
+            empty frame with these columns.
             Infinite bounds are ``-inf``/``+inf`` (never NaN). For a Dask
             DataFrame ``newdata`` the result is a lazy Dask DataFrame with the
             same columns and partitions (see :func:`confrf.dask.predict`).
         """
         if max_width is not None:
             check_max_width(max_width)
+        details = check_bool(details, "details")
+        alphas, several = check_alphas(self.alpha if alpha is None else alpha)
         if _is_dask_collection(newdata):
+            if several:
+                raise InputError("several alpha levels at once are not offered for Dask frames; call predict once "
+                                 "per level.")
             from ..dask import predict as dask_predict
 
             return dask_predict(self, newdata, alpha, details=details, max_width=max_width)
+        newdata = as_frame(newdata, "newdata")
         X, index = self._X(newdata)
-        d = self.estimator.predict_details(X, alpha, groups=self._group_labels(newdata), n_jobs=n_jobs,
-                                           chunk_size=chunk_size, progress=progress)
-        n_inf = int(np.count_nonzero(~np.isfinite(d["t"])))
+        labels = self._group_labels(newdata)
+        frames, n_inf = [], 0
+        for a in alphas:
+            d = self.estimator.predict_details(X, a, groups=labels, n_jobs=n_jobs, chunk_size=chunk_size,
+                                               progress=progress)
+            n_inf = max(n_inf, int(np.count_nonzero(~np.isfinite(d["t"]))))
+            frames.append(_predict_frame(d, index, details, max_width))
         self._last_predict = {"n": int(X.shape[0]), "n_infinite": n_inf}
         if n_inf:
             warnings.warn(
@@ -147,7 +194,7 @@ class ConformalResult:
                 "point's leaves or the calibration set is too small for this alpha); they are reported as -inf/+inf.",
                 InfiniteIntervalWarning, stacklevel=2,
             )
-        return _predict_frame(d, index, details, max_width)
+        return _multi_alpha_frame(frames, alphas) if several else frames[0]
 
     def _predict_meta(self, index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
         """Empty frame with the columns and dtypes of :meth:`predict` (for lazy Dask output)."""
@@ -183,12 +230,14 @@ class ConformalResult:
         leaves, its own mass in an extra last column.
         """
         X, _ = self._X(newdata)
-        return self.estimator.localizer_.weights(X, include_self=include_self)
+        return self.estimator.localizer_.weights(X, include_self=check_bool(include_self, "include_self"))
 
     def conditional_quantiles(self, newdata: Any, q: Any = (0.1, 0.5, 0.9)) -> pd.DataFrame:
         """QRF estimate of the score's conditional quantiles at levels ``q``."""
         X, index = self._X(newdata)
-        qs = np.atleast_1d(np.asarray(q, dtype=float))
+        qs = np.array([check_real(v, "q", low=0.0, high=1.0, low_open=False, high_open=False,
+                                  hint="quantile levels, e.g. q=(0.1, 0.5, 0.9)")
+                       for v in np.atleast_1d(np.asarray(q, dtype=object))])
         out = self.estimator.localizer_.conditional_quantiles(X, qs)
         return pd.DataFrame(out, index=index, columns=[f"q{v:g}" for v in qs])
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exceptions import InputError
+from .base import prediction_vector
+
 
 class AbsoluteScore:
     """V(x, y) = |y - mu(x)|; its inversion is mu(x) -/+ t.
@@ -11,6 +14,9 @@ class AbsoluteScore:
     Examples
     --------
     >>> import numpy as np
+
+from ..exceptions import InputError
+from .base import prediction_vector
     >>> from confrf.scores import AbsoluteScore
     >>> s = AbsoluteScore()
     >>> s.score(np.array([1.0, 3.0]), np.array([2.0, 2.0]))
@@ -22,16 +28,20 @@ class AbsoluteScore:
     name = "absolute"
 
     def score(self, y: np.ndarray, pred: np.ndarray) -> np.ndarray:
-        return np.abs(np.asarray(y, dtype=np.float64) - np.asarray(pred, dtype=np.float64))
+        pred = prediction_vector(pred, self.name)
+        y = np.asarray(y, dtype=np.float64)
+        if pred.shape != y.shape:
+            raise InputError(f"the model gave {pred.shape[0]} predictions for {y.shape[0]} rows.")
+        return np.abs(y - pred)
 
     def interval(self, pred: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        pred = np.asarray(pred, dtype=np.float64)
+        pred = prediction_vector(pred, self.name)
         t = np.asarray(t, dtype=np.float64)
         # inf - inf never occurs: pred is finite, so +-inf stays +-inf (no NaN)
         return pred - t, pred + t
 
     def center(self, pred: np.ndarray) -> np.ndarray:
-        return np.asarray(pred, dtype=np.float64)
+        return prediction_vector(pred, self.name)
 
     def __repr__(self) -> str:
         return "AbsoluteScore()"

@@ -74,6 +74,26 @@ class Score(Protocol):
         ...
 
 
+def prediction_vector(pred: Any, score_name: str) -> np.ndarray:
+    """One finite prediction per row, (n,) or (n, 1), or a clear error (e.g. a model returning (n, 2))."""
+    try:
+        arr = np.asarray(pred, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"the model's predictions cannot be read as numbers ({exc}).") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise InputError(
+            f"score={score_name!r} needs one prediction per row, but the model's predict() returned an array "
+            f"of shape {arr.shape}; use a single-output regressor (for a pair of quantile models use "
+            "score='quantile' with model=(lo, hi))."
+        )
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"the model's predictions have NaN or inf in {int((~np.isfinite(arr)).sum())} row(s); "
+                         "check the model (e.g. a log link on extreme inputs).")
+    return arr
+
+
 def prediction_pair(pred: Any, score_name: str, what: str) -> tuple[np.ndarray, np.ndarray]:
     """The two columns of an (n, 2) prediction, finite, or a clear error."""
     arr = np.asarray(pred, dtype=np.float64)

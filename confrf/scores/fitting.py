@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import KFold
 
+from .._validation import check_int
 from ..exceptions import InputError
 from ..models import make_model, wrap_prefit
 from .base import Score
@@ -93,8 +94,7 @@ def out_of_fold_scores(score: Score, X: np.ndarray, y: np.ndarray, model: Any, *
     >>> out_of_fold_scores(get_score("absolute"), X, y, "ols", cv=5, alpha=0.1, random_state=0).shape
     (50,)
     """
-    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
-        raise InputError(f"cv must be an integer >= 2 (folds of the out-of-fold training scores), got {cv!r}.")
+    check_int(cv, "cv", minimum=2, hint="folds of the out-of-fold training scores")
     n = X.shape[0]
     if n < cv:
         raise InputError(f"the training part has {n} row(s), fewer than cv={cv} folds; give more training data or a smaller cv.")

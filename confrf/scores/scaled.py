@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import KFold, cross_val_predict
 
+from .._validation import check_int
 from ..exceptions import InputError
 from ..models import make_model, wrap_prefit
 from .base import prediction_pair
@@ -74,8 +75,7 @@ class ScaledScore:
     name = "scaled"
 
     def __init__(self, sigma_model: Any = None, cv: int = 5, floor: float | None = None) -> None:
-        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
-            raise InputError(f"cv must be an integer >= 2, got {cv!r}.")
+        check_int(cv, "cv", minimum=2, hint="folds of the out-of-fold training scores")
         if floor is not None and not (np.isfinite(floor) and floor > 0):
             raise InputError(f"floor must be a positive number (the smallest sigma used), got {floor!r}.")
         self.sigma_model = sigma_model

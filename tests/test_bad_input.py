@@ -1,0 +1,187 @@
+"""Bad input, argument by argument: each case gets a confrf error naming the argument and the fix.
+
+The table is the audit of issue 14: every case used to fail inside a
+dependency (numpy, scikit-learn, formulaic, statsmodels), name the wrong
+argument, or pass silently. Each row is (id, call, error type, fragment of
+the message).
+"""
+
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+import confrf as cf
+from confrf.exceptions import ArgumentTypeError, FormulaError, InputError
+
+N = 300
+
+
+@pytest.fixture(scope="module")
+def df():
+    rng = np.random.default_rng(0)
+    out = pd.DataFrame({"x": rng.uniform(size=N), "z": rng.normal(size=N), "g": rng.choice(list("abc"), N)})
+    out["y"] = out.x + rng.normal(size=N) * out.x
+    return out
+
+
+@pytest.fixture(scope="module")
+def res(df):
+    return cf.lcp_rf("y ~ x + z", data=df, model="ols", n_estimators=20, random_state=0)
+
+
+def fit(df, formula="y ~ x", **kw):
+    kw = {"model": "ols", "n_estimators": 20, "random_state": 0, **kw}
+    return cf.lcp_rf(formula, data=df, **kw)
+
+
+class TwoColumnModel:
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.zeros((len(X), 2))
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+
+XY = (np.linspace(0, 1, 200).reshape(-1, 1), np.linspace(0, 1, 200))
+CASES = [
+    # -- formula API options ------------------------------------------------------------------
+    ("honest='no'", lambda d, r: fit(d, honest="no"), InputError, "honest must be True or False"),
+    ("prefit='False'", lambda d, r: fit(d, prefit="False"), InputError, "prefit must be True or False"),
+    ("random_state=1.5", lambda d, r: fit(d, random_state=1.5), InputError, "random_state must be"),
+    ("random_state=-1", lambda d, r: fit(d, random_state=-1), InputError, "non-negative"),
+    ("random_state='0'", lambda d, r: fit(d, random_state="0"), InputError, "random_state must be"),
+    ("random_state=True", lambda d, r: fit(d, random_state=True), InputError, "random_state must be"),
+    ("alpha=nan", lambda d, r: fit(d, alpha=float("nan")), InputError, "alpha must lie in (0, 1)"),
+    ("alpha=inf", lambda d, r: fit(d, alpha=float("inf")), InputError, "alpha must lie in (0, 1)"),
+    ("alpha='0.1'", lambda d, r: fit(d, alpha="0.1"), InputError, "alpha must be a number"),
+    ("alpha=[0.1] at fit", lambda d, r: fit(d, alpha=[0.1]), InputError, "predict(newdata, alpha=[0.05, 0.1])"),
+    ("calib_size=nan", lambda d, r: fit(d, calib_size=float("nan")), InputError, "calib_size must lie in (0, 1)"),
+    ("calib_size=1", lambda d, r: fit(d, calib_size=1), InputError, "calib_size must lie in (0, 1)"),
+    ("calib_size='a'", lambda d, r: fit(d, calib_size="a"), InputError, "calib_size must be a number"),
+    ("localizer_size=inf", lambda d, r: fit(d, localizer_size=float("inf")), InputError, "localizer_size"),
+    ("n_estimators=0", lambda d, r: fit(d, n_estimators=0), InputError, "n_estimators must be an integer >= 1"),
+    ("n_estimators=2.5", lambda d, r: fit(d, n_estimators=2.5), InputError, "n_estimators must be an integer"),
+    ("n_estimators='10'", lambda d, r: fit(d, n_estimators="10"), InputError, "n_estimators must be an integer"),
+    ("max_depth=0", lambda d, r: fit(d, max_depth=0), InputError, "max_depth must be an integer >= 1 or None"),
+    ("max_features='x'", lambda d, r: fit(d, max_features="x"), InputError, "max_features"),
+    ("max_features=1.5", lambda d, r: fit(d, max_features=1.5), InputError, "max_features must lie in (0, 1]"),
+    ("n_jobs=0", lambda d, r: fit(d, n_jobs=0), InputError, "n_jobs must be None, a positive integer or -1"),
+    ("n_jobs='a'", lambda d, r: fit(d, n_jobs="a"), InputError, "n_jobs"),
+    # -- data and calib -----------------------------------------------------------------------
+    ("calib=ndarray", lambda d, r: fit(d, calib=d.to_numpy()), ArgumentTypeError, "calib must be a pandas DataFrame"),
+    ("data=ndarray", lambda d, r: fit(d.to_numpy()), ArgumentTypeError, "pd.DataFrame(array, columns="),
+    ("calib=list", lambda d, r: fit(d, calib=[1, 2]), ArgumentTypeError, "calib must be"),
+    ("calib lacks response", lambda d, r: fit(d, calib=d[["x"]]), InputError, "calib lacks the response"),
+    ("calib NaN", lambda d, r: fit(d, calib=d.assign(x=np.nan)), InputError, "NaN or inf in calib"),
+    ("data empty", lambda d, r: fit(d.iloc[:0]), InputError, "0 row(s)"),
+    ("data one row", lambda d, r: fit(d.iloc[:1]), InputError, "1 row(s)"),
+    ("duplicated column", lambda d, r: fit(pd.concat([d, d[["x"]]], axis=1)), InputError, "several columns named"),
+    ("datetime column", lambda d, r: fit(d.assign(t=pd.date_range("2020", periods=N)), "y ~ x + t"),
+     InputError, "holds dates or times"),
+    ("timedelta column", lambda d, r: fit(d.assign(t=pd.to_timedelta(np.arange(N), unit="D")), "y ~ x + t"),
+     InputError, "holds dates or times"),
+    ("datetime response", lambda d, r: fit(d.assign(t=pd.date_range("2020", periods=N)), "t ~ x"),
+     InputError, "holds dates or times"),
+    ("numbers + stray string", lambda d, r: fit(d.assign(v=d.x.astype(object).where(d.index != 3, "oops")), "y ~ v"),
+     InputError, "mixes numbers and other values (['oops']"),
+    ("text, a level per row", lambda d, r: fit(d.assign(v=[f"id{i}" for i in range(N)]), "y ~ x + v"),
+     InputError, "leave it out of the formula"),
+    ("numbers as text", lambda d, r: fit(d.assign(v=d.x.astype(str)), "y ~ v"), InputError, "pd.to_numeric"),
+    ("text response", lambda d, r: fit(d, "g ~ x"), InputError, "the response must be numeric"),
+    ("y * 1e300", lambda d, r: fit(d.assign(y=d.y * 1e300)), InputError, "rescale it"),
+    ("y * 1e-300", lambda d, r: fit(d.assign(y=d.y * 1e-300)), InputError, "rescale it"),
+    # -- formulas -----------------------------------------------------------------------------
+    ("two responses", lambda d, r: fit(d, "y + x ~ z"), FormulaError, "I(y + x)"),
+    ("y ~ 1 with lcp-rf", lambda d, r: fit(d, "y ~ 1"), InputError, "use method='split'"),
+    ("y ~ 1 with a sklearn model", lambda d, r: cf.split_cp("y ~ 1", data=d, model=TwoColumnModel()),
+     InputError, "cannot be fitted on zero columns"),
+    ("formula None", lambda d, r: fit(d, None), FormulaError, "must be a string"),
+    # -- models -------------------------------------------------------------------------------
+    ("predict returns (n, 2)", lambda d, r: cf.split_cp("y ~ x", data=d, model=TwoColumnModel()),
+     InputError, "returned an array of shape"),
+    ("prefit smf, other formula", lambda d, r: fit(d, model=__import__("statsmodels.formula.api", fromlist=["ols"])
+                                                   .ols("y ~ x + C(g)", data=d).fit(), prefit=True),
+     InputError, "give confrf the same formula"),
+    ("model is a class", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__("sklearn.linear_model", fromlist=["x"])
+                                                 .LinearRegression), InputError, "model=LinearRegression()"),
+    ("prefit model not fitted", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__(
+        "sklearn.linear_model", fromlist=["x"]).LinearRegression(), prefit=True), InputError, "is not fitted"),
+    # -- predict ------------------------------------------------------------------------------
+    ("predict ndarray", lambda d, r: r.predict(d.to_numpy()), ArgumentTypeError, "newdata must be"),
+    ("predict alpha=[]", lambda d, r: r.predict(d.head(2), alpha=[]), InputError, "empty sequence"),
+    ("predict alpha repeated", lambda d, r: r.predict(d.head(2), alpha=[0.1, 0.1]), InputError, "repeated"),
+    ("predict alpha=[0.1, 2]", lambda d, r: r.predict(d.head(2), alpha=[0.1, 2]), InputError, "alpha must lie"),
+    ("predict details='no'", lambda d, r: r.predict(d.head(2), details="no"), InputError, "details must be True"),
+    ("predict chunk_size=0", lambda d, r: r.predict(d.head(2), chunk_size=0), InputError, "chunk_size"),
+    ("predict chunk_size=2.5", lambda d, r: r.predict(d.head(2), chunk_size=2.5), InputError, "chunk_size"),
+    ("predict n_jobs='2'", lambda d, r: r.predict(d.head(2), n_jobs="2"), InputError, "n_jobs"),
+    ("predict progress='no'", lambda d, r: r.predict(d.head(2), progress="no"), InputError, "progress"),
+    ("predict text in numeric column", lambda d, r: r.predict(d.head(2).assign(x=["a", "b"])), InputError,
+     "numeric at fit"),
+    ("forest_weights include_self='yes'", lambda d, r: r.forest_weights(d.head(2), include_self="yes"),
+     InputError, "include_self"),
+    ("conditional_quantiles q=nan", lambda d, r: r.conditional_quantiles(d.head(2), q=[np.nan]),
+     InputError, "q must lie in [0, 1]"),
+    ("evaluate random_state='a'", lambda d, r: r.evaluate(d.head(50), random_state="a"), InputError, "random_state"),
+    ("evaluate level=nan", lambda d, r: r.evaluate(d.head(50), level=np.nan), InputError, "level"),
+    ("evaluate alpha=[0.1, 0.2]", lambda d, r: r.evaluate(d.head(50), alpha=[0.1, 0.2]), InputError,
+     "single number"),
+    ("evaluate max_width=nan", lambda d, r: r.evaluate(d.head(50), max_width=np.nan), InputError, "max_width"),
+    ("summary beta=inf", lambda d, r: r.summary(beta=float("inf")), InputError, "beta must lie in (1, inf)"),
+    ("summary beta=nan", lambda d, r: r.summary(beta=float("nan")), InputError, "beta"),
+    # -- arrays (ConformalRegressor, lcp_threshold) ---------------------------------------------
+    ("sparse X", lambda d, r: cf.ConformalRegressor(model="ols").fit(sp.csr_matrix(XY[0]), XY[1]),
+     ArgumentTypeError, "toarray()"),
+    ("string X", lambda d, r: cf.ConformalRegressor(model="ols").fit(np.array([["a"]] * 200), XY[1]),
+     InputError, "X must hold numbers only"),
+    ("DataFrame X with text", lambda d, r: cf.ConformalRegressor(model="ols").fit(d[["x", "g"]], d.y),
+     InputError, "non-numeric column(s): ['g']"),
+    ("complex y", lambda d, r: cf.ConformalRegressor(model="ols").fit(XY[0], XY[1] + 1j), InputError, "complex"),
+    ("no training rows", lambda d, r: cf.ConformalRegressor(model="ols").fit(np.empty((0, 1)), np.empty(0)),
+     InputError, "at least 2 training rows"),
+    ("estimator honest='no'", lambda d, r: cf.ConformalRegressor(model="ols", honest="no").fit(*XY),
+     InputError, "honest must be True or False"),
+    ("estimator random_state=1.5", lambda d, r: cf.ConformalRegressor(model="ols", random_state=1.5).fit(*XY),
+     InputError, "random_state"),
+    ("lcp_threshold 2-D scores", lambda d, r: cf.lcp_threshold(np.full((20, 20), 0.05), np.ones((19, 1)), 0.1),
+     InputError, "scores must be 1-D"),
+    ("lcp_threshold 3-D weights", lambda d, r: cf.lcp_threshold(np.zeros((2, 20, 20)), np.ones(19), 0.1),
+     InputError, "weights must be a 2-D"),
+]
+
+
+@pytest.mark.parametrize("call, error, fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_gets_a_confrf_error(df, res, call, error, fragment):
+    with pytest.raises(error) as info:
+        call(df, res)
+    assert isinstance(info.value, cf.ConfrfError)
+    assert fragment in str(info.value)
+
+
+GOOD_ALPHAS = [Decimal("0.1"), Fraction(1, 10), np.float32(0.1), np.float64(0.1), np.array(0.1), 0.1]
+
+
+@pytest.mark.parametrize("alpha", GOOD_ALPHAS, ids=[type(a).__name__ for a in GOOD_ALPHAS])
+def test_alpha_of_any_numeric_type_is_read_as_typed(df, alpha):
+    assert fit(df, alpha=alpha).alpha == 0.1
+
+
+@pytest.mark.parametrize("calib_size", [np.float32(0.5), Decimal("0.5"), Fraction(1, 2), np.float64(0.5)])
+def test_calib_size_of_any_numeric_type(df, calib_size):
+    assert fit(df, calib_size=calib_size).nobs["train"] == N // 2
+
+
+def test_scalar_dict_is_one_row_and_numpy_scalars_are_numbers(df, res):
+    p = res.predict({"x": 0.5, "z": 0.1})
+    assert p.shape == (1, 3)
+    assert res.summary(tree_exponent=np.float32(1.0)) is not None
