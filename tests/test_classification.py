@@ -254,3 +254,23 @@ def test_cli_prediction_sets(tmp_path, wine):
     pred = pd.read_csv(tmp_path / "pred.csv")
     assert list(pred.columns) == ["row", "pred", "size", "barbera", "barolo", "grignolino"] and len(pred) == len(test)
     assert (pred["size"] == pred[["barbera", "barolo", "grignolino"]].sum(axis=1)).all()
+
+
+def test_missing_labels_follow_na_action():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=400)
+    y = pd.Series(np.where(x + rng.normal(size=400) > 0, "hi", "lo"), dtype=object)
+    y[:3] = None
+    df = pd.DataFrame({"y": y, "x": x})
+    with pytest.raises(InputError, match="NaN"):
+        cf.conformal("y ~ x", data=df, method="split", model="logit")
+    res = cf.conformal("y ~ x", data=df, method="split", model="logit", na_action="drop", random_state=0)
+    assert res.design.n_dropped == 3 and res.levels == ["hi", "lo"]
+
+
+def test_n_jobs_does_not_change_sets(wine):
+    train, test = wine
+    kw = dict(data=train, method="lcp-rf", model="rf", random_state=0, n_estimators=20)
+    a = cf.conformal(FORMULA, n_jobs=1, **kw).predict(test)
+    b = cf.conformal(FORMULA, n_jobs=2, **kw).predict(test)
+    pd.testing.assert_frame_equal(a, b)
