@@ -11,7 +11,7 @@ from ..calibrators import Guarantee, PACReport
 from ..exceptions import InputError
 from ..formula.labels import LabelDesign
 from ..results.diagnostics import calibration_ess, distribution_row
-from ..results.report import add_header, short_text
+from ..results.report import add_assumptions, add_header, short_text
 from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .estimator import ConformalClassifier
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
@@ -158,8 +158,12 @@ class ClassificationResult:
             df["finite threshold"] = table["finite"].reindex(range(len(self.levels)), fill_value=False).to_numpy()
         return df
 
-    def summary(self) -> Summary:
-        """Header, guarantee, classes, sets on the calibration rows, PAC facts, last predict."""
+    def summary(self, *, beta: float = 1.01, tree_exponent: float = 1.0) -> Summary:
+        """Header, guarantee, classes, PAC facts, sets on the calibration rows, assumption checks, last predict.
+
+        ``beta`` and ``tree_exponent``: the references of the assumption checks, as in
+        :meth:`confrf.ConformalResult.summary` (they concern the forest, not the guarantee).
+        """
         est = self.estimator
         s = Summary()
         add_header(s, self)
@@ -184,6 +188,7 @@ class ClassificationResult:
             "class-conditional methods). On them: mean set size "
             f"{facts['mean_size']:.3f}, singletons {facts['share_singleton']:.1%}, empty {facts['share_empty']:.1%}, "
             f"full {facts['share_full']:.1%}."]))
+        add_assumptions(s, self, beta=beta, tree_exponent=tree_exponent)
         last = self._last_predict
         items = [("Last predict rows", last["n"] if last else None),
                  ("Mean set size", last["mean_size"] if last else None),

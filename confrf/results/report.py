@@ -75,8 +75,12 @@ def add_diagnostics(s: Summary, result: "ConformalResult", *, beta: float, tree_
     s.tables.append(text_table(diag.notes + [
         f"Infinite intervals on the calibration rows: {diag.n_infinite} of {diag.n_rows} ({diag.share_infinite:.1%})."
     ]))
+    add_assumptions(s, result, beta=beta, tree_exponent=tree_exponent)
 
-    checks = assumption_checks(est, result.alpha, beta=beta, tree_exponent=tree_exponent)
+
+def add_assumptions(s: Summary, result: "ConformalResult", *, beta: float, tree_exponent: float) -> None:
+    """Section "assumptions": the checks of the paper's asymptotic conditional coverage."""
+    checks = assumption_checks(result.estimator, result.alpha, beta=beta, tree_exponent=tree_exponent)
     title = "Assumption checks (asymptotic conditional coverage)"
     intro = ("These checks concern the paper's asymptotic conditional coverage (section 'Asymptotic conditional "
              "coverage'); the guarantee above does not depend on them.")
