@@ -221,8 +221,10 @@ def test_other_errors():
     df = pd.DataFrame({"y": ["a", "b"] * 50, "x": np.arange(100.0)})
     with pytest.raises(InputError, match="not offered for a class-label response"):
         cf.conformal("y ~ x", data=df, method="lcp")
-    with pytest.raises(InputError, match="unknown classification score"):
+    with pytest.raises(InputError, match="score='absolute' belongs to regression"):
         cf.conformal("y ~ x", data=df, method="split", score="absolute")
+    with pytest.raises(InputError, match="unknown classification score"):
+        cf.conformal("y ~ x", data=df, method="split", score="hinge")
     with pytest.raises(InputError, match="min_group_size does not apply"):
         cf.conformal("y ~ x", data=df, method="split-g", min_group_size=5)
     with pytest.raises(InputError, match="clash"):

@@ -51,6 +51,7 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
     calib_size = check_fraction(calib_size, "calib_size")
     prefit = check_bool(opts["prefit"], "prefit")
     design, X, codes, _ = LabelDesign.fit(formula, as_frame(data, "data"), na_action=opts["na_action"])
+    _refuse_regression_settings(design, model, opts["score"])
     if calib is not None:
         calib = as_frame(calib, "calib")
         X_tr, y_tr, X_cal, y_cal = X, codes, design.transform(calib), design.codes(calib)
@@ -75,3 +76,17 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     return ClassificationResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
                                 random_state=seed)
+
+
+def _refuse_regression_settings(design: LabelDesign, model: Any, score: Any) -> None:
+    """A regression model or score with a class-label response: say why, and both ways out."""
+    wrong = [f"model={model!r}"] if isinstance(model, str) and model in ("ols", "qr", "qgbm") else []
+    wrong += [f"score={score!r}"] if isinstance(score, str) and score in ("absolute", "quantile", "scaled") else []
+    if wrong:
+        raise InputError(
+            f"the response {design.response_name!r} is a class label ({len(design.levels)} levels), so conformal() "
+            f"builds prediction sets, but {' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to regression. Use a classifier ('gbm', 'rf', "
+            "'logit' or one with predict_proba) and a classification score ('lac', 'aps', 'raps'), or convert the "
+            "response to numbers (pd.to_numeric) for prediction intervals."
+        )
+
