@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..calibrators import Guarantee, PACReport
 from ..exceptions import InputError
+from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from ..results.diagnostics import calibration_ess, distribution_row
 from ..results.report import add_assumptions, add_header, short_text
@@ -100,10 +101,7 @@ class ClassificationResult:
             (number of classes in the set; 0 is an empty set, K the full set)
             and one boolean column per class level, named by the level.
         """
-        if isinstance(newdata, dict):
-            newdata = pd.DataFrame(newdata)
-        if not isinstance(newdata, pd.DataFrame):
-            raise TypeError(f"newdata must be a pandas DataFrame, got {type(newdata).__name__}.")
+        newdata = as_frame(newdata, "newdata")
         X = self.design.transform(newdata)
         d = self.estimator.predict_details(X, alpha)
         sets = d["sets"]
@@ -117,8 +115,9 @@ class ClassificationResult:
 
     def predict_proba(self, newdata: Any) -> pd.DataFrame:
         """Class probabilities of the base model, one column per level."""
+        newdata = as_frame(newdata, "newdata")
         X = self.design.transform(newdata)
-        return pd.DataFrame(self.estimator.predict_proba(X), index=pd.DataFrame(newdata).index, columns=self.levels)
+        return pd.DataFrame(self.estimator.predict_proba(X), index=newdata.index, columns=self.levels)
 
     # -- reporting ---------------------------------------------------------
     def evaluate(self, test: Any, *, alpha: float | None = None, level: float = 0.95) -> ClassEvaluation:
