@@ -22,6 +22,7 @@ from .._validation import as_float_matrix, check_alpha
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
 from ..estimator import _seeds
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
+from ..formula.labels import response_levels
 from .models import ProbaModel, check_has_proba, make_classifier
 from .scores import CALIBRATION_STREAM, PREDICTION_STREAM, get_class_score, label_sets, uniforms
 
@@ -32,18 +33,11 @@ LABEL = "label"
 
 
 def class_levels(y: Any) -> list:
-    """Class levels of labels ``y``: categories of a Categorical (in order), else the sorted unique values."""
-    if isinstance(y, pd.Series) and isinstance(y.dtype, pd.CategoricalDtype):
-        return list(y.cat.remove_unused_categories().cat.categories)
-    if isinstance(y, pd.Categorical):
-        return list(y.remove_unused_categories().categories)
-    arr = pd.Series(np.asarray(y, dtype=object).ravel(), dtype=object)
-    if arr.isna().any():
-        raise InputError(f"the labels have {int(arr.isna().sum())} missing value(s); drop or fill them first.")
-    try:
-        return sorted(pd.unique(arr))
-    except TypeError:  # mixed types: order of first appearance
-        return list(pd.unique(arr))
+    """Class levels of labels ``y``, by the formula layer's rule (:func:`confrf.formula.labels.response_levels`)."""
+    col = y if isinstance(y, pd.Series) else pd.Series(y if isinstance(y, pd.Categorical) else np.asarray(y).ravel())
+    if col.isna().any():
+        raise InputError(f"the labels have {int(col.isna().sum())} missing value(s); drop or fill them first.")
+    return response_levels(col)
 
 
 def encode_labels(y: Any, levels: list, what: str) -> np.ndarray:
@@ -265,7 +259,7 @@ class ConformalClassifier(BaseEstimator):
     @property
     def mondrian_(self) -> bool:
         """Class-conditional calibration (groups = the label)."""
-        return get_method(self.method).name in ("split-g", "lcp-rf-g") and self._groups() == LABEL
+        return self.method in ("split-g", "lcp-rf-g") and self._groups() == LABEL
 
     def _groups(self) -> Any:
         return (self.options or {}).get("groups", LABEL)

@@ -111,7 +111,9 @@ class APSScore:
         Draw U per row (smaller sets, exact coverage in expectation over U).
     random_state : int or None
         Seed of U (its own stream, independent of the data splits); None takes
-        a seed derived from the estimator's ``random_state``.
+        a seed derived from the estimator's ``random_state``. When both are
+        None, every call draws fresh U (sets of the same rows may then differ
+        between calls).
 
     Notes
     -----

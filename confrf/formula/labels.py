@@ -63,11 +63,11 @@ def response_levels(col: pd.Series) -> list:
         return list(col.cat.remove_unused_categories().cat.categories)
     if pd.api.types.is_bool_dtype(col):
         return [v for v in (False, True) if (col == v).any()]
-    values = pd.unique(col.dropna())
+    values = [v.item() if isinstance(v, np.generic) else v for v in pd.unique(col.dropna())]  # plain Python values
     try:
         return sorted(values)
     except TypeError:  # mixed types: order of first appearance
-        return list(values)
+        return values
 
 
 class LabelDesign:
