@@ -227,6 +227,8 @@ def test_other_errors():
         cf.conformal("y ~ x", data=df, method="split", score="hinge")
     with pytest.raises(InputError, match="min_group_size does not apply"):
         cf.conformal("y ~ x", data=df, method="split-g", min_group_size=5)
+    with pytest.raises(InputError, match="no predictors"):
+        cf.conformal("y ~ 1", data=df, method="split")
     with pytest.raises(InputError, match="clash"):
         cf.conformal("y ~ x", data=df.assign(y=["pred", "b"] * 50), method="split")
 

@@ -52,6 +52,9 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
     prefit = check_bool(opts["prefit"], "prefit")
     design, X, codes, _ = LabelDesign.fit(formula, as_frame(data, "data"), na_action=opts["na_action"])
     _refuse_regression_settings(design, model, opts["score"])
+    if X.shape[1] == 0:
+        raise InputError(f"formula {formula!r} has no predictors; a classifier needs at least one column on the "
+                         "right of ~ (e.g. 'y ~ x1 + x2' or 'y ~ .').")
     if calib is not None:
         calib = as_frame(calib, "calib")
         X_tr, y_tr, X_cal, y_cal = X, codes, design.transform(calib), design.codes(calib)
