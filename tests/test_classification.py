@@ -278,3 +278,13 @@ def test_n_jobs_does_not_change_sets(wine):
     a = cf.conformal(FORMULA, n_jobs=1, **kw).predict(test)
     b = cf.conformal(FORMULA, n_jobs=2, **kw).predict(test)
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_object_numbers_stay_regression_and_mixed_text_is_refused():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=100)
+    df = pd.DataFrame({"y": pd.Series(x + rng.normal(size=100), dtype=object), "x": x})
+    assert cf.conformal("y ~ x", data=df, method="split", model="ols", random_state=0).method == "split"
+    bad = df.assign(y=df["y"].where(np.arange(100) != 5, "n/a"))
+    with pytest.raises(InputError, match="mixes numbers and other values"):
+        cf.conformal("y ~ x", data=bad, method="split", model="ols")

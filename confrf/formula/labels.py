@@ -2,7 +2,8 @@
 
 A response is a class label (classification) when the left-hand side is
 ``C(y)`` or a bare column whose dtype is categorical, bool, string or
-object. The levels are stored at fit: the categories of a Categorical (in
+object (an object column holding only numbers stays a numeric response, and
+one mixing numbers with text is an error, as for predictors). The levels are stored at fit: the categories of a Categorical (in
 their order, unused ones dropped), ``[False, True]`` for bool, otherwise the
 sorted distinct values. The design of the right-hand side is built by
 :class:`confrf.formula.Design` with the label column replaced by its codes,
@@ -20,7 +21,7 @@ import pandas as pd
 
 from ..exceptions import InputError
 from .design import Design
-from .frame import as_frame
+from .frame import as_frame, prepare_columns
 from .parse import _C_OF_COLUMN
 
 _BACKTICKED = re.compile(r"^`(?P<name>[^`]+)`$")
@@ -51,9 +52,13 @@ def label_column(formula: Any, data: Any) -> str | None:
     col = frame[name] if frame is not None else pd.Series(data[name])
     if isinstance(col, pd.DataFrame):  # duplicated column names: Design.fit reports them
         return None
-    if isinstance(col.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(col) \
-            or pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col):
+    if isinstance(col.dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(col):
         return name
+    if pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col):
+        # numbers stored as objects stay a numeric response; numbers mixed with text raise (a stray "n/a"
+        # must not turn a numeric response into class labels)
+        prepared = prepare_columns(pd.DataFrame({name: col}), [name], "data")
+        return None if prepared[name].dtype != col.dtype else name
     return None
 
 
