@@ -57,7 +57,7 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
                          "right of ~ (e.g. 'y ~ x1 + x2' or 'y ~ .').")
     if calib is not None:
         calib = as_frame(calib, "calib")
-        X_tr, y_tr, X_cal, y_cal = X, codes, design.transform(calib), design.codes(calib)
+        X_tr, y_tr, X_cal, y_cal = X, codes, design.transform(calib, what="calib"), design.codes(calib)
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], codes[:0], X, codes
     else:

@@ -143,9 +143,9 @@ class LabelDesign:
     def has_intercept(self) -> bool:
         return self.design.has_intercept
 
-    def transform(self, newdata: Any) -> np.ndarray:
-        """Design matrix of new rows (see :meth:`Design.transform`)."""
-        return self.design.transform(newdata)
+    def transform(self, newdata: Any, what: str = "newdata") -> np.ndarray:
+        """Design matrix of new rows (see :meth:`Design.transform`); ``what`` names them in errors."""
+        return self.design.transform(newdata, what=what)
 
     def codes(self, data: Any) -> np.ndarray:
         """Codes 0..K-1 of the labels of held-out rows; a missing or unseen label is an error."""
