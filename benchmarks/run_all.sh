@@ -18,6 +18,10 @@ done
 echo "== bench_peers"
 # shellcheck disable=SC2086  # word splitting of the options is intended
 PYTHONPATH=. python benchmarks/bench_peers.py ${BENCH_PEERS_ARGS:-}
+# bench_classification has options of its own too (--seeds, --datasets, --quick)
+echo "== bench_classification"
+# shellcheck disable=SC2086
+PYTHONPATH=. python benchmarks/bench_classification.py ${BENCH_CLASSIFICATION_ARGS:-}
 # bench_scale runs 100,000-point jobs (~4 min); BENCH_SCALE_ARGS="--quick" for a short run
 echo "== bench_scale"
 # shellcheck disable=SC2086

@@ -11,6 +11,7 @@ from .api import conformal, lcp_rf, qrf_tc, split_cp
 from .calibrators import LCPThreshold, lcp_threshold
 from .calibrators import PACReport, pac_delta, pac_epsilon, pac_n2
 from .estimator import ConformalRegressor
+from .classification import ConformalClassifier
 from .results import Comparison, ConformalResult, Evaluation, Summary, compare
 from .exceptions import ArgumentTypeError, ConfrfError, FormulaError, InputError, NotFittedError
 from . import dask  # after the results package, which it uses
@@ -33,6 +34,7 @@ __all__ = [
     "compare",
     "metrics",
     "ConformalRegressor",
+    "ConformalClassifier",
     "lcp_threshold",
     "LCPThreshold",
     "datasets",

@@ -70,7 +70,8 @@ def fit(args: argparse.Namespace) -> int:
     newdata = pd.read_csv(args.newdata)
     done = _step(f"fitting {args.method} on {len(data)} rows")
     res = cf.conformal(args.formula, data=data, method=args.method, alpha=args.alpha, model=args.model,
-                       calib=calib, random_state=args.random_state, n_jobs=args.n_jobs, score=args.score)
+                       calib=calib, random_state=args.random_state, n_jobs=args.n_jobs,
+                       **({"score": args.score} if args.score else {}))
     done()
     done = _step(f"predicting {len(newdata)} rows")
     pred = res.predict(newdata)
@@ -101,8 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .calibrators import METHODS
 
     f.add_argument("--method", default="lcp-rf", choices=sorted(METHODS))
-    f.add_argument("--model", default="gbm", choices=["gbm", "rf", "ols", "qr", "qgbm"])
-    f.add_argument("--score", default="absolute", choices=["absolute", "quantile", "scaled"])
+    f.add_argument("--model", default="gbm", choices=["gbm", "rf", "ols", "qr", "qgbm", "logit"])
+    # a class-label response (string column or C(y)) gives prediction sets: pred, size, one column per class
+    f.add_argument("--score", default=None, choices=["absolute", "quantile", "scaled", "lac", "aps", "raps"],
+                   help="default: absolute (numeric response), lac (class-label response)")
     f.add_argument("--alpha", type=float, default=0.1)
     f.add_argument("--random-state", type=int, default=None)
     f.add_argument("--n-jobs", type=int, default=None)

@@ -12,6 +12,7 @@ from .calibrators import get_method
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
 from .formula import Design, as_frame
+from .formula.labels import label_column
 from .models import adapt_formula_results, no_predictor_model
 from .group_labels import kept_positions, split_group_option
 from .localizers._float32 import F32_MAX, blurred_columns
@@ -59,6 +60,17 @@ def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str
         )
 
 
+def split_indices(n: int, calib_size: float, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (training, calibration) row positions of a random split of ``n`` rows."""
+    n_cal = int(round(calib_size * n))
+    if n_cal < 1 or n - n_cal < 2:
+        raise InputError(f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size} "
+                         "(the training part needs at least 2 rows, the calibration part at least 1); give more "
+                         "rows, or pass separate calibration data as calib=.")
+    perm = _split_rng(seed).permutation(n)
+    return np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
+
+
 def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float = 0.1, model: Any = "gbm",
               calib: Any = None, calib_size: float = 0.5, random_state: Any = None,
               **options: Any) -> ConformalResult:
@@ -68,7 +80,13 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     ----------
     formula : str
         ``"response ~ predictors"`` (formulaic syntax: ``C(x)``, ``np.log(x)``,
-        interactions ``a:b``; ``.`` stands for every other column).
+        interactions ``a:b``; ``.`` stands for every other column). A class-label
+        response (``C(y)``, or a categorical, bool or string column) gives
+        prediction sets instead of intervals: a
+        :class:`confrf.classification.ClassificationResult`, with methods "split",
+        "lcp-rf", "qrf-tc" and the class-conditional "split-g" / "lcp-rf-g",
+        scores "lac" (default), "aps", "raps", and classifiers "gbm", "rf",
+        "logit" (docs/guide/classification.md).
     data : DataFrame
         Training data. Without ``calib`` it is split at random into a training
         part (fits the model) and a calibration part (``calib_size``).
@@ -146,6 +164,11 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     (2, 3)
     """
     alpha = check_alpha(alpha)
+    if label_column(formula, data) is not None:  # a class-label response: prediction sets
+        from .classification.api import conformal_sets
+
+        return conformal_sets(formula, data, method=method, alpha=alpha, model=model, calib=calib,
+                              calib_size=calib_size, random_state=random_state, **options)
     seed = seed_entropy(random_state)
     spec = get_method(method)
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
@@ -176,14 +199,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
         cal = slice(None)
     else:
-        n = X.shape[0]
-        n_cal = int(round(calib_size * n))
-        if n_cal < 1 or n - n_cal < 2:
-            raise InputError(f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size} "
-                             "(the training part needs at least 2 rows, the calibration part at least 1); give more "
-                             "rows, or pass separate calibration data as calib=.")
-        perm = _split_rng(seed).permutation(n)
-        tr, cal = np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
+        tr, cal = split_indices(X.shape[0], calib_size, seed)
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
     groups_cal = None
     if labeler is not None:

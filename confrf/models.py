@@ -117,6 +117,11 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
             f"model must be a name in {list(SHORTCUTS)} or an object with fit() and predict(), got {type(model).__name__}; "
             "for an already fitted model pass prefit=True."
         )
+    return clone_seeded(model, random_state)
+
+
+def clone_seeded(model: Any, random_state: int | None) -> Any:
+    """An unfitted clone of a scikit-learn estimator, given ``random_state`` when it has none of its own."""
     est = clone(model)
     if random_state is not None and "random_state" in est.get_params() and est.get_params()["random_state"] is None:
         est.set_params(random_state=random_state)

@@ -97,7 +97,8 @@ CASES = [
     ("text, a level per row", lambda d, r: fit(d.assign(v=[f"id{i}" for i in range(N)]), "y ~ x + v"),
      InputError, "leave it out of the formula"),
     ("numbers as text", lambda d, r: fit(d.assign(v=d.x.astype(str)), "y ~ v"), InputError, "pd.to_numeric"),
-    ("text response", lambda d, r: fit(d, "g ~ x"), InputError, "the response must be numeric"),
+    # a text response is a class label (prediction sets); a regression model with it is refused
+    ("text response with a regression model", lambda d, r: fit(d, "g ~ x"), InputError, "is a class label"),
     ("y * 1e300", lambda d, r: fit(d.assign(y=d.y * 1e300)), InputError, "rescale it"),
     ("y * 1e-300", lambda d, r: fit(d.assign(y=d.y * 1e-300)), InputError, "rescale it"),
     ("1e39 feature with model='rf'", lambda d, r: cf.split_cp("y ~ v", data=d.assign(v=d.x * 1e39), model="rf"),

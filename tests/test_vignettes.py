@@ -26,6 +26,7 @@ SIZES = {
     "02-reproducing-the-paper": {"CONFRF_VIGNETTE_N": "2000"},
     "03-guarantees-in-practice": {"CONFRF_VIGNETTE_N": "3000", "CONFRF_VIGNETTE_REPS": "3"},
     "04-sklearn-estimator": {"CONFRF_VIGNETTE_N": "2000"},
+    "05-classification": {"CONFRF_VIGNETTE_N": "3000", "CONFRF_VIGNETTE_REPS": "2"},
 }
 # one OpenMP thread in the kernel, as in this session (conftest.py): busy-waiting OpenMP threads
 # make HistGradientBoosting many times slower on shared cores

@@ -111,15 +111,16 @@ def compare(*results: ConformalResult, test: Any, names: list[str] | None = None
     """
     if not results:
         raise InputError("give at least one fitted result to compare.")
+    from ..classification import ClassificationResult  # not at the top: classification imports results
+
+    if any(isinstance(r, ClassificationResult) for r in results):  # prediction sets: their own metrics
+        from ..classification.compare import compare_sets
+
+        return compare_sets(results, test, _names(results, names), level)
     bad = [type(r).__name__ for r in results if not isinstance(r, ConformalResult)]
     if bad:
         raise InputError(f"compare() takes fitted results (ConformalResult), got {bad}.")
-    if names is None:
-        methods = [r.method for r in results]
-        names = [m if methods.count(m) == 1 else f"{m} ({methods[:i + 1].count(m)})" for i, m in enumerate(methods)]
-    names = [str(n) for n in names]
-    if len(names) != len(results) or len(set(names)) != len(names):
-        raise InputError(f"names must give one distinct name per result ({len(results)}), got {names}.")
+    names = _names(results, names)
     evaluations: dict[str, Evaluation] = {}
     columns: dict[str, pd.Series] = {}
     for name, res in zip(names, results):
@@ -136,3 +137,14 @@ def compare(*results: ConformalResult, test: Any, names: list[str] | None = None
                     "guarantee": g.kind, "certified": g.certified})
         columns[name] = pd.Series(col, dtype=object)
     return Comparison(pd.DataFrame(columns), evaluations, level)
+
+
+def _names(results: tuple, names: list[str] | None) -> list[str]:
+    """Column names: given, or the method names (numbered when repeated)."""
+    if names is None:
+        methods = [r.method for r in results]
+        names = [m if methods.count(m) == 1 else f"{m} ({methods[:i + 1].count(m)})" for i, m in enumerate(methods)]
+    names = [str(n) for n in names]
+    if len(names) != len(results) or len(set(names)) != len(names):
+        raise InputError(f"names must give one distinct name per result ({len(results)}), got {names}.")
+    return names

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def method_title(result: "ConformalResult") -> str:
-    return get_method(result.method).title or result.method
+    return getattr(result, "title", None) or get_method(result.method).title or result.method
 
 
 def add_header(s: Summary, result: "ConformalResult") -> None:
@@ -34,7 +34,7 @@ def add_header(s: Summary, result: "ConformalResult") -> None:
     left = [
         ("Method", result.method),
         ("Score", est.score_.name),
-        ("Base model", model_name(est.model_ if est.prefit else est.model)),
+        ("Base model", getattr(result, "model_title", None) or model_name(est.model_ if est.prefit else est.model)),
         ("alpha", result.alpha),
         ("Target coverage", 1 - result.alpha),
         ("random_state", result.random_state),
@@ -75,8 +75,12 @@ def add_diagnostics(s: Summary, result: "ConformalResult", *, beta: float, tree_
     s.tables.append(text_table(diag.notes + [
         f"Infinite intervals on the calibration rows: {diag.n_infinite} of {diag.n_rows} ({diag.share_infinite:.1%})."
     ]))
+    add_assumptions(s, result, beta=beta, tree_exponent=tree_exponent)
 
-    checks = assumption_checks(est, result.alpha, beta=beta, tree_exponent=tree_exponent)
+
+def add_assumptions(s: Summary, result: "ConformalResult", *, beta: float, tree_exponent: float) -> None:
+    """Section "assumptions": the checks of the paper's asymptotic conditional coverage."""
+    checks = assumption_checks(result.estimator, result.alpha, beta=beta, tree_exponent=tree_exponent)
     title = "Assumption checks (asymptotic conditional coverage)"
     intro = ("These checks concern the paper's asymptotic conditional coverage (section 'Asymptotic conditional "
              "coverage'); the guarantee above does not depend on them.")

@@ -1,0 +1,95 @@
+"""Formula entry for a class-label response: :func:`confrf.conformal` routes here.
+
+``cf.conformal("Species ~ .", data=iris)`` with a categorical, bool, string or
+``C(y)`` response gives prediction sets. The options are those of the
+regression entry (``score`` defaults to "lac"); the methods are "split",
+"lcp-rf", "qrf-tc" and the class-conditional "split-g" / "lcp-rf-g"
+(``groups="label"``, the default for classification).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_bool, check_fraction, seed_entropy
+from ..api import OPTIONS, split_indices
+from ..calibrators import get_method
+from ..exceptions import InputError
+from ..formula import as_frame
+from ..formula.labels import LabelDesign
+from .estimator import CLASS_METHODS, ConformalClassifier
+from .result import ClassificationResult
+
+
+def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float = 0.1, model: Any = "gbm",
+                   calib: Any = None, calib_size: float = 0.5, random_state: Any = None,
+                   **options: Any) -> ClassificationResult:
+    """Fit a classifier and calibrate conformal prediction sets (see :func:`confrf.conformal`).
+
+    Examples
+    --------
+    >>> import confrf as cf
+    >>> from sklearn.datasets import load_wine
+    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+    >>> res = cf.conformal("target ~ .", data=df, method="split-g", model="logit", random_state=0)
+    >>> res.guarantee.kind
+    'class-conditional'
+    """
+    spec = get_method(method)
+    if method not in CLASS_METHODS:
+        raise InputError(f"method {method!r} is not offered for a class-label response; choose one of "
+                         f"{list(CLASS_METHODS)}.")
+    unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
+    if unknown:
+        raise InputError(f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)} and, for method "
+                         f"{method!r}, {sorted(spec.options) or 'none'}.")
+    opts = {**OPTIONS, "score": "lac", **{k: v for k, v in options.items() if k in OPTIONS}}
+    method_opts = {k: v for k, v in options.items() if k in spec.options}
+    seed = seed_entropy(random_state)  # drawn once: a Generator gives one seed for every step
+    calib_size = check_fraction(calib_size, "calib_size")
+    prefit = check_bool(opts["prefit"], "prefit")
+    design, X, codes, _ = LabelDesign.fit(formula, as_frame(data, "data"), na_action=opts["na_action"])
+    _refuse_regression_settings(design, model, opts["score"])
+    if X.shape[1] == 0:
+        raise InputError(f"formula {formula!r} has no predictors; a classifier needs at least one column on the "
+                         "right of ~ (e.g. 'y ~ x1 + x2' or 'y ~ .').")
+    if calib is not None:
+        calib = as_frame(calib, "calib")
+        X_tr, y_tr, X_cal, y_cal = X, codes, design.transform(calib, what="calib"), design.codes(calib)
+    elif prefit:
+        X_tr, y_tr, X_cal, y_cal = X[:0], codes[:0], X, codes
+    else:
+        tr, cal = split_indices(X.shape[0], calib_size, seed)
+        X_tr, y_tr, X_cal, y_cal = X[tr], codes[tr], X[cal], codes[cal]
+    est = ConformalClassifier(
+        model=model, method=method, alpha=alpha, score=opts["score"], prefit=prefit, honest=opts["honest"],
+        localizer_size=opts["localizer_size"], n_estimators=opts["n_estimators"],
+        min_samples_leaf=opts["min_samples_leaf"], max_features=opts["max_features"], max_depth=opts["max_depth"],
+        fit_intercept=design.has_intercept, random_state=seed, n_jobs=opts["n_jobs"],
+        options=method_opts or None,
+    )
+    labels = np.asarray(design.levels, dtype=object)  # the estimator takes the level values themselves
+    if prefit:
+        est.conformalize(X_cal, labels[y_cal], classes=design.levels)
+    else:
+        est.fit(X_tr, labels[y_tr], classes=design.levels)
+        est.conformalize(X_cal, labels[y_cal])
+    nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
+    return ClassificationResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
+                                random_state=seed)
+
+
+def _refuse_regression_settings(design: LabelDesign, model: Any, score: Any) -> None:
+    """A regression model or score with a class-label response: say why, and both ways out."""
+    wrong = [f"model={model!r}"] if isinstance(model, str) and model in ("ols", "qr", "qgbm") else []
+    wrong += [f"score={score!r}"] if isinstance(score, str) and score in ("absolute", "quantile", "scaled") else []
+    if wrong:
+        raise InputError(
+            f"the response {design.response_name!r} is a class label ({len(design.levels)} levels), so conformal() "
+            f"builds prediction sets, but {' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to regression. Use a classifier ('gbm', 'rf', "
+            "'logit' or one with predict_proba) and a classification score ('lac', 'aps', 'raps'), or convert the "
+            "response to numbers (pd.to_numeric) for prediction intervals."
+        )
+

@@ -1,0 +1,317 @@
+"""Array-level conformal classifier: ``fit`` -> ``conformalize`` -> ``predict_sets``.
+
+The calibrators are the regression ones, unchanged: calibration scores
+s_i = score(x_i, y_i) go in, a threshold t(x) that depends on x and the
+calibration scores only comes out, and the set of x is {k : score(x, k) <= t(x)}
+(strict where the threshold is open). Class-conditional (Mondrian) calibration
+runs the groupwise calibrators with the label as the group: the threshold of
+candidate k is calibrated on the calibration points of class k only.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator
+
+from .._validation import as_float_matrix, check_alpha
+from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
+from ..estimator import _seeds
+from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
+from ..formula.labels import response_levels
+from .models import ProbaModel, check_has_proba, make_classifier
+from .scores import CALIBRATION_STREAM, PREDICTION_STREAM, get_class_score, label_sets, uniforms
+
+#: methods that carry over to classification (the kernel baselines need regression training scores)
+CLASS_METHODS = ("split", "lcp-rf", "qrf-tc", "split-g", "lcp-rf-g")
+#: ``groups=`` value of class-conditional (Mondrian) calibration
+LABEL = "label"
+
+
+def class_levels(y: Any) -> list:
+    """Class levels of labels ``y``, by the formula layer's rule (:func:`confrf.formula.labels.response_levels`)."""
+    col = y if isinstance(y, pd.Series) else pd.Series(y if isinstance(y, pd.Categorical) else np.asarray(y).ravel())
+    if col.isna().any():
+        raise InputError(f"the labels have {int(col.isna().sum())} missing value(s); drop or fill them first.")
+    return response_levels(col)
+
+
+def encode_labels(y: Any, levels: list, what: str) -> np.ndarray:
+    """Codes 0..K-1 of labels in ``levels``; an unseen or missing label is an error naming it."""
+    arr = pd.Index(np.asarray(y, dtype=object).ravel(), dtype=object)
+    codes = pd.Index(levels, dtype=object).get_indexer(arr)
+    if (codes < 0).any():
+        bad = arr[codes < 0]
+        shown = list(pd.unique(pd.Series(bad, dtype=object)))[:10]
+        raise InputError(f"{what} has label(s) {shown} in {int((codes < 0).sum())} row(s) that are not class levels "
+                         f"seen at fit ({levels[:30]}); drop these rows or refit with data that contains them.")
+    return codes.astype(np.int64)
+
+
+class ConformalClassifier(BaseEstimator):
+    """Conformal prediction sets on numpy arrays.
+
+    Parameters
+    ----------
+    model : str or classifier
+        "gbm" (HistGradientBoostingClassifier), "rf" (RandomForestClassifier),
+        "logit" (statsmodels Logit, MNLogit for more than two classes), a
+        scikit-learn classifier with ``predict_proba`` (cloned), or a fitted one
+        with ``prefit=True`` (its ``classes_`` are matched to the levels by value).
+    method : str
+        "split", "lcp-rf" (exact localized conformal with the forest grown on
+        the localizer part's scores), "qrf-tc", or "split-g" / "lcp-rf-g"
+        (class-conditional with ``options={"groups": "label"}``, the default;
+        groups of x with "leiden" or "components").
+    alpha : float
+        Miscoverage in (0, 1).
+    score : str or ClassScore
+        "lac" (1 - p_y), "aps", "raps", or a score object
+        (``APSScore(randomized=True, random_state=1)``, ``RAPSScore(lam, k_reg)``).
+    prefit, honest, localizer_size, n_estimators, min_samples_leaf, max_features, max_depth,
+    fit_intercept, random_state, n_jobs, options
+        As in :class:`confrf.ConformalRegressor`.
+
+    Notes
+    -----
+    Guarantees (exchangeable calibration and test points): "split" and honest
+    "lcp-rf": P(Y in C(X)) >= 1 - alpha; "qrf-tc" and "lcp-rf" with
+    ``guarantee="pac"``: training-conditional; class-conditional:
+    P(Y in C(X) | Y = k) >= 1 - alpha for every class k. See
+    docs/guide/classification.md.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from confrf.classification import ConformalClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(900, 2)); y = np.where(X[:, 0] + rng.normal(size=900) > 0, "a", "b")
+    >>> clf = ConformalClassifier(alpha=0.1, random_state=0).fit(X[:300], y[:300])
+    >>> clf = clf.conformalize(X[300:], y[300:])
+    >>> clf.predict_sets(X[:2]).shape
+    (2, 2)
+    """
+
+    def __init__(self, model: Any = "gbm", method: str = "lcp-rf", alpha: float = 0.1, score: Any = "lac",
+                 prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
+                 n_estimators: int = 100, min_samples_leaf: int | str = "auto", max_features: Any = 1.0,
+                 max_depth: int | None = None, fit_intercept: bool = True, random_state: Any = None,
+                 n_jobs: int | None = None, options: dict | None = None) -> None:
+        self.model = model
+        self.method = method
+        self.alpha = alpha
+        self.score = score
+        self.prefit = prefit
+        self.honest = honest
+        self.localizer_size = localizer_size
+        self.n_estimators = n_estimators
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.options = options
+
+    # -- lifecycle ---------------------------------------------------------
+    def fit(self, X: Any, y: Any, classes: Any = None) -> "ConformalClassifier":
+        """Fit the base classifier on training data; ``classes``: the levels (default: those of ``y``)."""
+        self._method_options()
+        if self.prefit:
+            raise InputError("prefit=True: the model is already fitted; call conformalize() directly.")
+        X = as_float_matrix(X, "X")
+        self.classes_ = class_levels(y) if classes is None else list(classes)
+        codes = encode_labels(y, self.classes_, "y")
+        if X.shape[0] != codes.shape[0]:
+            raise InputError(f"X has {X.shape[0]} rows but y has {codes.shape[0]}.")
+        present = np.unique(codes)
+        if present.shape[0] < 2:
+            raise InputError(f"the training response has a single class ({self.classes_[present[0]]!r}); "
+                             "classification needs at least two.")
+        t0 = time.perf_counter()
+        seeds = self._seeds()
+        clf = make_classifier(self.model, fit_intercept=self.fit_intercept, random_state=seeds[0])
+        self.model_ = ProbaModel(clf.fit(X, codes), self.classes_, classes_are_codes=True)
+        self.fit_time_ = time.perf_counter() - t0
+        self.n_features_in_ = X.shape[1]
+        self.n_train_ = X.shape[0]
+        self.train_counts_ = np.bincount(codes, minlength=len(self.classes_))
+        return self
+
+    def conformalize(self, X: Any, y: Any, classes: Any = None) -> "ConformalClassifier":
+        """Calibrate on data disjoint from the training data.
+
+        With ``prefit=True``, ``classes`` gives the levels (default: the
+        model's ``classes_``).
+        """
+        opts = self._method_options()
+        X = as_float_matrix(X, "X")
+        if self.prefit:
+            check_has_proba(self.model)
+            self.classes_ = list(classes) if classes is not None else list(getattr(self.model, "classes_", []))
+            if len(self.classes_) < 2:
+                raise InputError("prefit=True: give the class levels (classes=...) or a model with classes_ "
+                                 "holding at least two classes.")
+            self.model_ = ProbaModel(self.model, self.classes_, classes_are_codes=False)
+            self.n_features_in_, self.n_train_, self.fit_time_ = X.shape[1], 0, 0.0
+            self.train_counts_ = None
+        elif not hasattr(self, "model_"):
+            raise NotFittedError("call fit(X_train, y_train) before conformalize(), or pass prefit=True with a fitted model.")
+        elif X.shape[1] != self.n_features_in_:
+            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
+        codes = encode_labels(y, self.classes_, "the calibration response")
+        if X.shape[0] != codes.shape[0]:
+            raise InputError(f"X has {X.shape[0]} rows but y has {codes.shape[0]}.")
+        counts = np.bincount(codes, minlength=len(self.classes_))
+        if (counts == 0).any():
+            absent = [self.classes_[k] for k in np.flatnonzero(counts == 0)]
+            raise InputError(f"class(es) {absent[:10]} have no row in the calibration set; every class needs "
+                             "calibration points. Give more calibration data, a larger calib_size, or drop the "
+                             "class (e.g. remove_unused_categories after filtering its rows).")
+        self.score_ = get_class_score(self.score)
+        seeds = self._seeds()
+        t0 = time.perf_counter()
+        u = uniforms(self.score_, X.shape[0], CALIBRATION_STREAM, seeds[3])
+        S = self.score_.matrix(self.model_.proba(X), u)
+        V = S[np.arange(X.shape[0]), codes]
+        spec = get_method(self.method)
+        calibrator = spec.factory(self, opts, seeds[2])
+        rng = np.random.default_rng(seeds[1])
+        if self.mondrian_:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", InfiniteIntervalWarning)
+                self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng, labels=codes)
+            self._warn_small_classes(caught)
+        else:
+            self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng)
+        self.conformalize_time_ = time.perf_counter() - t0
+        self.calib_X_, self.calib_codes_, self.calib_scores_ = X, codes, V
+        self.calib_counts_ = counts
+        return self
+
+    # -- prediction --------------------------------------------------------
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """(n, K) class probabilities, columns in the order of ``classes_``."""
+        return self.model_.proba(self._check_X(X))
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Most probable class of every row (first level on ties)."""
+        return np.asarray(self.classes_, dtype=object)[np.argmax(self.predict_proba(X), axis=1)]
+
+    def predict_details(self, X: Any, alpha: float | None = None) -> dict[str, np.ndarray]:
+        """proba, scores (n, K), sets (n, K bool), and the thresholds t, closed, level.
+
+        t, closed and level are (n,) for one threshold per row and (n, K)
+        for class-conditional calibration (column k: calibrated on class k).
+        """
+        X = self._check_X(X)
+        a = check_alpha(self.alpha if alpha is None else alpha)
+        if not hasattr(self, "calibrator_"):
+            raise NotFittedError("call conformalize() before predicting sets.")
+        proba = self.model_.proba(X)
+        S = self.score_.matrix(proba, uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3]))
+        self.calibrator_.prepare(a)
+        if self.mondrian_:
+            K, m = len(self.classes_), X.shape[0]
+            t, closed, level = np.empty((m, K)), np.empty((m, K), dtype=bool), np.empty((m, K))
+            for k in range(K):
+                th = self.calibrator_.thresholds(X, a, labels=np.full(m, k, dtype=np.int64))
+                t[:, k], closed[:, k], level[:, k] = th.t, th.closed, th.level
+        else:
+            th = self.calibrator_.thresholds(X, a)
+            t, closed, level = th.t, th.closed, th.level
+        return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed,
+                "level": level}
+
+    def predict_sets(self, X: Any, alpha: float | None = None) -> np.ndarray:
+        """(n, K) boolean prediction sets: column k is True when ``classes_[k]`` is in the set."""
+        return self.predict_details(X, alpha)["sets"]
+
+    def guarantee(self, alpha: float | None = None) -> Guarantee:
+        """The coverage statement of this fit, for prediction sets."""
+        a = self.alpha if alpha is None else alpha
+        cal = self._calibrator()
+        if self.mondrian_:
+            return mondrian_guarantee(cal, a)
+        g = cal.guarantee(a)
+        return Guarantee(g.kind, g.certified, g.sentence.replace("Y in interval", "Y in C(X)")
+                         .replace("intervals", "prediction sets").replace("interval", "prediction set"))
+
+    # -- helpers -----------------------------------------------------------
+    def _warn_small_classes(self, caught: list) -> None:
+        """The groupwise warning about small groups, said in terms of classes."""
+        for w in caught:
+            if not issubclass(w.category, InfiniteIntervalWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if any(issubclass(w.category, InfiniteIntervalWarning) for w in caught):
+            table = self.calibrator_.group_table(self.alpha)
+            small = table.index[~table["finite"]]
+            shown = ", ".join(f"{self.classes_[int(c)]!r} ({int(table.loc[c, 'conformal'])})" for c in small)
+            warnings.warn(
+                f"{len(small)} class(es) have too few conformal calibration points for a finite threshold at "
+                f"alpha={self.alpha:g}, so they are in every prediction set: {shown}. Give more calibration data "
+                "or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
+
+    @property
+    def mondrian_(self) -> bool:
+        """Class-conditional calibration (groups = the label)."""
+        return self.method in ("split-g", "lcp-rf-g") and self._groups() == LABEL
+
+    def _groups(self) -> Any:
+        return (self.options or {}).get("groups", LABEL)
+
+    def _method_options(self) -> dict[str, Any]:
+        check_alpha(self.alpha)
+        if self.method not in CLASS_METHODS:
+            get_method(self.method)  # unknown names get the registry's error
+            raise InputError(f"method {self.method!r} is not offered for classification; choose one of "
+                             f"{list(CLASS_METHODS)}.")
+        opts = method_options(self.method, self.options)
+        if self.method in ("split-g", "lcp-rf-g"):
+            groups = self._groups()
+            if groups == "labels":
+                raise InputError("for classification, groups='label' calibrates within each class (Mondrian); "
+                                 "groups given per row are not offered.")
+            if groups == LABEL:
+                if opts["min_group_size"] not in ("auto", None, 0):
+                    raise InputError("min_group_size does not apply with groups='label': merging classes would break "
+                                     "the per-class guarantee.")
+                opts.update(groups="labels", min_group_size=None)  # every class keeps its own threshold
+        return opts
+
+    def _seeds(self) -> list[int | None]:
+        return _seeds(self.random_state, 4)
+
+    def _calibrator(self) -> Calibrator:
+        if not hasattr(self, "calibrator_"):
+            raise NotFittedError("call conformalize() first.")
+        return self.calibrator_
+
+    def _check_X(self, X: Any) -> np.ndarray:
+        if not hasattr(self, "model_"):
+            raise NotFittedError("the base model is not fitted; call fit() (or conformalize() with prefit=True).")
+        X = as_float_matrix(X, "X")
+        if X.shape[1] != self.n_features_in_:
+            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
+        return X
+
+
+def mondrian_guarantee(cal: GroupwiseCalibrator, alpha: float) -> Guarantee:
+    """Class-conditional statement: exact per class when honest."""
+    if not cal._honest:
+        return Guarantee("none", False, "Not certified: the forest was grown on the calibration points themselves "
+                         f"(honest=False), so P(Y in C(X) | Y = k) >= {1 - alpha:g} is not proved.")
+    forest = (" The forest was grown on the localizer part (all classes, observed labels' scores), disjoint from "
+              "the conformal points." if cal._uses_forest() else "")
+    return Guarantee(
+        "class-conditional", True,
+        f"For every class k: P(Y in C(X) | Y = k) >= {1 - alpha:g} exactly in finite samples, hence also "
+        "marginally, if calibration and test points are exchangeable (within class k, the calibration points "
+        "of class k and a test point of class k are exchangeable; label k enters C(x) iff score(x, k) is within "
+        "the threshold calibrated on class k alone)." + forest
+        + " A class with too few conformal points gets an infinite threshold: it is in every set.",
+    )

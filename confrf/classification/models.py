@@ -1,0 +1,158 @@
+"""Base classifiers: shortcuts, scikit-learn classifiers, statsmodels Logit/MNLogit, prefit models.
+
+Every model ends up behind one interface: ``proba(X) -> (n, K)`` with the
+columns in the order of the class levels stored at fit, whatever order the
+model itself uses (``classes_``), and zeros for levels the model never saw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from ..exceptions import InputError
+from ..models import clone_seeded
+
+CLASSIFIER_SHORTCUTS = ("gbm", "rf", "logit")
+CLASSIFIER_NAMES = {"gbm": "HistGradientBoostingClassifier", "rf": "RandomForestClassifier",
+                    "logit": "Logit/MNLogit (statsmodels)"}
+
+
+class StatsmodelsLogit(ClassifierMixin, BaseEstimator):
+    """statsmodels ``Logit`` (two classes) or ``MNLogit`` (more) behind the scikit-learn interface.
+
+    Parameters
+    ----------
+    fit_intercept : bool
+        Add a constant column (the formula's intercept).
+    fit_kwargs : dict or None
+        Passed to ``fit`` (default ``{"disp": 0, "maxiter": 200}``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from confrf.classification.models import StatsmodelsLogit
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)); y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    >>> StatsmodelsLogit().fit(X, y).predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    def __init__(self, fit_intercept: bool = True, fit_kwargs: dict | None = None) -> None:
+        self.fit_intercept = fit_intercept
+        self.fit_kwargs = fit_kwargs
+
+    def _exog(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        return np.column_stack([np.ones(X.shape[0]), X]) if self.fit_intercept else X
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> "StatsmodelsLogit":
+        import statsmodels.api as sm
+
+        self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
+        if self.classes_.shape[0] < 2:
+            raise InputError("the training part has a single class; Logit needs at least two.")
+        cls = sm.Logit if self.classes_.shape[0] == 2 else sm.MNLogit
+        kw = {"disp": 0, "maxiter": 200, **(self.fit_kwargs or {})}
+        self.results_ = cls(codes.astype(np.float64), self._exog(X)).fit(**kw)
+        self.n_features_in_ = np.asarray(X).shape[1]
+        return self
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        p = np.asarray(self.results_.predict(self._exog(X)), dtype=np.float64)
+        return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def make_classifier(model: Any, *, fit_intercept: bool = True, random_state: int | None = None) -> Any:
+    """An unfitted classifier: "gbm", "rf", "logit" or a scikit-learn classifier (cloned)."""
+    if isinstance(model, str):
+        if model == "gbm":
+            from sklearn.ensemble import HistGradientBoostingClassifier
+
+            return HistGradientBoostingClassifier(random_state=random_state)
+        if model == "rf":
+            from sklearn.ensemble import RandomForestClassifier
+
+            return RandomForestClassifier(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
+        if model == "logit":
+            return StatsmodelsLogit(fit_intercept=fit_intercept)
+        raise InputError(f"unknown classifier {model!r}; use one of {list(CLASSIFIER_SHORTCUTS)} or a scikit-learn "
+                         "classifier with predict_proba.")
+    if not hasattr(model, "fit"):
+        raise InputError(f"model must be a name in {list(CLASSIFIER_SHORTCUTS)} or a classifier with fit() and "
+                         f"predict_proba(), got {type(model).__name__}; for a fitted model pass prefit=True.")
+    check_has_proba(model)
+    return clone_seeded(model, random_state)
+
+
+def check_has_proba(model: Any) -> None:
+    """Refuse a classifier without class probabilities (conformal sets are built from them)."""
+    if not hasattr(model, "predict_proba"):
+        raise InputError(
+            f"{type(model).__name__} has no predict_proba(); conformal prediction sets need class probabilities. "
+            "Use a probabilistic classifier, e.g. SVC(probability=True), or wrap it in "
+            "sklearn.calibration.CalibratedClassifierCV."
+        )
+
+
+class ProbaModel:
+    """A fitted classifier whose ``proba(X)`` columns follow ``levels`` (codes 0..K-1).
+
+    Parameters
+    ----------
+    model : fitted classifier
+        Has ``predict_proba`` and ``classes_``.
+    levels : sequence
+        The class levels stored at fit.
+    classes_are_codes : bool
+        The model was fitted on integer codes 0..K-1 (confrf fitted it); else
+        its ``classes_`` are level values (a prefit model).
+    """
+
+    def __init__(self, model: Any, levels: Any, classes_are_codes: bool) -> None:
+        check_has_proba(model)
+        classes = getattr(model, "classes_", None)
+        if classes is None:
+            raise InputError(f"the classifier {type(model).__name__} has no classes_ attribute; confrf needs it to "
+                             "match probability columns to class levels.")
+        levels = list(levels)
+        if classes_are_codes:
+            cols = np.asarray(classes, dtype=np.int64)
+        else:
+            pos = {lv: i for i, lv in enumerate(levels)}
+            unknown = [c for c in np.asarray(classes).tolist() if c not in pos]
+            if unknown:
+                raise InputError(f"the prefit classifier knows class(es) {unknown[:10]} that are not levels of the "
+                                 f"response {levels[:30]}; fit it on the same labels.")
+            cols = np.array([pos[c] for c in np.asarray(classes).tolist()], dtype=np.int64)
+        self.model = model
+        self.columns = cols  # level position of each of the model's probability columns
+        self.n_levels = len(levels)
+
+    def proba(self, X: np.ndarray) -> np.ndarray:
+        p = np.asarray(self.model.predict_proba(X), dtype=np.float64)
+        if p.ndim != 2 or p.shape[1] != self.columns.shape[0]:
+            raise InputError(f"predict_proba returned shape {p.shape}; expected {self.columns.shape[0]} columns "
+                             "(one per entry of classes_).")
+        if not np.all(np.isfinite(p)):
+            raise InputError(f"the classifier's probabilities have NaN or inf in "
+                             f"{int((~np.isfinite(p)).any(axis=1).sum())} row(s).")
+        out = np.zeros((p.shape[0], self.n_levels))
+        out[:, self.columns] = p  # levels the model never saw keep probability 0
+        return out
+
+
+def classifier_name(model: Any) -> str:
+    """Short human-readable name of a classifier or shortcut."""
+    if isinstance(model, str):
+        return CLASSIFIER_NAMES.get(model, model)
+    if isinstance(model, ProbaModel):
+        model = model.model
+    if isinstance(model, StatsmodelsLogit):
+        return CLASSIFIER_NAMES["logit"]
+    return type(model).__name__

@@ -1,0 +1,207 @@
+"""Fitted classification results of the formula API: set frames, summaries, evaluation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..calibrators import Guarantee, PACReport
+from ..exceptions import InputError
+from ..formula import as_frame
+from ..formula.labels import LabelDesign
+from ..results.diagnostics import calibration_ess, distribution_row
+from ..results.report import add_assumptions, add_header, short_text
+from ..results.summary import Summary, frame_table, text_table, two_column_table
+from .estimator import ConformalClassifier
+from .evaluation import ClassEvaluation, evaluate_sets, set_facts
+from .models import classifier_name
+
+TITLES = {"split-g": "Class-conditional split conformal (Mondrian)",
+          "lcp-rf-g": "Class-conditional LCP-RF (Mondrian, forest on the localizer part)"}
+
+
+class ClassificationResult:
+    """A fitted conformal classifier from :func:`confrf.conformal` with a class-label response.
+
+    Attributes
+    ----------
+    formula, method, alpha
+    design : LabelDesign
+        The fitted formula and the class levels.
+    estimator : ConformalClassifier
+    levels : list
+        Class levels, in the order of the set columns.
+    nobs : dict
+        Size of every data part.
+
+    Examples
+    --------
+    >>> import confrf as cf
+    >>> from sklearn.datasets import load_wine
+    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+    >>> res = cf.conformal("target ~ .", data=df, method="split", model="rf", random_state=0)
+    >>> res.predict(df.head(2)).columns.tolist()
+    ['pred', 'size', 0, 1, 2]
+    """
+
+    def __init__(self, *, design: LabelDesign, estimator: ConformalClassifier, options: dict[str, Any],
+                 nobs: dict[str, int], random_state: Any) -> None:
+        self.design = design
+        self.estimator = estimator
+        self.options = options
+        self.nobs = nobs
+        self.random_state = random_state
+        self._last_predict: dict[str, float] | None = None
+
+    @property
+    def formula(self) -> str:
+        return self.design.formula
+
+    @property
+    def method(self) -> str:
+        return self.estimator.method
+
+    @property
+    def alpha(self) -> float:
+        return float(self.estimator.alpha)
+
+    @property
+    def levels(self) -> list:
+        return list(self.design.levels)
+
+    @property
+    def level_columns(self) -> list:
+        """Names of the set columns of :meth:`predict` (the levels)."""
+        return self.levels
+
+    @property
+    def guarantee(self) -> Guarantee:
+        return self.estimator.guarantee()
+
+    @property
+    def title(self) -> str | None:
+        """Summary title of class-conditional methods (None: the method's own)."""
+        return TITLES.get(self.method) if self.estimator.mondrian_ else None
+
+    @property
+    def model_title(self) -> str:
+        est = self.estimator
+        return classifier_name(est.model_ if est.prefit else est.model)
+
+    # -- prediction --------------------------------------------------------
+    def predict(self, newdata: Any, alpha: float | None = None) -> pd.DataFrame:
+        """Prediction sets of every row of ``newdata``.
+
+        Returns
+        -------
+        DataFrame
+            Indexed like ``newdata``: ``pred`` (most probable class), ``size``
+            (number of classes in the set; 0 is an empty set, K the full set)
+            and one boolean column per class level, named by the level.
+        """
+        newdata = as_frame(newdata, "newdata")
+        X = self.design.transform(newdata)
+        d = self.estimator.predict_details(X, alpha)
+        sets = d["sets"]
+        levels = np.asarray(self.levels, dtype=object)
+        out = pd.DataFrame({"pred": levels[np.argmax(d["proba"], axis=1)] if len(X) else levels[:0],
+                            "size": sets.sum(axis=1).astype(np.int64)}, index=newdata.index)
+        for k, lv in enumerate(self.levels):
+            out[lv] = sets[:, k]
+        self._last_predict = {"n": int(X.shape[0]), **set_facts(sets)}
+        return out
+
+    def predict_proba(self, newdata: Any) -> pd.DataFrame:
+        """Class probabilities of the base model, one column per level."""
+        newdata = as_frame(newdata, "newdata")
+        X = self.design.transform(newdata)
+        return pd.DataFrame(self.estimator.predict_proba(X), index=newdata.index, columns=self.levels)
+
+    # -- reporting ---------------------------------------------------------
+    def evaluate(self, test: Any, *, alpha: float | None = None, level: float = 0.95) -> ClassEvaluation:
+        """Coverage (exact ``level`` CI), mean set size, size-stratified and class-conditional coverage on ``test``.
+
+        A true label that is not a level seen at fit raises an error.
+        """
+        return evaluate_sets(self, test, alpha=alpha, level=level)
+
+    def pac_report(self, alpha: float | None = None) -> PACReport:
+        """The training-conditional calibration (``method="qrf-tc"`` or ``guarantee="pac"``)."""
+        report = getattr(self.estimator.calibrator_, "pac_report", None)
+        if report is None:
+            raise InputError(f"method {self.method!r} has no training-conditional calibration; "
+                             "use method='qrf-tc' or guarantee='pac' with 'lcp-rf'.")
+        return report(self.alpha if alpha is None else alpha)
+
+    @property
+    def plot(self) -> "ClassPlots":
+        """Plots: ``.set_sizes(data)`` and ``.coverage_by_class(test)``; each returns the Axes."""
+        from .plots import ClassPlots
+
+        return ClassPlots(self)
+
+    def class_table(self) -> pd.DataFrame:
+        """Rows of every class in the training and calibration parts (and the conformal part per class)."""
+        est = self.estimator
+        df = pd.DataFrame(index=pd.Index(self.levels, name="class", dtype=object))
+        if est.train_counts_ is not None:
+            df["train"] = est.train_counts_
+        df["calibration"] = est.calib_counts_
+        if est.mondrian_:
+            table = est.calibrator_.group_table(self.alpha)
+            for col in ("localizer", "conformal"):
+                if col in table.columns:
+                    df[col] = table[col].reindex(range(len(self.levels)), fill_value=0).to_numpy()
+            df["finite threshold"] = table["finite"].reindex(range(len(self.levels)), fill_value=False).to_numpy()
+        return df
+
+    def summary(self, *, beta: float = 1.01, tree_exponent: float = 1.0) -> Summary:
+        """Header, guarantee, classes, PAC facts, sets on the calibration rows, assumption checks, last predict.
+
+        ``beta`` and ``tree_exponent``: the references of the assumption checks, as in
+        :meth:`confrf.ConformalResult.summary` (they concern the forest, not the guarantee).
+        """
+        est = self.estimator
+        s = Summary()
+        add_header(s, self)
+        classes = self.class_table()
+        s.add_section("classes", frame_table(classes, title="Classes"), classes)
+        if hasattr(est.calibrator_, "pac_report"):
+            pac = self.pac_report()
+            s.add_section("pac", two_column_table(pac.items(), title="Training-conditional (PAC) calibration"),
+                          pac.to_frame())
+        d = est.predict_details(est.calib_X_, self.alpha)
+        facts = set_facts(d["sets"])
+        rows = {"set size": distribution_row(d["sets"].sum(axis=1)), "alpha-tilde": distribution_row(d["level"])}
+        ess = calibration_ess(est.calibrator_, est.n_jobs)
+        if ess is not None:
+            rows["ESS 1/sum(w^2)"] = distribution_row(ess)
+        table = pd.DataFrame.from_dict(rows, orient="index")
+        s.add_section("calibration", frame_table(table, title="Calibration diagnostics"), table)
+        s.frames["calibration_facts"] = pd.DataFrame({"value": facts})
+        s.tables.append(text_table([
+            f"Set size and alpha-tilde: the {d['sets'].shape[0]} calibration rows treated as new points (alpha-tilde: "
+            "the localizer's mass at or below the threshold; 1 for an infinite threshold; per class for "
+            "class-conditional methods). On them: mean set size "
+            f"{facts['mean_size']:.3f}, singletons {facts['share_singleton']:.1%}, empty {facts['share_empty']:.1%}, "
+            f"full {facts['share_full']:.1%}."]))
+        add_assumptions(s, self, beta=beta, tree_exponent=tree_exponent)
+        last = self._last_predict
+        items = [("Last predict rows", last["n"] if last else None),
+                 ("Mean set size", last["mean_size"] if last else None),
+                 ("Share singletons", last["share_singleton"] if last else None),
+                 ("Share empty", last["share_empty"] if last else None),
+                 ("Share full", last["share_full"] if last else None)]
+        s.add_section("last_predict", two_column_table(items, title="Last predict"), pd.DataFrame({"value": dict(items)}))
+        return s
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{k}={v}" for k, v in self.nobs.items())
+        g = self.guarantee
+        return (f"<ClassificationResult {self.method} alpha={self.alpha:g}: {self.formula!r}; {len(self.levels)} "
+                f"classes; {parts}; guarantee: {g.kind}{'' if g.certified else ' (not certified)'}>")
+
+    def __str__(self) -> str:
+        return short_text(self)

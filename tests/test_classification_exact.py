@@ -1,0 +1,147 @@
+"""Classification sets against slow references written from the definitions (ties included)."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from confrf.calibrators.base import random_split
+from confrf.classification import APSScore, ConformalClassifier, LACScore, RAPSScore
+from confrf.estimator import _seeds
+
+from reference import exact_m_req, forest_lcp_matrix, lcp_accepts
+
+
+# -- scores ----------------------------------------------------------------------
+def _aps_reference(p, k, u, lam=0.0, k_reg=0):
+    greater = [j for j in range(len(p)) if p[j] > p[k]]
+    return sum(Fraction(p[j]) for j in greater) + Fraction(u) * Fraction(p[k]) + Fraction(lam) * max(0, len(greater) + 1 - k_reg)
+
+
+@pytest.mark.parametrize("randomized", [False, True])
+def test_aps_and_raps_match_definition_with_ties(randomized):
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        K = int(rng.integers(2, 7))
+        raw = rng.integers(1, 4, size=(5, K)).astype(float)  # few distinct values: tied probabilities
+        P = raw / raw.sum(axis=1, keepdims=True)
+        u = rng.random(5) if randomized else np.ones(5)
+        aps = APSScore(randomized=randomized).matrix(P, u if randomized else None)
+        raps = RAPSScore(lam=0.25, k_reg=2, randomized=randomized).matrix(P, u if randomized else None)
+        for i in range(5):
+            for k in range(K):
+                assert aps[i, k] == pytest.approx(float(_aps_reference(P[i], k, u[i])), abs=1e-12)
+                assert raps[i, k] == pytest.approx(float(_aps_reference(P[i], k, u[i], 0.25, 2)), abs=1e-12)
+        # tied labels get equal scores
+        for i in range(5):
+            for a in range(K):
+                for b in range(K):
+                    if P[i, a] == P[i, b]:
+                        assert aps[i, a] == aps[i, b]
+
+
+def test_lac_score():
+    assert LACScore().matrix(np.array([[0.25, 0.75]])).tolist() == [[0.75, 0.25]]
+
+
+# -- a tiny problem whose probabilities take few values (ties between candidate and calibration scores) --
+class _GridModel:
+    """A 'prefit' classifier whose probabilities lie on a coarse grid, so scores tie often."""
+
+    classes_ = np.array(["a", "b", "c"])
+
+    def predict_proba(self, X):
+        z = np.floor(np.abs(X[:, :3]) * 2) + 1.0
+        return z / z.sum(axis=1, keepdims=True)
+
+
+def _data(rng, n):
+    X = rng.normal(size=(n, 3))
+    y = np.array(["a", "b", "c"])[rng.integers(0, 3, size=n)]
+    return X, y
+
+
+def _conformal_rows(clf, n):
+    """Positions of the conformal part of an honest LCP-RF calibration (recomputed from the seeds)."""
+    seeds = _seeds(clf.random_state, 4)
+    _, conf = random_split(n, clf.localizer_size, np.random.default_rng(seeds[1]), "localizer part", "localizer_size")
+    return conf
+
+
+@pytest.mark.parametrize("alpha", ["0.1", "0.2", "0.35"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lcp_rf_sets_match_reference(alpha, seed):
+    rng = np.random.default_rng(seed)
+    X, y = _data(rng, 26)
+    Xt, _ = _data(rng, 4)
+    clf = ConformalClassifier(_GridModel(), method="lcp-rf", alpha=float(alpha), prefit=True, n_estimators=4,
+                              min_samples_leaf=3, random_state=seed).conformalize(X, y)
+    conf = _conformal_rows(clf, X.shape[0])
+    V = list(clf.calib_scores_[conf])
+    loc = clf.calibrator_.localizer
+    leaves_cal, leaves_test = loc.leaves(X[conf]), loc.leaves(Xt)
+    d = clf.predict_details(Xt)
+    m_req = exact_m_req(alpha, len(V))
+    assert np.isin(d["scores"], V).any()  # the grid makes candidate scores tie with calibration scores
+    for i in range(Xt.shape[0]):
+        W = forest_lcp_matrix(leaves_cal, leaves_test[i])
+        ref = [lcp_accepts(W, V, float(d["scores"][i, k]), m_req) for k in range(3)]
+        assert d["sets"][i].tolist() == ref
+    if alpha != "0.1":  # at 0.1 the 13 conformal points often give infinite thresholds
+        assert not d["sets"].all()  # some label is left out: not a comparison of full sets
+
+
+@pytest.mark.parametrize("alpha", ["0.1", "0.25"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_mondrian_lcp_rf_sets_match_reference(alpha, seed):
+    rng = np.random.default_rng(10 + seed)
+    X, y = _data(rng, 60)
+    Xt, _ = _data(rng, 3)
+    clf = ConformalClassifier(_GridModel(), method="lcp-rf-g", alpha=float(alpha), prefit=True, n_estimators=3,
+                              min_samples_leaf=3, random_state=seed).conformalize(X, y)
+    conf = _conformal_rows(clf, X.shape[0])
+    d = clf.predict_details(Xt)
+    for k in range(3):
+        rows = conf[clf.calib_codes_[conf] == k]
+        V = list(clf.calib_scores_[rows])
+        loc = clf.calibrator_.group_localizers_[k]
+        leaves_cal, leaves_test = loc.leaves(X[rows]), loc.leaves(Xt)
+        m_req = exact_m_req(alpha, len(V))
+        for i in range(Xt.shape[0]):
+            W = forest_lcp_matrix(leaves_cal, leaves_test[i])
+            assert d["sets"][i, k] == lcp_accepts(W, V, float(d["scores"][i, k]), m_req)
+
+
+@pytest.mark.parametrize("score", ["lac", "aps", "raps"])
+@pytest.mark.parametrize("alpha", ["0.1", "0.3"])
+def test_split_and_mondrian_split_match_order_statistics(score, alpha):
+    rng = np.random.default_rng(5)
+    X, y = _data(rng, 90)
+    Xt, _ = _data(rng, 50)
+    common = dict(alpha=float(alpha), score=score, prefit=True, random_state=0)
+    split = ConformalClassifier(_GridModel(), method="split", **common).conformalize(X, y)
+    mond = ConformalClassifier(_GridModel(), method="split-g", **common).conformalize(X, y)
+    S = split.predict_details(Xt)["scores"]
+
+    def quantile(v):
+        m = exact_m_req(alpha, len(v))
+        return np.inf if m > len(v) else sorted(v)[m - 1]
+
+    t = quantile(list(split.calib_scores_))
+    assert split.predict_sets(Xt).tolist() == (S <= t).tolist()
+    t_k = [quantile(list(mond.calib_scores_[mond.calib_codes_ == k])) for k in range(3)]
+    assert mond.predict_sets(Xt).tolist() == (S <= np.array(t_k)[None, :]).tolist()
+
+
+def test_split_lac_equals_mapie_lac():
+    mapie = pytest.importorskip("mapie.classification")
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1500, 3))
+    y = np.argmax(X + rng.normal(size=(1500, 3)), axis=1)
+    model = LogisticRegression().fit(X[:500], y[:500])
+    ours = ConformalClassifier(model, method="split", alpha=0.1, prefit=True).conformalize(X[500:1000], y[500:1000])
+    theirs = mapie.SplitConformalClassifier(model, confidence_level=0.9, conformity_score="lac", prefit=True)
+    theirs.conformalize(X[500:1000], y[500:1000])
+    assert (ours.predict_sets(X[1000:]) == theirs.predict_set(X[1000:])[1][:, :, 0]).all()
