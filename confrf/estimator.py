@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._parallel import concat_chunks, map_row_chunks
+from ._parallel import concat_chunks, governs_threads, map_row_chunks
 from ._validation import as_float_matrix, as_float_vector, check_alpha
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
@@ -65,8 +65,10 @@ class ConformalRegressor(BaseEstimator):
     random_state : int, Generator or None
         Makes every random step reproducible.
     n_jobs : int or None
-        Threads for the forest, the kernels and prediction (None: 1, -1: all
-        cores).
+        Threads for everything the estimator runs: the forest, the kernels,
+        prediction, and the OpenMP/BLAS pools of the base model while it is
+        fitted and predicts (None: 1, -1: all cores). One thread by default,
+        so a shared machine is not slowed down by busy-waiting OpenMP pools.
     options : dict or None
         Options specific to ``method`` (see ``confrf.calibrators.METHODS[method].options``).
 
@@ -104,6 +106,7 @@ class ConformalRegressor(BaseEstimator):
         self.options = options
 
     # -- lifecycle ---------------------------------------------------------
+    @governs_threads
     def fit(self, X: Any, y: Any) -> "ConformalRegressor":
         """Fit the base model on training data (not with ``prefit=True``).
 
@@ -133,6 +136,7 @@ class ConformalRegressor(BaseEstimator):
         self.n_train_ = X.shape[0]
         return self
 
+    @governs_threads
     def conformalize(self, X: Any, y: Any, groups: Any = None) -> "ConformalRegressor":
         """Calibrate on data disjoint from the training data.
 
@@ -172,10 +176,12 @@ class ConformalRegressor(BaseEstimator):
         self.calib_X_, self.calib_scores_, self.calib_groups_ = X, V, groups
         return self
 
+    @governs_threads
     def predict(self, X: Any) -> np.ndarray:
         """Point predictions of the base model."""
         return self.score_.center(self._model().predict(self._check_X(X)))
 
+    @governs_threads
     def predict_details(self, X: Any, alpha: float | None = None, groups: Any = None, *,
                         n_jobs: int | None = None, chunk_size: int | None = None,
                         progress: bool | None = None) -> dict[str, np.ndarray]:
@@ -224,6 +230,7 @@ class ConformalRegressor(BaseEstimator):
         d = self.predict_details(X, alpha, groups, **kwargs)
         return np.column_stack([d["lwr"], d["upr"]])
 
+    @governs_threads
     def predict_groups(self, X: Any, groups: Any = None) -> np.ndarray:
         """Group of every row for groupwise methods ("split-g", "lcp-rf-g")."""
         X = self._check_X(X)
