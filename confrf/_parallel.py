@@ -51,22 +51,23 @@ def kernel_threads(n_jobs: int | None) -> int:
     return resolve_jobs(n_jobs) if limit is None else limit
 
 
-_controllers: dict[str, Any] = {}
+_controllers: dict[str, tuple[int, Any]] = {}
 
 
 def _controller(which: str) -> Any:
     """threadpoolctl controller of the loaded OpenMP (+ BLAS) libraries, rebuilt when modules were imported.
 
     Building one scans the loaded libraries (milliseconds); a new import may
-    load a new OpenMP or BLAS library, hence the ``sys.modules`` key.
+    load a new OpenMP or BLAS library, hence the ``sys.modules`` count.
     """
-    key = f"{which}:{len(sys.modules)}"
-    controller = _controllers.get(key)
-    if controller is None:
-        from threadpoolctl import ThreadpoolController
+    n_modules = len(sys.modules)
+    cached = _controllers.get(which)
+    if cached is not None and cached[0] == n_modules:
+        return cached[1]
+    from threadpoolctl import ThreadpoolController
 
-        controller = ThreadpoolController().select(user_api=["openmp", "blas"] if which == "all" else ["openmp"])
-        _controllers[key] = controller  # stale keys stay: a few small objects, never read again
+    controller = ThreadpoolController().select(user_api=["openmp", "blas"] if which == "all" else ["openmp"])
+    _controllers[which] = (n_modules, controller)
     return controller
 
 
