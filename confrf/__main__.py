@@ -155,10 +155,9 @@ def demo(args: argparse.Namespace) -> int:
          f"{len(test)} held out, alpha = {args.alpha:g}")
     results, rows = {}, {}
     for method in names:
-        with _step(f"fitting {names[method]} on {len(train)} rows"):
+        with _step(f"{names[method]}: fitting, then predicting the held-out rows"):
             results[method] = cf.conformal(formula, data=train, method=method, alpha=args.alpha,
                                            random_state=args.random_state, n_jobs=args.n_jobs)
-        with _step(f"predicting {len(test)} held-out rows"):
             rows[method] = _held_out(results[method], test)
     table = pd.DataFrame(rows).T.astype({"infinite": int})
     print(f"Held-out comparison ({len(test)} rows, target coverage {1 - args.alpha:g}):")
