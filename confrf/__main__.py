@@ -103,7 +103,10 @@ def _read_csv(path: str, option: str) -> pd.DataFrame:
     except pd.errors.EmptyDataError:
         raise UsageError(f"{option} {path}: the file is empty; a CSV file starts with a header line of "
                          "column names") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{option} {path}: not a readable CSV file (not UTF-8 text: {exc.reason}); "
+                         "save it as UTF-8 text") from None
+    except pd.errors.ParserError as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"{option} {path}: not a readable CSV file ({reason})") from None
     except OSError as exc:
@@ -139,7 +142,7 @@ def _widths_phrase(row: pd.Series) -> str:
 
 def _result_sentence(table: pd.DataFrame, names: dict[str, str], n_test: int, alpha: float) -> str:
     parts = [f"{names[m]} covers {row['coverage']:.1%} with {_widths_phrase(row)}" for m, row in table.iterrows()]
-    return f"On {n_test} held-out rows, target coverage {1 - alpha:.0%}: " + "; ".join(parts) + "."
+    return f"On {n_test} held-out rows, target coverage {100 * (1 - alpha):g}%: " + "; ".join(parts) + "."
 
 
 def demo(args: argparse.Namespace) -> int:
@@ -285,6 +288,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say(f"{PROG}: interrupted")
         return 130
+    except BrokenPipeError:  # e.g. `confrf fit ... | head`: the reader left; Python's documented remedy
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -95,10 +95,12 @@ def test_malformed_or_empty_csv(csvs, capsys, no_fitting, content, message):
     assert rc == 2 and message in _error_line(err)
 
 
-def test_binary_file_as_csv(csvs, capsys, no_fitting):
-    (csvs / "bad.csv").write_bytes(b"\xff\xfe\x00\x81\x00 y,x\n\x92\x93\n")
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00\x81\x00 y,x\n\x92\x93\n", "y,x\n1,caf\xe9\n".encode("latin-1")])
+def test_file_that_is_not_utf8_text(csvs, capsys, no_fitting, content):
+    (csvs / "bad.csv").write_bytes(content)
     rc, _, err = _run(_fit_args(csvs, data=csvs / "bad.csv"), capsys)
-    assert rc == 2 and "not a readable CSV file" in _error_line(err)
+    assert rc == 2 and "not a readable CSV file (not UTF-8 text" in _error_line(err)
+    assert "save it as UTF-8 text" in err
 
 
 def test_out_folder_checked_before_fitting(csvs, capsys, no_fitting):
