@@ -24,8 +24,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session", autouse=True)
 def _single_openmp_thread():
-    # OpenMP busy-waiting makes HistGradientBoosting 50x slower when the 2 cores are shared;
-    # the kernels' own thread counts are explicit and unaffected
+    # OpenMP busy-waiting makes HistGradientBoosting 50x slower when the 2 cores are shared. confrf's
+    # own calls follow n_jobs (default: one thread); this also covers models the tests fit directly
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="openmp"):
