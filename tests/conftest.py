@@ -9,14 +9,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 
 def pytest_addoption(parser):
-    parser.addoption("--long", action="store_true", default=False, help="also run the long Monte Carlo tests")
+    parser.addoption("--long", action="store_true", default=False, help="also run the long (expensive) tests: Monte Carlo, notebooks, docs build")
     parser.addoption("--mc-reps", type=int, default=None, help="repetitions of the Monte Carlo tests")
 
 
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--long"):
         return
-    skip = pytest.mark.skip(reason="long Monte Carlo test: run with --long")
+    skip = pytest.mark.skip(reason="long (expensive) test: run with --long")
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
