@@ -1,5 +1,12 @@
 """Thread counts, and prediction in row chunks run in parallel with a progress bar.
 
+``n_jobs`` governs every thread pool confrf starts: joblib threads, the
+kernels' OpenMP threads, and the OpenMP/BLAS pools of the base models it fits
+and predicts with (HistGradientBoosting, statsmodels' linear algebra), through
+threadpoolctl. ``n_jobs=None`` means one thread everywhere: on a shared machine
+an OpenMP pool as wide as the machine busy-waits against other jobs and can run
+20 times slower than a single thread.
+
 Prediction is independent across rows, so large inputs are cut into chunks:
 memory stays bounded by a few chunks at a time, and the chunks run on joblib's
 threading backend (the Cython kernels, scikit-learn's tree lookups and numpy
@@ -9,11 +16,12 @@ OpenMP thread, so the machine is never oversubscribed.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
@@ -41,6 +49,53 @@ def kernel_threads(n_jobs: int | None) -> int:
     """OpenMP threads for a kernel call: ``n_jobs``, unless a prediction set a limit."""
     limit = getattr(_local, "threads", None)
     return resolve_jobs(n_jobs) if limit is None else limit
+
+
+_controllers: dict[str, tuple[int, Any]] = {}
+
+
+def _controller(which: str) -> Any:
+    """threadpoolctl controller of the loaded OpenMP (+ BLAS) libraries, rebuilt when modules were imported.
+
+    Building one scans the loaded libraries (milliseconds); a new import may
+    load a new OpenMP or BLAS library, hence the ``sys.modules`` count.
+    """
+    n_modules = len(sys.modules)
+    cached = _controllers.get(which)
+    if cached is not None and cached[0] == n_modules:
+        return cached[1]
+    from threadpoolctl import ThreadpoolController
+
+    controller = ThreadpoolController().select(user_api=["openmp", "blas"] if which == "all" else ["openmp"])
+    _controllers[which] = (n_modules, controller)
+    return controller
+
+
+def limit_threads(n_jobs: int | None) -> Any:
+    """Context manager: OpenMP and BLAS pools use at most ``resolve_jobs(n_jobs)`` threads inside it.
+
+    OpenMP's limit belongs to the calling thread, so worker threads set their
+    own. BLAS's limit is process-wide: only the main thread sets it, and worker
+    threads leave it to the caller that started them.
+    """
+    n = resolve_jobs(n_jobs)
+    main = threading.current_thread() is threading.main_thread()
+    return _controller("all" if main else "openmp").limit(limits=n)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def governs_threads(method: F) -> F:
+    """Run an estimator method under :func:`limit_threads` of its ``n_jobs`` argument, else ``self.n_jobs``."""
+
+    @functools.wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        n_jobs = kwargs.get("n_jobs")
+        with limit_threads(self.n_jobs if n_jobs is None else n_jobs):
+            return method(self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 @contextmanager
@@ -76,8 +131,8 @@ def map_row_chunks(fn: Callable[[slice], Any], n_rows: int, *, chunk_size: int |
         See :func:`row_chunks`.
     n_jobs : int or None
         Chunks run on this many threads (joblib threading backend), each
-        with single-threaded kernels. With a single chunk the kernels
-        themselves use ``n_jobs`` threads instead.
+        with single-threaded kernels and models (OpenMP and BLAS). With a
+        single chunk the kernels themselves use ``n_jobs`` threads instead.
     progress : bool or None
         None (default): a tqdm bar on stderr that appears only if the work
         lasts longer than ``PROGRESS_DELAY`` seconds; True: always; False: never.
@@ -96,15 +151,16 @@ def map_row_chunks(fn: Callable[[slice], Any], n_rows: int, *, chunk_size: int |
             from joblib import Parallel, delayed
 
             def run(c: slice) -> Any:
-                with _kernel_threads_set_to(1):
+                with _kernel_threads_set_to(1), limit_threads(1):
                     return fn(c)
 
-            results = Parallel(n_jobs=jobs, backend="threading", return_as="generator")(
-                delayed(run)(c) for c in chunks
-            )
-            for c, r in zip(chunks, results):
-                out.append(r)
-                _advance(bar, c)
+            with limit_threads(1):  # BLAS is process-wide: one thread per chunk while chunks run in parallel
+                results = Parallel(n_jobs=jobs, backend="threading", return_as="generator")(
+                    delayed(run)(c) for c in chunks
+                )
+                for c, r in zip(chunks, results):
+                    out.append(r)
+                    _advance(bar, c)
     finally:
         if bar is not None:
             bar.close()

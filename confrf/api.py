@@ -129,7 +129,9 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         ``localizer_size`` (0.5: share of the calibration set that grows the
         forest when honest), ``n_estimators`` (100), ``min_samples_leaf``
         ("auto": ceil(sqrt(n_localizer)), at least 5), ``max_features`` (1.0),
-        ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``.
+        ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``
+        (None: one thread for everything confrf runs, the base model's OpenMP
+        and BLAS pools included; -1: all cores; see the guide's "Threads").
         Method options: ``guarantee`` ("marginal" or "pac") for "lcp-rf";
         ``delta``, ``grid_size``, ``pac_form``, ``pac_size`` for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).

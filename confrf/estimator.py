@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._parallel import concat_chunks, map_row_chunks
+from ._parallel import concat_chunks, governs_threads, map_row_chunks
 from ._validation import (
     as_float_matrix,
     as_float_vector,
@@ -82,8 +82,10 @@ class ConformalRegressor(BaseEstimator):
         ``conformalize`` (as in scikit-learn). Floats, strings and negative
         numbers are refused.
     n_jobs : int or None
-        Threads for the forest, the kernels and prediction (None: 1, -1: all
-        cores).
+        Threads for everything the estimator runs: the forest, the kernels,
+        prediction, and the OpenMP/BLAS pools of the base model while it is
+        fitted and predicts (None: 1, -1: all cores). One thread by default,
+        so a shared machine is not slowed down by busy-waiting OpenMP pools.
     options : dict or None
         Options specific to ``method`` (see ``confrf.calibrators.METHODS[method].options``).
 
@@ -121,6 +123,7 @@ class ConformalRegressor(BaseEstimator):
         self.options = options
 
     # -- lifecycle ---------------------------------------------------------
+    @governs_threads
     def fit(self, X: Any, y: Any) -> "ConformalRegressor":
         """Fit the base model on training data (not with ``prefit=True``).
 
@@ -152,6 +155,7 @@ class ConformalRegressor(BaseEstimator):
         self.n_train_ = X.shape[0]
         return self
 
+    @governs_threads
     def conformalize(self, X: Any, y: Any, groups: Any = None) -> "ConformalRegressor":
         """Calibrate on data disjoint from the training data.
 
@@ -191,6 +195,7 @@ class ConformalRegressor(BaseEstimator):
         self.calib_X_, self.calib_scores_, self.calib_groups_ = X, V, groups
         return self
 
+    @governs_threads
     def predict(self, X: Any) -> np.ndarray:
         """Point predictions of the base model."""
         X = self._check_X(X)
@@ -198,6 +203,7 @@ class ConformalRegressor(BaseEstimator):
             return np.empty(0, dtype=np.float64)
         return self.score_.center(self._model().predict(X))
 
+    @governs_threads
     def predict_details(self, X: Any, alpha: float | None = None, groups: Any = None, *,
                         n_jobs: int | None = None, chunk_size: int | None = None,
                         progress: bool | None = None) -> dict[str, np.ndarray]:
@@ -253,6 +259,7 @@ class ConformalRegressor(BaseEstimator):
         d = self.predict_details(X, alpha, groups, **kwargs)
         return np.column_stack([d["lwr"], d["upr"]])
 
+    @governs_threads
     def predict_groups(self, X: Any, groups: Any = None) -> np.ndarray:
         """Group of every row for groupwise methods ("split-g", "lcp-rf-g")."""
         X = self._check_X(X)

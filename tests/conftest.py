@@ -9,14 +9,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 
 def pytest_addoption(parser):
-    parser.addoption("--long", action="store_true", default=False, help="also run the long Monte Carlo tests")
+    parser.addoption("--long", action="store_true", default=False, help="also run the long (expensive) tests: Monte Carlo, notebooks, docs build")
     parser.addoption("--mc-reps", type=int, default=None, help="repetitions of the Monte Carlo tests")
 
 
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--long"):
         return
-    skip = pytest.mark.skip(reason="long Monte Carlo test: run with --long")
+    skip = pytest.mark.skip(reason="long (expensive) test: run with --long")
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
@@ -24,8 +24,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session", autouse=True)
 def _single_openmp_thread():
-    # OpenMP busy-waiting makes HistGradientBoosting 50x slower when the 2 cores are shared;
-    # the kernels' own thread counts are explicit and unaffected
+    # OpenMP busy-waiting makes HistGradientBoosting 50x slower when the 2 cores are shared. confrf's
+    # own calls follow n_jobs (default: one thread); this also covers models the tests fit directly
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="openmp"):

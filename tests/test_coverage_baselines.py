@@ -3,6 +3,12 @@
 Every repetition draws fresh training, calibration and test sets of the toy
 model and refits everything (base model(s), out-of-fold scores, bandwidth,
 forest). Exact finite-sample theory: coverage >= 1 - alpha.
+
+A repetition's coverage is the toy model's exact P(Y in C(x) | x) averaged over
+its test points, which has the expectation of the share of covered test labels
+without their binomial noise: 0.64-0.80 times the per-repetition variance
+(measured for kernel LCP, SLCP and LCP-RF), so 0.8 times the repetitions keep
+the standard error, hence the power.
 """
 
 import zlib
@@ -34,7 +40,7 @@ def _mc(method, score, reps, alpha, seed, prefit=False, n=(200, 200, 200), **kw)
         if not prefit:
             reg.fit(Xtr, tr.y)
         lo, hi = reg.conformalize(Xcal, cal.y).predict_interval(Xte).T
-        cover.append(np.mean((te.y >= lo) & (te.y <= hi)))
+        cover.append(te.conditional_coverage(None, lo, hi).mean())
     cover = np.asarray(cover)
     return cover.mean(), cover.std(ddof=1) / np.sqrt(reps)
 
@@ -59,10 +65,10 @@ def test_marginal_coverage_quick(method, score):
 @pytest.mark.parametrize("method", ["lcp", "slcp", "lcp-rf"])
 def test_marginal_coverage_long(mc_reps, method, score, alpha):
     kw = {"n_estimators": 50} if method == "lcp-rf" else {}
-    _check(method, score, mc_reps or 100, alpha=alpha, **kw)
+    _check(method, score, mc_reps or 80, alpha=alpha, **kw)
 
 
 @pytest.mark.long
 @pytest.mark.parametrize("method", ["lcp", "slcp"])
 def test_marginal_coverage_prefit_long(mc_reps, method):
-    _check(method, "absolute", mc_reps or 150, prefit=True)
+    _check(method, "absolute", mc_reps or 120, prefit=True)

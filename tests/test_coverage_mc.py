@@ -3,6 +3,12 @@
 The base model is fixed; every repetition draws a fresh calibration set and a
 fresh test set. Exact finite-sample theory: coverage >= 1 - alpha (and, for
 split conformal with continuous scores, <= 1 - alpha + 1/(n+1)).
+
+A repetition's coverage is the toy model's exact P(Y in C(x) | x), averaged over
+its test points: the same expectation as the share of covered test labels,
+without the labels' binomial noise. The per-repetition variance is then about
+0.75 times as large (measured: 0.74-0.75 for SPLIT and LCP-RF), so 0.8 times
+the repetitions give the same standard error, hence the same power.
 """
 
 import numpy as np
@@ -23,7 +29,7 @@ def _mc(method, reps, n_cal, n_test, alpha, seed, **kw):
         reg = cf.ConformalRegressor(model=model, prefit=True, method=method, alpha=alpha, random_state=int(rng.integers(2**31)),
                                     **kw).conformalize(np.asarray(cal.X), cal.y)
         lo, hi = reg.predict_interval(np.asarray(test.X)).T
-        cover.append(np.mean((test.y >= lo) & (test.y <= hi)))
+        cover.append(test.conditional_coverage(None, lo, hi).mean())
     cover = np.asarray(cover)
     return cover.mean(), cover.std(ddof=1) / np.sqrt(reps)
 
@@ -46,11 +52,11 @@ def test_lcp_rf_marginal_coverage_quick():
 
 @pytest.mark.long
 def test_split_marginal_coverage_long(mc_reps):
-    mean, se = _check("split", mc_reps or 400)
+    mean, se = _check("split", mc_reps or 320)
     assert mean <= 1 - 0.1 + 1 / 201 + 3 * se
 
 
 @pytest.mark.long
 @pytest.mark.parametrize("alpha", [0.1, 0.2])
 def test_lcp_rf_marginal_coverage_long(mc_reps, alpha):
-    _check("lcp-rf", mc_reps or 300, alpha=alpha)
+    _check("lcp-rf", mc_reps or 240, alpha=alpha)

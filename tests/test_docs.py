@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import confrf
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -14,6 +16,7 @@ DOCS = ROOT / "docs"
 DOC_PACKAGES = ("sphinx", "myst_nb", "numpydoc", "furo")
 
 
+@pytest.mark.long  # a full Sphinx build
 def test_docs_build_without_warnings(tmp_path):
     missing = [p for p in DOC_PACKAGES if importlib.util.find_spec(p) is None]
     assert not missing, f"the docs build needs {missing}: pip install '.[docs]'"

@@ -147,6 +147,7 @@ def test_forest_kernel_matches_reference(alpha, with_mult):
             assert (t[q], bool(closed[q])) == ref, (alpha, cal, test[q], V, mult)
 
 
+@pytest.mark.long  # the reference builds every dense (n+1) x (n+1) weight matrix
 def test_forest_kernel_matches_general_function_at_scale():
     rng = np.random.default_rng(11)
     for alpha in (0.1, 0.2):

@@ -137,3 +137,20 @@ def test_split_gets_the_sections_that_apply(frame):
     assert "assumptions" not in s.frames and "Not applicable" in str(s)
     width = s.frames["calibration"].loc["width"]
     assert width["min"] == pytest.approx(width["max"])
+
+
+def test_summary_predicts_the_calibration_rows_once(frame, monkeypatch):
+    res = cf.lcp_rf("y ~ x1 + x2", data=frame, random_state=0, n_estimators=30)
+    calls = []
+    real = type(res.estimator).predict_details
+
+    def counting(self, X, *args, **kwargs):
+        calls.append(X.shape[0])
+        return real(self, X, *args, **kwargs)
+
+    monkeypatch.setattr(type(res.estimator), "predict_details", counting)
+    first = str(res.summary())
+    assert calls == [res.estimator.calib_X_.shape[0]]
+    assert str(res.summary()) == first and len(calls) == 1  # the second summary reuses the diagnostics
+    again = pickle.loads(pickle.dumps(res))
+    assert str(again.summary()) == first and len(calls) == 1  # and so does the unpickled result

@@ -40,6 +40,7 @@ def _runner():
     return module
 
 
+@pytest.mark.long  # 5-40 s each
 @pytest.mark.parametrize("path", VIGNETTES, ids=[p.stem for p in VIGNETTES])
 def test_vignette_executes(path, tmp_path):
     nb, kernel_confrf = _runner().execute(path, {**KERNEL_ENV, **SIZES[path.stem]}, cwd=tmp_path, timeout=600)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..calibrators import get_method
 from ..models import model_name
-from .diagnostics import assumption_checks, calibration_diagnostics
+from .diagnostics import assumption_checks
 from .summary import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,7 +68,7 @@ def add_header(s: Summary, result: "ConformalResult") -> None:
 def add_diagnostics(s: Summary, result: "ConformalResult", *, beta: float, tree_exponent: float) -> None:
     """Sections "calibration" (and "calibration_facts") and "assumptions"."""
     est = result.estimator
-    diag = calibration_diagnostics(est, result.alpha)
+    diag = result._calibration_diagnostics
     s.add_section("calibration", frame_table(diag.table, title="Calibration diagnostics"), diag.table)
     facts = diag.facts()
     s.frames["calibration_facts"] = pd.DataFrame({"value": facts})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from ..estimator import ConformalRegressor
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import Design, as_frame
 from ..models import base_model
+from .diagnostics import CalibrationDiagnostics, calibration_diagnostics
 from .evaluation import Evaluation, evaluate
 from .plots import ResultPlots
 from .reject import check_max_width, rejected
@@ -242,6 +244,15 @@ class ConformalResult:
         return pd.DataFrame(out, index=index, columns=[f"q{v:g}" for v in qs])
 
     # -- reporting ---------------------------------------------------------
+    @cached_property
+    def _calibration_diagnostics(self) -> CalibrationDiagnostics:
+        """ESS, alpha-tilde and widths with the calibration rows as test points (the summary's section).
+
+        Computed once, at the first ``summary()``: it predicts every calibration
+        row. Kept with the result, so it pickles with it.
+        """
+        return calibration_diagnostics(self.estimator, self.alpha)
+
     def pac_report(self, alpha: float | None = None) -> PACReport:
         """The training-conditional calibration: alpha, delta, epsilon, K, n2, a_hat, D2 coverage, guarantee.
 
