@@ -25,6 +25,8 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
+from ._validation import check_n_jobs
+
 #: rows per chunk unless the caller says otherwise: a 10,000 x 100 leaf matrix is 8 MB
 DEFAULT_CHUNK_SIZE = 10_000
 #: seconds a prediction must run before its progress bar appears
@@ -35,11 +37,9 @@ _local = threading.local()
 
 def resolve_jobs(n_jobs: int | None) -> int:
     """joblib's convention: None -> 1, -1 -> all cores, -2 -> all but one."""
+    n_jobs = check_n_jobs(n_jobs)
     if n_jobs is None:
         return 1
-    n_jobs = int(n_jobs)
-    if n_jobs == 0:
-        raise ValueError("n_jobs=0 is not a number of workers; use None, a positive count or -1 for all cores.")
     if n_jobs < 0:
         return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
     return n_jobs

@@ -5,6 +5,7 @@ import pytest
 
 import confrf as cf
 from confrf._parallel import kernel_threads, map_row_chunks, resolve_jobs, row_chunks
+from confrf.exceptions import InputError
 
 METHODS = [
     ("split", {}),
@@ -70,7 +71,7 @@ def test_zero_rows_and_bad_arguments():
     assert row_chunks(0, 10) == [slice(0, 0)]
     with pytest.raises(ValueError, match="chunk_size"):
         row_chunks(5, 0)
-    with pytest.raises(ValueError, match="n_jobs=0"):
+    with pytest.raises(InputError, match="n_jobs must be None, a positive integer or -1"):
         resolve_jobs(0)
     assert resolve_jobs(-1) >= 1
 
