@@ -33,7 +33,7 @@ from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
 from ..localizers.regions import UNDECIDABLE, WeightRegions
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .._parallel import kernel_threads
-from .lcp_rf import make_forest_localizer
+from .forest_setup import make_forest_localizer
 from .registry import MethodSpec, register
 from .split import split_threshold
 
