@@ -1,5 +1,7 @@
 """Monte Carlo: the training-conditional (PAC) statement of QRF-TC and LCP-RF (guarantee="pac").
 
+Both bounds: the exact binomial order statistic (default) and the paper's Hoeffding grid.
+
 The base model is fixed. Every repetition draws a fresh calibration set; the
 coverage of an interval map is the toy model's exact conditional coverage
 averaged over a large fresh test sample (no test-label noise). Checked per draw:
@@ -38,16 +40,31 @@ def _draws(method, reps, n_cal, n_test, alpha, seed, **options):
         lo, hi = reg.predict_interval(Xt).T
         out["cover"].append(test.conditional_coverage(None, lo, hi).mean())
         out["share_inf"].append(np.mean(np.isinf(hi)))
-        # the interval map at every grid value, applied to the test points
         c = reg.calibrator_._correction(alpha)
-        W, b = reg.calibrator_._rows(Xt, alpha)
-        Q = reg.calibrator_._quantiles(W, np.minimum(1.0, b[:, None] + c.grid[None, :]))
+        if c.grid is None:  # binomial: no grid
+            continue
+        # the interval map at every grid value, applied to the test points
+        W, b = reg.calibrator_.map_.rows(Xt, alpha)
+        Q = reg.calibrator_.map_.quantiles(W, np.minimum(1.0, b[:, None] + c.grid[None, :]))
         pred = reg.model_.predict(Xt)
         out["grid_cover"].append([test.conditional_coverage(None, *reg.score_.interval(pred, Q[:, k])).mean()
                                   for k in range(Q.shape[1])])
         out["d2"].append(c.counts / reg.calibrator_.n2_)
     rep = reg.calibrator_.pac_report(alpha)
     return {k: np.asarray(v) for k, v in out.items()}, rep
+
+
+def _check_binomial(method, reps, alpha, delta, n_cal, seed=7):
+    d, rep = _draws(method, reps, n_cal=n_cal, n_test=2000, alpha=alpha, seed=seed, delta=delta)
+    se = np.sqrt(delta * (1 - delta) / reps)
+    frac = np.mean(d["cover"] >= 1 - alpha)
+    print(f"{method} (binomial): P(coverage >= {1 - alpha:g}) = {frac:.3f} over {reps} draws (need >= {1 - delta:g}); "
+          f"mean coverage {d['cover'].mean():.4f}, min {d['cover'].min():.4f}; k={rep.k} of n2={rep.n2}; "
+          f"share infinite {d['share_inf'].mean():.4f}")
+    assert rep.bound == "binomial"
+    assert frac >= 1 - delta - 3 * se
+    # not trivially met by infinite intervals, and tighter than Hoeffding's target would be
+    assert d["share_inf"].mean() < 0.02 and d["cover"].mean() < rep.target + 0.03
 
 
 def _check(method, reps, alpha, delta, n_cal, grid_size, form="inflated", seed=7):
@@ -72,6 +89,19 @@ def _check(method, reps, alpha, delta, n_cal, grid_size, form="inflated", seed=7
 @pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-pac"])
 def test_pac_statement_quick(method):
     _check(method, reps=25, alpha=0.2, delta=0.1, n_cal=900, grid_size=10)
+
+
+@pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-pac"])
+def test_binomial_statement_quick(method):
+    _check_binomial(method, reps=25, alpha=0.2, delta=0.1, n_cal=600)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-pac"])
+def test_binomial_statement_long(mc_reps, method):
+    # small D2 (n2 = 267): where the binomial bound matters; delta = 0.2 so that failures are frequent
+    # enough for the check to have power
+    _check_binomial(method, reps=mc_reps or 200, alpha=0.1, delta=0.2, n_cal=800, seed=13)
 
 
 @pytest.mark.long

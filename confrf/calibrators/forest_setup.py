@@ -11,8 +11,10 @@ from typing import Any
 
 from ..localizers.forest import ForestLocalizer
 
-#: defaults of the PAC options (``None`` in a method's options means these)
-PAC_DEFAULTS: dict[str, Any] = {"delta": 0.1, "grid_size": 20, "pac_form": "inflated", "pac_size": 1 / 3}
+#: defaults of the PAC options (``None`` in a method's options means these; for pac_bound,
+#: grid_size and pac_form, None lets calibrators/pac.py:resolve_pac_options decide)
+PAC_DEFAULTS: dict[str, Any] = {"delta": 0.1, "pac_size": 1 / 3, "pac_bound": None, "grid_size": None,
+                                "pac_form": None}
 
 
 def make_forest_localizer(est: Any, seed: int | None) -> ForestLocalizer:
