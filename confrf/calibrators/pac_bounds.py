@@ -223,8 +223,8 @@ def _binomial_epsilon(n2: int, alpha: float, delta: float) -> float:
 
 
 def _binomial_delta(n2: int, alpha: float, epsilon: float) -> float:
-    a = alpha_fraction(alpha)
-    k = math.ceil(n2 * (1 - a + Fraction(float(epsilon))))
+    # a count within 1e-9 of an integer is that integer: pac_epsilon's k/n2 - (1 - alpha) round-trips
+    k = math.ceil(n2 * (1 - alpha_fraction(alpha) + Fraction(float(epsilon))) - Fraction(1, 10**9))
     return 0.0 if k > n2 else binomial_tail(n2, alpha, max(k, 0))
 
 
@@ -316,7 +316,8 @@ def pac_delta(n2: int, K: int | None = None, epsilon: float | None = None, *, al
     """Failure probability delta of a D2 target 1 - alpha + epsilon, the inverse of :func:`pac_epsilon`.
 
     Hoeffding: K exp(-2 n2 epsilon^2) (values of 1 or more say nothing).
-    Binomial: P(Binomial(n2, 1 - alpha) >= ceil(n2 (1 - alpha + epsilon))).
+    Binomial: P(Binomial(n2, 1 - alpha) >= ceil(n2 (1 - alpha + epsilon))), a count within 1e-9
+    of an integer read as that integer.
 
     Examples
     --------
