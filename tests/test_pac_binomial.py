@@ -205,3 +205,38 @@ def test_default_fit_at_800_calibration_points_is_finite():
             res = fit(sim.formula, data=sim.frame, model="ols", random_state=0, n_estimators=50)
             p = res.predict(test.frame)
         assert np.isfinite(p["upr"]).mean() > 0.98 and res.pac_report().d2_infinite <= 0.02
+
+
+# ---------------------------------------------------------- groupwise PAC ---
+def test_groupwise_pac_per_group_corrections_and_report():
+    import pickle
+
+    from confrf.calibrators.groupwise_pac import PACLCPForestGroupCalibrator
+
+    sim = cf.datasets.make_sim(3000, random_state=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InfiniteIntervalWarning)
+        res = cf.conformal(sim.formula, data=sim.frame, method="lcp-rf-g", guarantee="pac", groups="components",
+                           model="ols", random_state=0, n_estimators=20, min_samples_leaf=40)
+    cal = res.estimator.calibrator_
+    assert isinstance(cal, PACLCPForestGroupCalibrator)
+    rep = res.pac_report()
+    L = int((cal.counts_["D2"] > 0).sum())
+    assert rep.n2 == res.nobs["D2"] == cal.counts_["D2"].sum() and f"delta/L = 0.1/{L}" in rep.sentence
+    assert res.guarantee.kind == "pac" and "simultaneously in every group" in res.guarantee.sentence
+    for code, name in enumerate(cal.grouping_.names):
+        rows = np.flatnonzero(cal.d2_codes_ == code)
+        row = rep.groups.loc[name]
+        assert row["n2"] == rows.size and row["k"] == binomial_k_reference(rows.size, "0.1", repr(0.1 / L)) \
+            if rows.size else row["k"] == 1
+        if rows.size and row["finite"]:
+            c = binomial_correction(ForestPACMap(cal.group_localizers_[code], "lcp"), cal.X2_[rows], cal.V2_[rows],
+                                    0.1, 0.1 / L, 0.02)
+            assert c.a_hat == row["a_hat"] and c.covered / rows.size == row["d2_coverage"]
+    s = res.summary()
+    assert "k (order statistic)" not in str(s) and "k" in s.frames["groups"].columns
+    assert "Groups with points L:" in str(s)
+    assert rep.n_groups == L and rep.delta_group == pytest.approx(0.1 / L)
+    new = sim.frame.tail(50)
+    pd_equal = pickle.loads(pickle.dumps(res)).predict(new).equals(res.predict(new))
+    assert pd_equal

@@ -101,7 +101,7 @@ def test_binomial_statement_quick(method):
 def test_binomial_statement_long(mc_reps, method):
     # small D2 (n2 = 267): where the binomial bound matters; delta = 0.2 so that failures are frequent
     # enough for the check to have power
-    _check_binomial(method, reps=mc_reps or 200, alpha=0.1, delta=0.2, n_cal=800, seed=13)
+    _check_binomial(method, reps=mc_reps or 120, alpha=0.1, delta=0.2, n_cal=800, seed=13)
 
 
 @pytest.mark.long

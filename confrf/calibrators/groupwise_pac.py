@@ -109,10 +109,11 @@ class GroupPACMixin:
             method=self.name, bound="binomial", form="exact", alpha=float(alpha), delta=self.delta, n2=total,
             k=int(k[finite].sum()), epsilon=float(k[finite].sum() / max(total, 1) - (1 - alpha)), K=None,
             target=float(k[finite].sum() / max(total, 1)), required_count=int(k[finite].sum()), a_hat=None,
-            d2_coverage=covered / max(total, 1), d2_infinite=float(np.mean([not f for f, m in zip(finite, n2) if m]
-                                                                          or [0.0])),
+            d2_coverage=covered / max(total, 1),
+            d2_infinite=float(sum(x["infinite"] * x["n2"] for x in g) / max(total, 1)),
             reached=bool(finite[n2 > 0].all()), guaranteed_coverage=1 - float(alpha),
-            sentence=self.guarantee(alpha).sentence, groups=groups,
+            sentence=self.guarantee(alpha).sentence, groups=groups, n_groups=self.n_used,
+            delta_group=self.delta_group,
         )
 
     def guarantee(self, alpha) -> Guarantee:
@@ -158,7 +159,8 @@ class PACSplitGroupCalibrator(GroupPACMixin, SplitGroupCalibrator):
         n = s.shape[0]
         k = binomial_k(n, alpha, self.delta_group) if n else 1
         t = float(s[k - 1]) if k <= n else np.inf
-        return {"n2": n, "k": k, "a_hat": t, "covered": int(np.searchsorted(s, t, side="right")) if n else 0}
+        return {"n2": n, "k": k, "a_hat": t, "covered": int(np.searchsorted(s, t, side="right")) if n else 0,
+                "infinite": float(k > n)}
 
     def _group_thresholds(self, code, X, alpha):
         g = self._pac(alpha)[code]
@@ -211,9 +213,9 @@ class PACLCPForestGroupCalibrator(GroupPACMixin, LCPForestGroupCalibrator):
         k = binomial_k(n2, alpha, self.delta_group) if n2 else 1
         pmap = self._group_map(code)
         if pmap is None or k > n2:
-            return {"n2": n2, "k": k, "a_hat": np.inf, "covered": n2}
+            return {"n2": n2, "k": k, "a_hat": np.inf, "covered": n2, "infinite": 1.0}
         c = binomial_correction(pmap, self.X2_[rows], self.V2_[rows], alpha, self.delta_group, MAX_INFINITE_SHARE)
-        return {"n2": n2, "k": k, "a_hat": c.a_hat, "covered": c.covered}
+        return {"n2": n2, "k": k, "a_hat": c.a_hat, "covered": c.covered, "infinite": c.d2_infinite}
 
     def _group_thresholds(self, code, X, alpha):
         pmap = self._group_map(code)

@@ -60,7 +60,11 @@ class PACReport:
     grid : DataFrame or None
         Hoeffding: D2 coverage at every grid value (columns ``a``, ``d2_coverage``).
     groups : DataFrame or None
-        Groupwise methods: one row per group (n2, k, a_hat or threshold, D2 coverage).
+        Groupwise methods: one row per group (n2, k, finite, a_hat or threshold,
+        D2 coverage); ``k``, ``target`` and ``required_count`` are then sums over
+        the groups with finite intervals, ``a_hat`` is None.
+    n_groups, delta_group : int, float or None
+        Groupwise methods: L, the number of groups with points, and delta / L.
     """
 
     method: str
@@ -82,9 +86,17 @@ class PACReport:
     sentence: str
     grid: pd.DataFrame | None = field(default=None, repr=False)
     groups: pd.DataFrame | None = field(default=None, repr=False)
+    n_groups: int | None = None
+    delta_group: float | None = None
 
     def items(self) -> list[tuple[str, Any]]:
         """(label, value) pairs for printed tables."""
+        if self.groups is not None:
+            return [("Bound", "binomial, per group"), ("alpha", self.alpha), ("delta", self.delta),
+                    ("Groups with points L", self.n_groups), ("delta / L per group", self.delta_group),
+                    ("n2 (all groups)", self.n2), ("Groups finite", int(self.groups["finite"].sum())),
+                    ("D2 coverage", self.d2_coverage), ("D2 share infinite", self.d2_infinite),
+                    ("Guaranteed coverage", self.guaranteed_coverage)]
         out = [("Bound", self.bound), ("alpha", self.alpha), ("delta", self.delta), ("n2 (D2)", self.n2)]
         if self.bound == "binomial":
             out += [("k (order statistic)", self.k)]
@@ -100,7 +112,8 @@ class PACReport:
     def to_frame(self) -> pd.DataFrame:
         """One ``value`` column indexed by field name (grid and groups left out)."""
         keys = ["method", "bound", "form", "alpha", "delta", "n2", "k", "epsilon", "K", "target", "required_count",
-                "a_hat", "d2_coverage", "d2_infinite", "reached", "guaranteed_coverage", "sentence"]
+                "a_hat", "d2_coverage", "d2_infinite", "reached", "guaranteed_coverage", "sentence", "n_groups",
+                "delta_group"]
         return pd.DataFrame({"value": {k: getattr(self, k) for k in keys}})
 
 
