@@ -229,7 +229,9 @@ def test_report_summary_and_sizes(fits, method):
         assert rep.required_count == rep.k == d2_required_count(500, 0.1, rep.epsilon)
         assert rep.a_hat in rep.grid["a"].tolist()
     else:  # the default: exact binomial order statistic
-        assert rep.bound == "binomial" and rep.K is None and rep.grid is None
+        assert rep.bound == "binomial" and rep.K is None
+        cov_at = rep.grid["d2_coverage"][rep.grid["a"] <= rep.a_hat].iloc[-1]  # the D2 coverage curve
+        assert cov_at == rep.d2_coverage and rep.grid["d2_coverage"].iloc[-1] == 1.0
         assert rep.k == binomial_k(500, 0.1, 0.1) == 460 and rep.target == 460 / 500
         assert rep.epsilon == cf.pac_epsilon(500, alpha=0.1, delta=0.1) == pytest.approx(0.02)
         assert "k=460-th smallest" in rep.sentence and "P(Binomial(500, 0.9) >= k) <= 0.1" in rep.sentence

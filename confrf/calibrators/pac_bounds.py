@@ -324,8 +324,8 @@ def pac_delta(n2: int, K: int | None = None, epsilon: float | None = None, *, al
     >>> from confrf import pac_delta, pac_epsilon
     >>> round(pac_delta(1000, 20, pac_epsilon(1000, 20, 0.1)), 6)
     0.1
-    >>> round(pac_delta(1000, epsilon=0.016, alpha=0.1), 4)
-    0.0383
+    >>> round(pac_delta(1000, epsilon=0.016, alpha=0.1), 4)   # P(Binomial(1000, 0.9) >= 916)
+    0.0485
     """
     if epsilon is None:
         raise InputError("epsilon (the D2 coverage excess) is required, e.g. epsilon=0.05.")

@@ -69,6 +69,7 @@ class Correction:
     grid: np.ndarray | None = None
     counts: np.ndarray | None = None
     cap_coverage: float = 1.0  # D2 coverage below the correction where the D2 share of infinite intervals passes the cap
+    corrections: np.ndarray | None = None  # binomial: the sorted A_j of D2
 
     @property
     def reached(self) -> bool:
@@ -194,7 +195,8 @@ def binomial_correction(pmap: ForestPACMap, X2: np.ndarray, V2: np.ndarray, alph
     covered = int(np.count_nonzero(A <= a_hat))
     eps = k / n2 - (1.0 - alpha) if k <= n2 else np.inf
     return Correction("binomial", "exact", float(alpha), float(delta), n2, k, eps, a_hat, covered,
-                      float(np.mean(I <= a_hat)), cap_coverage=float(np.mean(A < _cap(I, max_infinite))))
+                      float(np.mean(I <= a_hat)), cap_coverage=float(np.mean(A < _cap(I, max_infinite))),
+                      corrections=np.sort(A))
 
 
 def hoeffding_correction(pmap: ForestPACMap, X2: np.ndarray, V2: np.ndarray, alpha: float, delta: float,

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .pac_correction import Correction
@@ -58,7 +59,9 @@ class PACReport:
     sentence : str
         The guarantee in words.
     grid : DataFrame or None
-        Hoeffding: D2 coverage at every grid value (columns ``a``, ``d2_coverage``).
+        D2 coverage as a function of the correction (columns ``a``, ``d2_coverage``):
+        at every grid value (Hoeffding), or at every distinct correction A_j that
+        just covers a D2 point (binomial); None for the groupwise methods.
     groups : DataFrame or None
         Groupwise methods: one row per group (n2, k, finite, a_hat or threshold,
         D2 coverage); ``k``, ``target`` and ``required_count`` are then sums over
@@ -149,7 +152,11 @@ def make_report(method: str, c: Correction) -> PACReport:
     if not c.reached:
         what = "grid value" if c.bound == "hoeffding" else "finite correction"
         sentence += f" No {what} reached the D2 target, so every interval is infinite (coverage 1)."
-    grid = None if c.grid is None else pd.DataFrame({"a": c.grid, "d2_coverage": c.counts / c.n2})
+    if c.grid is not None:
+        grid = pd.DataFrame({"a": c.grid, "d2_coverage": c.counts / c.n2})
+    else:  # the D2 coverage curve: at each distinct A_j, the share of D2 points with A_j <= a
+        a, counts = np.unique(c.corrections, return_counts=True)
+        grid = pd.DataFrame({"a": a, "d2_coverage": np.cumsum(counts) / c.n2})
     return PACReport(
         method=method, bound=c.bound, form=c.form, alpha=c.alpha, delta=c.delta, n2=c.n2, k=c.k,
         epsilon=float(c.epsilon), K=None if c.grid is None else len(c.grid), target=c.k / c.n2,
