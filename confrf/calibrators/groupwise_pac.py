@@ -34,8 +34,8 @@ from ..exceptions import InputError
 from .base import Guarantee
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .groupwise import REST, LCPForestGroupCalibrator, SplitGroupCalibrator, group_kwargs
-from .pac import MAX_INFINITE_SHARE, check_unit
-from .pac_bounds import binomial_k, min_d2_size
+from .pac import MAX_INFINITE_SHARE
+from .pac_bounds import binomial_k, min_d2_size, open_unit
 from .pac_correction import ForestPACMap, binomial_correction
 from .pac_report import IID, PACReport, shown
 from .registry import register_variant
@@ -53,7 +53,7 @@ class GroupPACMixin:
     pac_part = "conformal"
 
     def _init_pac(self, delta: float) -> None:
-        self.delta = check_unit("delta", delta)
+        self.delta = open_unit(delta, "delta")
         self._group_pac: dict[float, list[dict[str, Any]]] = {}
 
     @property
@@ -176,7 +176,7 @@ class PACLCPForestGroupCalibrator(GroupPACMixin, LCPForestGroupCalibrator):
                  **kwargs: Any) -> None:
         super().__init__(localizer, **kwargs)
         self._init_pac(delta)
-        self.pac_size = check_unit("pac_size", pac_size)
+        self.pac_size = open_unit(pac_size, "pac_size")
 
     def calibrate(self, X, scores, *, alpha, rng, labels=None) -> "PACLCPForestGroupCalibrator":
         X = as_float_matrix(X, "X")

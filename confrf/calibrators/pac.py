@@ -19,7 +19,8 @@ Q(1; F_x) = +inf (x's own mass), and the base level b(x) is
   exactly for b in (F_x((-inf, t)), F_x((-inf, t])], and t(x) is a leaf-mate's
   score so F_x has mass there: at a = 0 the set is (-inf, t(x)], equal to the
   marginal LCP-RF set when that is closed and its closure (one more point) when
-  it is open, never narrower.
+  it is open, never narrower. (The kernel's ``level`` for an open set is the
+  mass strictly below t, whose quantile is the score below t: narrower.)
 
 Correction (calibrators/pac_correction.py has the derivations).
 
@@ -38,7 +39,7 @@ infinite (coverage 1), which keeps the statement; the fit says so.
 from __future__ import annotations
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -48,13 +49,12 @@ from ..exceptions import InfiniteIntervalWarning, InputError, PACTargetWarning
 from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
-from .pac_bounds import _hoeffding_epsilon, min_d2_size, pac_n2
+from .pac_bounds import BOUNDS, _hoeffding_epsilon, min_d2_size, open_unit, pac_n2
 from .pac_correction import Correction, ForestPACMap, binomial_correction, hoeffding_correction
 from .pac_report import PACReport, make_report
 from .registry import MethodSpec, register, register_variant
 
 PAC_FORMS = ("inflated", "paper")
-PAC_BOUNDS = ("binomial", "hoeffding")
 BASES = {"qrf": "qrf-tc", "lcp": "lcp-rf"}
 #: a fit warns when more than this share of its D2 intervals are infinite
 MAX_INFINITE_SHARE = 0.02
@@ -64,8 +64,8 @@ def resolve_pac_options(pac_bound: str | None, grid_size: int | None, pac_form: 
     """(bound, K, form) after defaults: binomial unless a grid size or a form (Hoeffding's options) is given."""
     if pac_bound is None:
         pac_bound = "hoeffding" if grid_size is not None or pac_form is not None else "binomial"
-    if pac_bound not in PAC_BOUNDS:
-        raise InputError(f"pac_bound must be one of {list(PAC_BOUNDS)}, got {pac_bound!r}.")
+    if pac_bound not in BOUNDS:
+        raise InputError(f"pac_bound must be one of {list(BOUNDS)}, got {pac_bound!r}.")
     if pac_bound == "binomial":
         for name, v in (("grid_size", grid_size), ("pac_form", pac_form)):
             if v is not None:
@@ -79,12 +79,6 @@ def resolve_pac_options(pac_bound: str | None, grid_size: int | None, pac_form: 
     if pac_form not in PAC_FORMS:
         raise InputError(f"pac_form must be one of {list(PAC_FORMS)}, got {pac_form!r}.")
     return "hoeffding", int(grid_size), pac_form
-
-
-def check_unit(name: str, v: object) -> float:
-    if isinstance(v, bool) or not isinstance(v, Real) or not (0.0 < float(v) < 1.0):
-        raise InputError(f"{name} must lie strictly between 0 and 1, got {v!r}.")
-    return float(v)
 
 
 def refuse_small_d2(n2: int, alpha: float, delta: float, bound: str, K: int | None, pac_size: float | None,
@@ -197,9 +191,9 @@ class PACForestCalibrator(Calibrator):
         self.localizer = localizer
         self.base = base
         self.name = BASES[base]
-        self.localizer_size = check_unit("localizer_size", localizer_size)
-        self.pac_size = check_unit("pac_size", pac_size)
-        self.delta = check_unit("delta", delta)
+        self.localizer_size = open_unit(localizer_size, "localizer_size")
+        self.pac_size = open_unit(pac_size, "pac_size")
+        self.delta = open_unit(delta, "delta")
         self.pac_bound, self.grid_size, self.pac_form = resolve_pac_options(pac_bound, grid_size, pac_form)
         self.n_jobs = n_jobs
 

@@ -41,7 +41,8 @@ def _count(value: object, name: str, what: str) -> int:
     return int(value)
 
 
-def _open_unit(value: object, name: str) -> float:
+def open_unit(value: object, name: str) -> float:
+    """``value`` as a float after checking that it lies strictly between 0 and 1."""
     if isinstance(value, bool) or not isinstance(value, (Real, np.floating)) or not (0.0 < float(value) < 1.0):
         raise InputError(f"{name} must lie strictly between 0 and 1, got {value!r}; e.g. {name}=0.1.")
     return float(value)
@@ -80,7 +81,7 @@ def _hoeffding_epsilon(n2: int, K: int, delta: float) -> float:
     """
     n2 = _count(n2, "n2", "size of the correction part D2")
     K = _count(K, "K", "number of grid values")
-    delta = _open_unit(delta, "delta")
+    delta = open_unit(delta, "delta")
     return float(np.nextafter(math.sqrt(math.log(K / delta) / (2.0 * n2)), math.inf))
 
 
@@ -111,7 +112,7 @@ def _hoeffding_n2(K: int, delta: float, epsilon: float) -> int:
     1060
     """
     K = _count(K, "K", "number of grid values")
-    delta = _open_unit(delta, "delta")
+    delta = open_unit(delta, "delta")
     epsilon = _positive(epsilon, "epsilon")
     n = max(1, math.ceil(math.log(K / delta) / (2.0 * epsilon * epsilon)))
     # settle rounding at the boundary with the very function users will call
@@ -200,7 +201,7 @@ def binomial_k(n2: int, alpha: float, delta: float) -> int:
     """
     n2 = _count(n2, "n2", "size of the correction part D2")
     alpha = check_alpha(alpha)
-    delta = _open_unit(delta, "delta")
+    delta = open_unit(delta, "delta")
     tails = binom.sf(np.arange(-1, n2 + 1), n2, 1.0 - alpha)  # tails[k] = P(X >= k), k = 0..n2+1
     ok = tails <= delta
     k = int(np.argmax(ok)) if ok.any() else n2 + 1  # the tail is non-increasing in k
@@ -308,7 +309,7 @@ def pac_epsilon(n2: int, K: int | None = None, delta: float = 0.1, *, alpha: flo
     if _resolve(bound, K, alpha) == "hoeffding":
         return _hoeffding_epsilon(n2, K, delta)
     return _binomial_epsilon(_count(n2, "n2", "size of the correction part D2"), check_alpha(alpha),
-                             _open_unit(delta, "delta"))
+                             open_unit(delta, "delta"))
 
 
 def pac_delta(n2: int, K: int | None = None, epsilon: float | None = None, *, alpha: float | None = None,
@@ -356,7 +357,7 @@ def pac_n2(K: int | None = None, delta: float = 0.1, epsilon: float | None = Non
     78
     """
     b = _resolve(bound, K, alpha)
-    delta = _open_unit(delta, "delta")
+    delta = open_unit(delta, "delta")
     if b == "hoeffding":
         if epsilon is None:
             raise InputError("bound='hoeffding' needs epsilon, the D2 coverage excess, e.g. epsilon=0.05.")
