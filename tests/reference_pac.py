@@ -85,21 +85,23 @@ def binomial_k_reference(n2: int, alpha: str, delta: str) -> int:
 
 def smallest_correction(leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, v: float, alpha: str,
                         base: str) -> tuple[Fraction, bool]:
-    """The correction that just covers (x, v): (value, above) ordered lexicographically.
+    """The correction that just covers (x, v), searched in [-1, 1]: (value, above), ordered lexicographically.
 
-    By the key identity v <= Q(u; F) iff F((-inf, v)) < u, the point is covered at a iff
-    F_x((-inf, v)) < b(x) + a. So (0, False) when F_x((-inf, v)) < b(x) (covered at a = 0);
-    otherwise (F_x((-inf, v)) - b(x), True): covered for every a strictly above that value,
-    which is the infimum but not attained.
+    By the key identity v <= Q(u; F) iff F((-inf, v)) < u (u > 0), the point is covered at a
+    iff F_x((-inf, v)) < b(x) + a. With no D1 score of the row below v it is covered at every
+    level, so from the bottom of the range: (-1, False). Otherwise (F_x((-inf, v)) - b(x), True):
+    covered for every a strictly above that value, which is the infimum but not attained.
     """
     W = forest_lcp_matrix(leaves_d1, leaves_x)
     n = len(V1)
-    below = sum((W[n][j] for j in range(n) if V1[j] < v), Fraction(0))
+    below = [W[n][j] for j in range(n) if V1[j] < v and W[n][j]]
+    if not below:
+        return Fraction(-1), False
     if base == "qrf":
         b = 1 - Fraction(alpha)
     else:
         b = _mass(W, V1, lcp_threshold(np.array(W, dtype=float), V1, float(alpha)).t)
-    return (Fraction(0), False) if below < b else (below - b, True)
+    return sum(below, Fraction(0)) - b, True
 
 
 def upper_quantile(a: Fraction, atoms: list[tuple[float, Fraction]]) -> float:

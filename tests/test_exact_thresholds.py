@@ -79,9 +79,10 @@ def test_lcp_rf_with_uniform_weights_is_split(n):
 @pytest.mark.parametrize("seed", range(3))
 def test_pac_with_uniform_weights_is_an_order_statistic(base, seed):
     # F_x: 1/(n1+1) on each D1 score, 1/(n1+1) at +inf; b = 1 - alpha (QRF) or m/(n1+1) (LCP: split's level).
-    # D2 point j with c_j D1 scores below it is covered at level u iff c_j/(n1+1) < u. With c_(k) the k-th
-    # smallest c_j, the threshold is the max(m, c_(k) + 1)-th smallest D1 score (+inf past n1),
-    # m = ceil((1 - alpha)(n1 + 1)).
+    # D2 point j with c_j D1 scores below it is covered at level u iff c_j/(n1+1) < u, so its smallest
+    # correction is just above c_j/(n1+1) - b (the correction may be negative). With c_(k) the k-th smallest
+    # c_j, the level is just above c_(k)/(n1+1) and the threshold is the (c_(k) + 1)-th smallest D1 score
+    # (+inf past n1), whatever the base level.
     rng = np.random.default_rng(seed)
     n = 600
     X, V = rng.uniform(size=(n, 2)), rng.exponential(size=n)
@@ -93,7 +94,7 @@ def test_pac_with_uniform_weights_is_an_order_statistic(base, seed):
     n1, n2 = s1.shape[0], cal.n2_
     c = np.sort(np.searchsorted(s1, V[cal.parts_["D2"]], side="left"))
     k = binomial_k_reference(n2, "0.1", "0.1")
-    rank = max(_m(0.1, n1), int(c[k - 1]) + 1)
+    rank = int(c[k - 1]) + 1
     want = s1[rank - 1] if rank <= n1 else np.inf
     assert (cal.thresholds(rng.uniform(size=(3, 2)), 0.1).t == want).all()
     assert cal._correction(0.1).covered == int(np.count_nonzero(c < rank))

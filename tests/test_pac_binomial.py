@@ -14,7 +14,7 @@ import pytest
 import confrf as cf
 from confrf.calibrators.pac import PACForestCalibrator
 from confrf.calibrators.pac_bounds import binomial_k, binomial_tail
-from confrf.calibrators.pac_correction import ForestPACMap, binomial_correction
+from confrf.calibrators.pac_correction import ForestPACMap, binomial_correction, levels
 from confrf.exceptions import InfiniteIntervalWarning, InputError, PACTargetWarning
 from confrf.localizers import ForestLocalizer
 
@@ -111,20 +111,19 @@ def test_corrections_and_a_hat_match_brute_force(small, base, alpha, delta):
     A, _ = cal.map_.smallest_corrections(cal.X2_, cal.V2_, float(alpha))
     # the float correction is the exact one up to the kernel's 1e-12 tolerance and rounding
     np.testing.assert_allclose(A, [float(a) for a, _ in exact], rtol=0, atol=1e-9)
-    assert all((a > 0) == above for a, (_, above) in zip(A, exact))  # "just above" stays above 0
     # ... and it is the smallest float that covers: covered at A, not at the float below
     W, b = cal.map_.rows(cal.X2_, float(alpha))
-    at = cal.map_.quantiles(W, np.minimum(1.0, b + A)[:, None])[:, 0]
+    at = cal.map_.quantiles(W, levels(b, A)[:, None])[:, 0]
     assert (cal.V2_ <= at).all()
-    pos = A > 0
-    below = cal.map_.quantiles(W, np.minimum(1.0, b + np.nextafter(A, -1.0))[:, None])[:, 0]
+    pos = A > -1
+    below = cal.map_.quantiles(W, levels(b, np.nextafter(A, -2.0))[:, None])[:, 0]
     assert (cal.V2_[pos] > below[pos]).all()
     # k and a_hat: the k-th smallest exact correction, ties included
     k = binomial_k_reference(n2, alpha, delta)
     c = cal._correction(float(alpha))
     assert c.k == k and k <= n2
     a_ref = sorted(exact)[k - 1]
-    assert abs(c.a_hat - float(a_ref[0])) <= 1e-9 and (c.a_hat > 0) == a_ref[1]
+    assert abs(c.a_hat - float(a_ref[0])) <= 1e-9
     assert c.covered == sum(1 for a in exact if a <= a_ref) >= k  # every point tied with the k-th is covered
     # the D2 count seen by the kernel (D2 points scored like test points) equals #{A_j <= a_hat}
     t2 = cal.thresholds(cal.X2_, float(alpha)).t
@@ -135,7 +134,7 @@ def test_corrections_and_a_hat_match_brute_force(small, base, alpha, delta):
     Lt = _leaves(loc, Xt)
     for q in range(Xt.shape[0]):
         b_q, atoms = pac_row_levels(L1, Lt[q], V1, alpha, base)
-        lvl = min(Fraction(1), b_q + a_ref[0])
+        lvl = min(Fraction(1), b_q + a_ref[0])  # > 0 here: a_ref is a D2 point's F((-inf, v)) - b
         assert th[q] in (quantile(lvl, atoms), upper_quantile(lvl, atoms)), q
 
 
@@ -147,7 +146,8 @@ def test_hand_checked_uniform_weights():
     pmap = ForestPACMap(loc, "qrf")
     X2 = np.zeros((6, 1))
     V2 = np.array([0.5, 5.5, 6.5, 7.5, 8.5, 9.5])
-    # alpha = 0.5: b = 0.5; F_x((-inf, v)) = 0, .5, .6, .7, .8, .9, so A = 0, 0, .1, .2, .3, .4 (+1e-12);
+    # alpha = 0.5: b = 0.5; F_x((-inf, v)) = 0, .5, .6, .7, .8, .9, so A = -1 (no score below: covered at every
+    # level, from the bottom of the search range), 0, .1, .2, .3, .4 (each + 1e-12: covered just above);
     # P(Bin(6, 0.5) >= 3) = 42/64 > 0.5 >= P(Bin(6, 0.5) >= 4) = 22/64: k = 4, a_hat = A_(4) = 0.2+;
     # the level 0.7+ passes F(7) = 0.7, so t = Q(0.7+) = 8 and 4 of the 6 D2 points are covered
     c = binomial_correction(pmap, X2, V2, 0.5, 0.5, 0.02)

@@ -2,14 +2,17 @@
 
 Family. Given the forest and the indexed part D1, F_x is the LCP test row of x on the
 D1 scores (x counted in its own leaves, its own mass at +inf) and b(x) a base level.
-For a correction a >= 0 the score set of x is
+For a correction a (a real number; negative when the base level over-covers) the score
+set of x is
 
-    S(x; a) = {v : v <= Q(min(1, b(x) + a); F_x)},   Q(u; F) = inf{t : F(t) >= u},
+    S(x; a) = {v : v <= Q(u_a(x); F_x)},   u_a(x) = min(1, max(b(x) + a, tiny)),
+    Q(u; F) = inf{t : F(t) >= u},
 
-computed by the quantile kernel, which reads F(t) >= u as ``cum >= u - 1e-12``. By the
-key identity, v in S(x; a) iff F_x((-inf, v)) < min(1, b(x) + a) - 1e-12 (in the same
+computed by the quantile kernel, which reads F(t) >= u as ``cum >= u - 1e-12`` (tiny, the
+smallest positive float, keeps the set non-empty: its smallest value is the row's smallest
+score). By the key identity, v in S(x; a) iff F_x((-inf, v)) < u_a(x) - 1e-12 (in the same
 floating-point arithmetic), so S(x; a) grows with a, and a point (x, v) is covered at a
-iff a >= A(x, v), the smallest float a >= 0 that covers it: the correction "just
+iff a >= A(x, v), the smallest float a in [-1, 1] that covers it: the correction "just
 covering" the point, attained because corrections are floats.
 
 Binomial bound (exact order statistic). a_hat = A_(k), the k-th smallest of the n2 values
@@ -44,6 +47,25 @@ from .pac_bounds import _hoeffding_epsilon, binomial_k, d2_required_count
 
 #: the quantile kernel's tolerance: cumulative masses within it of a level reach it
 QUANTILE_TOL = 1e-12
+#: the lowest level of the family: the set keeps the row's smallest score (a level <= 0 would empty it)
+LEVEL_FLOOR = float(np.finfo(np.float64).tiny)
+_INT64_MIN = np.int64(np.iinfo(np.int64).min)
+
+
+def levels(b: np.ndarray, a: float | np.ndarray) -> np.ndarray:
+    """u_a(x) = min(1, max(b(x) + a, tiny)): the quantile level of correction a (b + a for a >= 0 and b > 0)."""
+    return np.clip(b + a, LEVEL_FLOOR, 1.0)
+
+
+def _key(x: np.ndarray) -> np.ndarray:
+    """Integers ordered like the floats x (finite, -0.0 and 0.0 alike)."""
+    bits = np.asarray(x, dtype=np.float64).view(np.int64)
+    return np.where(bits >= 0, bits, _INT64_MIN - bits)
+
+
+def _unkey(k: np.ndarray) -> np.ndarray:
+    k = np.asarray(k, dtype=np.int64)
+    return np.where(k >= 0, k, _INT64_MIN - k).view(np.float64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,7 +143,7 @@ class ForestPACMap:
         if not np.isfinite(a):
             return Thresholds(np.full(m, np.inf), np.ones(m, dtype=bool), np.ones(m))
         W, b = self.rows(X, alpha)
-        t = self.quantiles(W, np.minimum(1.0, b + a)[:, None])[:, 0]
+        t = self.quantiles(W, levels(b, a)[:, None])[:, 0]
         return Thresholds(t, np.ones(m, dtype=bool), self.mass_at_or_below(W, t))
 
     def _cum_below(self, W: sp.csr_matrix, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,26 +170,24 @@ class ForestPACMap:
         return below, total
 
     @staticmethod
-    def _first_float(ok, n: int, upper: float) -> np.ndarray:
-        """Per row, the smallest float a in [0, upper] with ok(rows, a) true (ok monotone in a); inf if none."""
-        hi = np.full(n, np.float64(upper)).view(np.int64)
-        lo = np.full(n, -1, dtype=np.int64)  # bits of non-negative floats are ordered like the floats
+    def _first_float(ok, n: int, lo: float, hi: float) -> np.ndarray:
+        """Per row, the smallest float a in [lo, hi] with ok(rows, a) true (ok monotone in a); inf if none."""
         rows = np.arange(n)
         out = np.full(n, np.inf)
-        top = ok(rows, hi.view(np.float64))
-        at0 = ok(rows, np.zeros(n))
-        out[at0] = 0.0
-        todo = top & ~at0
-        lo[todo] = 0  # 0 does not work there
+        at_lo = ok(rows, np.full(n, lo))
+        out[at_lo] = lo
+        todo = ok(rows, np.full(n, hi)) & ~at_lo
+        klo = np.full(n, _key(np.float64(lo)), dtype=np.int64)  # fails at klo, works at khi
+        khi = np.full(n, _key(np.float64(hi)), dtype=np.int64)
         while True:
-            active = np.flatnonzero(todo & (hi - lo > 1))
+            active = np.flatnonzero(todo & (khi - klo > 1))
             if not active.size:
                 break
-            mid = (lo[active] + hi[active]) // 2
-            good = ok(active, mid.view(np.float64))
-            hi[active[good]] = mid[good]
-            lo[active[~good]] = mid[~good]
-        out[todo] = hi[todo].view(np.float64)
+            mid = klo[active] + (khi[active] - klo[active]) // 2
+            good = ok(active, _unkey(mid))
+            khi[active[good]] = mid[good]
+            klo[active[~good]] = mid[~good]
+        out[todo] = _unkey(khi[todo])
         return out
 
     def smallest_corrections(self, X2: np.ndarray, V2: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -177,12 +197,13 @@ class ForestPACMap:
         n = X2.shape[0]
 
         def covers(r, a):
-            return below[r] < np.minimum(1.0, b[r] + a) - QUANTILE_TOL
+            return below[r] < levels(b[r], a) - QUANTILE_TOL
 
         def infinite(r, a):
-            return total[r] < np.minimum(1.0, b[r] + a) - QUANTILE_TOL
+            return total[r] < levels(b[r], a) - QUANTILE_TOL
 
-        return self._first_float(covers, n, 1.0), self._first_float(infinite, n, 1.0)
+        # every level is reached within [-1, 1]: b + 1 >= 1 and b - 1 <= 0
+        return self._first_float(covers, n, -1.0, 1.0), self._first_float(infinite, n, -1.0, 1.0)
 
 
 def binomial_correction(pmap: ForestPACMap, X2: np.ndarray, V2: np.ndarray, alpha: float, delta: float,
@@ -208,7 +229,7 @@ def hoeffding_correction(pmap: ForestPACMap, X2: np.ndarray, V2: np.ndarray, alp
     grid = np.linspace(0.0, alpha, K)
     W, base = pmap.rows(X2, alpha)
     # the same level arithmetic as thresholds(): a D2 point is scored exactly like a test point
-    Q = pmap.quantiles(W, np.minimum(1.0, base[:, None] + grid[None, :]))
+    Q = pmap.quantiles(W, levels(base[:, None], grid[None, :]))
     counts = np.count_nonzero(V2[:, None] <= Q, axis=0)
     hits = np.flatnonzero(counts >= required)
     j = int(hits[0]) if hits.size else None
