@@ -8,9 +8,10 @@ correction part D2 (share ``pac_size``), and of the rest a share
 (and, for LCP-RF, the exact LCP step).
 
 Interval. F_x is the LCP test row of x: the forest weights of x on the D1 scores,
-x counted in its own leaves and its own mass placed at +inf. For a correction
-a >= 0 the score set of x is {v : v <= Q(min(1, b(x) + a); F_x)}, where
-Q(1; F_x) = +inf (x's own mass), and the base level b(x) is
+x counted in its own leaves and its own mass placed at +inf. For a correction a
+the score set of x is {v : v <= Q(min(1, b(x) + a); F_x)}, where Q(1; F_x) = +inf
+(x's own mass) and, for the binomial bound, where a may be negative, the level is
+kept at or above the smallest positive float. The base level b(x) is
 
 * QRF-TC: b(x) = 1 - alpha;
 * LCP-RF, ``guarantee="pac"``: b(x) = alpha_tilde(x) := F_x((-inf, t(x)]), the
@@ -26,7 +27,8 @@ Correction (calibrators/pac_correction.py has the derivations).
 
 * ``pac_bound="binomial"`` (default): a_hat is the k-th smallest of the
   corrections A_j that just cover each D2 point, k the smallest integer with
-  P(Binomial(n2, 1 - alpha) >= k) <= delta. No grid.
+  P(Binomial(n2, 1 - alpha) >= k) <= delta. No grid; a_hat < 0 when the base
+  level already covers more of D2 than needed.
 * ``pac_bound="hoeffding"``: the paper's grid of K = ``grid_size`` values in
   [0, alpha], the D2 target 1 - alpha + epsilon (``pac_form="inflated"``) or
   1 - alpha (``pac_form="paper"``), epsilon = sqrt(ln(K/delta)/(2 n2)).
