@@ -133,7 +133,8 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         (None: one thread for everything confrf runs, the base model's OpenMP
         and BLAS pools included; -1: all cores; see the guide's "Threads").
         Method options: ``guarantee`` ("marginal" or "pac") for "lcp-rf";
-        ``delta``, ``grid_size``, ``pac_form``, ``pac_size`` for "qrf-tc" and
+        ``delta``, ``pac_size``, ``pac_bound`` ("binomial" or "hoeffding"),
+        ``grid_size``, ``pac_form`` (Hoeffding only) for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).
         For "split-g" and "lcp-rf-g": ``groups`` ("leiden": communities of the
         forest's weight graph, needs ``pip install 'confrf[groups]'``;
@@ -144,7 +145,9 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         conformal points to give finite intervals are merged into "(rest)",
         decided on the localizer part only; None: no merging).
         ``result.groups(newdata)`` gives each row's group; ``guarantee="pac"``
-        is not offered for them yet.
+        (with ``delta``, and ``pac_size`` for "lcp-rf-g") covers every group at
+        once with probability >= 1 - delta (binomial order statistic per group
+        at delta / L).
         For "lcp" and "slcp": ``kernel`` ("gaussian" or "exponential", on
         features standardized on the training part), ``bandwidth`` ("auto":
         Guan's rule for "lcp", Han et al.'s median heuristic for "slcp"; or a
@@ -239,9 +242,9 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
 def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default).
 
-    ``guarantee="pac"`` (with ``delta``, ``grid_size``, ``pac_form``,
-    ``pac_size`` as in :func:`qrf_tc`) adds the paper's training-conditional
-    correction learned on a held-out part D2.
+    ``guarantee="pac"`` (with ``delta``, ``pac_size``, ``pac_bound`` as in
+    :func:`qrf_tc`) adds a training-conditional correction learned on a
+    held-out part D2.
 
     Examples
     --------
@@ -261,15 +264,18 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     the forest and D1 that carries its weights. The interval of x uses
     Q(min(1, 1 - alpha + a_hat); F_x), F_x the forest's estimate of the score
     distribution at x on D1 with x's own mass at +inf (level 1 gives an
-    infinite interval). a_hat is the smallest of ``grid_size`` (20) equally
-    spaced values in [0, alpha] whose coverage on D2 reaches 1 - alpha + epsilon,
-    epsilon = sqrt(ln(grid_size / delta) / (2 n2)). Then, for i.i.d. data,
-    P(coverage >= 1 - alpha) >= 1 - ``delta`` (0.1) over the calibration draw.
-    ``pac_form="paper"`` uses the paper's form (D2 target 1 - alpha, guarantee
-    1 - alpha - epsilon). The same options apply to :func:`lcp_rf` with
-    ``guarantee="pac"``, whose base level is the exact LCP alpha-tilde(x) on D1.
-    ``result.pac_report()`` gives the numbers; see also :func:`pac_n2` to plan
-    sizes.
+    infinite interval). With ``pac_bound="binomial"`` (default) a_hat is the
+    k-th smallest of the corrections that just cover each D2 point, k the
+    smallest integer with P(Binomial(n2, 1 - alpha) >= k) <= ``delta`` (0.1).
+    Then, for i.i.d. data, P(coverage >= 1 - alpha) >= 1 - delta over the
+    calibration draw. ``pac_bound="hoeffding"`` (or giving ``grid_size`` or
+    ``pac_form``) is the paper's bound: the smallest of ``grid_size`` (20)
+    values in [0, alpha] whose D2 coverage reaches 1 - alpha + epsilon,
+    epsilon = sqrt(ln(grid_size / delta) / (2 n2)); ``pac_form="paper"`` its
+    form (D2 target 1 - alpha, guarantee 1 - alpha - epsilon). The same options
+    apply to :func:`lcp_rf` with ``guarantee="pac"``, whose base level is the
+    exact LCP alpha-tilde(x) on D1. ``result.pac_report()`` gives the numbers;
+    ``cf.pac_n2(alpha=0.1, delta=0.1)`` plans the D2 size.
 
     Examples
     --------

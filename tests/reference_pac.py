@@ -58,3 +58,68 @@ def mass_at_or_below(leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray
 def _mass(W: list[list[Fraction]], V1: np.ndarray, t: float) -> Fraction:
     n = len(V1)
     return Fraction(1) if t == INF else sum((W[n][j] for j in range(n) if V1[j] <= t), Fraction(0))
+
+
+# ------------------------------------------------------------- binomial ---
+def binomial_tail_exact(n2: int, alpha: str, k: int) -> Fraction:
+    """P(Binomial(n2, 1 - alpha) >= k), summed term by term in rationals."""
+    p = 1 - Fraction(alpha)
+    return sum((math.comb(n2, i) * p**i * (1 - p) ** (n2 - i) for i in range(max(k, 0), n2 + 1)), Fraction(0))
+
+
+def binomial_k_reference(n2: int, alpha: str, delta: str) -> int:
+    """The smallest k in 0..n2+1 with P(Binomial(n2, 1 - alpha) >= k) <= delta.
+
+    Every tail P(X >= k) is built exactly from the point masses, from k = n2 + 1 (tail 0) down,
+    and the smallest k whose tail is still <= delta is kept (tails grow as k decreases).
+    """
+    p = 1 - Fraction(alpha)
+    tail, k = Fraction(0), n2 + 1
+    while k > 0:
+        tail += math.comb(n2, k - 1) * p ** (k - 1) * (1 - p) ** (n2 - k + 1)  # now P(X >= k - 1)
+        if tail > Fraction(delta):
+            break
+        k -= 1
+    return k
+
+
+def smallest_correction(leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, v: float, alpha: str,
+                        base: str) -> tuple[Fraction, bool]:
+    """The correction that just covers (x, v), searched in [-1, 1]: (value, above), ordered lexicographically.
+
+    By the key identity v <= Q(u; F) iff F((-inf, v)) < u (u > 0), the point is covered at a
+    iff F_x((-inf, v)) < b(x) + a. With no D1 score of the row below v it is covered at every
+    level, so from the bottom of the range: (-1, False). Otherwise (F_x((-inf, v)) - b(x), True):
+    covered for every a strictly above that value, which is the infimum but not attained.
+    """
+    W = forest_lcp_matrix(leaves_d1, leaves_x)
+    n = len(V1)
+    below = [W[n][j] for j in range(n) if V1[j] < v and W[n][j]]
+    if not below:
+        return Fraction(-1), False
+    if base == "qrf":
+        b = 1 - Fraction(alpha)
+    else:
+        b = _mass(W, V1, lcp_threshold(np.array(W, dtype=float), V1, float(alpha)).t)
+    return sum(below, Fraction(0)) - b, True
+
+
+def upper_quantile(a: Fraction, atoms: list[tuple[float, Fraction]]) -> float:
+    """Q+(a; F) = inf{t : F(t) > a}: the limit of Q(u; F) as u decreases to a."""
+    cum = Fraction(0)
+    for v in sorted({v for v, _ in atoms}):
+        cum += sum((w for u, w in atoms if u == v), Fraction(0))
+        if cum > a:
+            return v
+    return INF
+
+
+def pac_row_levels(leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, alpha: str,
+                   base: str) -> tuple[Fraction, list[tuple[float, Fraction]]]:
+    """(b(x), atoms of F_x with the own mass at +inf), exactly."""
+    W = forest_lcp_matrix(leaves_d1, leaves_x)
+    n = len(V1)
+    atoms = [(float(V1[j]), W[n][j]) for j in range(n) if W[n][j]] + [(INF, W[n][n])]
+    if base == "qrf":
+        return 1 - Fraction(alpha), atoms
+    return _mass(W, V1, lcp_threshold(np.array(W, dtype=float), V1, float(alpha)).t), atoms

@@ -379,7 +379,9 @@ def test_labels_and_methods_must_match():
 
 
 @pytest.mark.parametrize("opts, match", [
-    ({"guarantee": "pac"}, "not offered"),
+    ({"guarantee": "pac", "pac_bound": "hoeffding"}, "not offered"),
+    ({"delta": 0.1}, "apply only with guarantee='pac'"),
+    ({"guarantee": "conditional"}, "guarantee must be"),
     ({"groups": "kmeans"}, "groups must be one of"),
     ({"resolution": 0}, "resolution"),
     ({"min_group_size": -1}, "min_group_size"),
@@ -390,12 +392,19 @@ def test_bad_options(opts, match):
         _reg("lcp-rf-g", X, y, options=opts)
 
 
-def test_pac_refused_in_formula_api(frame):
-    with pytest.raises(InputError, match="guarantee='pac' is not offered"):
-        cf.conformal("y ~ x1", data=frame, method="split-g", groups="region", guarantee="pac", model="ols")
+def test_pac_in_formula_api(frame):
+    res = cf.conformal("y ~ x1", data=frame, method="split-g", groups="region", guarantee="pac", model="ols",
+                       random_state=0)
+    rep = res.pac_report()
+    assert res.guarantee.kind == "pac" and rep.bound == "binomial" and list(rep.groups.index) == list(
+        res.estimator.calibrator_.grouping_.names)
+    with pytest.raises(InputError, match="pac_size does not apply"):
+        cf.conformal("y ~ x1", data=frame, method="split-g", groups="region", guarantee="pac", pac_size=0.3,
+                     model="ols")
 
 
-@pytest.mark.parametrize("module", ["confrf.calibrators.groupwise", "confrf.localizers.graph",
+@pytest.mark.parametrize("module", ["confrf.calibrators.groupwise", "confrf.calibrators.groupwise_pac",
+                                    "confrf.localizers.graph",
                                     "confrf.localizers.regions", "confrf.group_labels"])
 def test_docstring_examples_run(module):
     import doctest

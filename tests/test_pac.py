@@ -18,8 +18,9 @@ import confrf as cf
 from confrf import _kernels
 from confrf._validation import required_count
 from confrf.calibrators import pac as pac_module
+from confrf.calibrators import pac_correction
 from confrf.calibrators.pac import PACForestCalibrator
-from confrf.calibrators.pac_bounds import d2_required_count, min_d2_size
+from confrf.calibrators.pac_bounds import binomial_k, d2_required_count, min_d2_size
 from confrf.exceptions import InputError, PACTargetWarning
 from confrf.localizers import ForestLocalizer
 
@@ -133,12 +134,12 @@ def test_thresholds_and_a_hat_match_exact_reference(small, base):
     # every D2 row at every grid value, and the direct loop for a_hat
     L2 = _leaves(loc, cal.X2_)
     Q_ref = np.array([pac_row(L1, L2[i], V1, alpha, base, T) for i in range(cal.n2_)])
-    W, b = cal._rows(cal.X2_, 0.3)
-    Q = cal._quantiles(W, np.minimum(1.0, b[:, None] + np.linspace(0, 0.3, K)[None, :]))
+    W, b = cal.map_.rows(cal.X2_, 0.3)
+    Q = cal.map_.quantiles(W, np.minimum(1.0, b[:, None] + np.linspace(0, 0.3, K)[None, :]))
     np.testing.assert_array_equal(Q, Q_ref)
     counts, required, k_ref = a_hat_index(Q_ref, cal.V2_, alpha, cf.pac_epsilon(cal.n2_, K, 0.5))
     c = cal._correction(0.3)
-    assert c.counts.tolist() == counts and c.required == required and c.k_hat == k_ref
+    assert c.counts.tolist() == counts and c.k == required and c.a_hat == c.grid[k_ref]
     assert k_ref is not None
     if base == "qrf":  # a = alpha: level (1 - alpha) + alpha capped at 1, own mass at +inf: all infinite
         assert np.isinf(Q_ref[:, -1]).all() and counts[-1] == cal.n2_
@@ -161,13 +162,13 @@ def test_zero_correction_reproduces_marginal_lcp_rf():
     cal = PACForestCalibrator(loc, base="lcp", pac_size=0.5, delta=0.5, grid_size=5).calibrate(
         X[:800], V[:800], alpha=0.3, rng=np.random.default_rng(0))
     Xt = X[800:]
-    W, b = cal._rows(Xt, 0.3)
-    t0 = cal._quantiles(W, b[:, None])[:, 0]
+    W, b = cal.map_.rows(Xt, 0.3)
+    t0 = cal.map_.quantiles(W, b[:, None])[:, 0]
     t, closed, level = cal.localizer.thresholds(Xt, required_count(0.3, cal.n1_))
     np.testing.assert_array_equal(t0, t)  # (-inf, t]: equal when closed, the closure when open
     assert (~closed).sum() >= 5 and closed.any()
     # the kernel's level is the alpha-tilde only for closed sets; for open ones its quantile is narrower
-    q_level = cal._quantiles(W, level[:, None])[:, 0]
+    q_level = cal.map_.quantiles(W, level[:, None])[:, 0]
     np.testing.assert_array_equal(q_level[closed], t[closed])
     assert (q_level[~closed] < t[~closed]).all()
 
@@ -176,13 +177,14 @@ def test_boundary_count_is_accepted(small, monkeypatch):
     cal = _small_cal(small, "qrf")
     counts = cal._correction(0.3).counts
     k = int(np.flatnonzero(np.diff(counts) > 0)[-1]) + 1  # counts[k] > counts[k - 1]
-    monkeypatch.setattr(pac_module, "d2_required_count", lambda n2, alpha, eps: int(counts[k]))
+    monkeypatch.setattr(pac_correction, "d2_required_count", lambda n2, alpha, eps: int(counts[k]))
     cal.corrections_.clear()
-    assert cal._correction(0.3).k_hat == k  # a count equal to the target reaches it
+    c = cal._correction(0.3)
+    assert c.a_hat == c.grid[k]  # a count equal to the target reaches it
 
 
 def test_unreachable_target_warns_and_gives_infinite_intervals(small, monkeypatch):
-    monkeypatch.setattr(pac_module, "d2_required_count", lambda n2, alpha, eps: n2 + 1)
+    monkeypatch.setattr(pac_correction, "d2_required_count", lambda n2, alpha, eps: n2 + 1)
     with pytest.warns(PACTargetWarning, match="infinite"):
         cal = _small_cal(small, "lcp")
     th = cal.thresholds(small[0][200:], 0.3)
@@ -193,7 +195,7 @@ def test_unreachable_target_warns_and_gives_infinite_intervals(small, monkeypatc
     # through the formula API: the warning, +-inf bounds, and the summary line
     sim = cf.datasets.make_sim(1800, random_state=2)
     with pytest.warns(PACTargetWarning):
-        res = cf.qrf_tc(sim.formula, data=sim.frame, model="ols", n_estimators=10, random_state=0)
+        res = cf.qrf_tc(sim.formula, data=sim.frame, model="ols", n_estimators=10, random_state=0, grid_size=20)
     with pytest.warns(cf.exceptions.InfiniteIntervalWarning):
         p = res.predict(sim.frame.head(20))
     assert np.isneginf(p["lwr"]).all() and np.isposinf(p["upr"]).all()
@@ -222,10 +224,19 @@ def test_report_summary_and_sizes(fits, method):
     res = fits[method]
     rep = res.pac_report()
     assert rep.alpha == 0.1 and rep.delta == 0.1 and rep.n2 == res.nobs["D2"] == 500
-    assert rep.K == (10 if method == "qrf-tc" else 20)
-    assert rep.epsilon == cf.pac_epsilon(500, rep.K, 0.1)
-    assert rep.reached and rep.d2_coverage >= rep.target and rep.required_count == d2_required_count(500, 0.1, rep.epsilon)
-    assert rep.a_hat in rep.grid["a"].tolist() and rep.guaranteed_coverage == pytest.approx(0.9)
+    if method == "qrf-tc":  # grid_size given: the paper's Hoeffding bound
+        assert rep.bound == "hoeffding" and rep.K == 10 and rep.epsilon == cf.pac_epsilon(500, rep.K, 0.1)
+        assert rep.required_count == rep.k == d2_required_count(500, 0.1, rep.epsilon)
+        assert rep.a_hat in rep.grid["a"].tolist()
+    else:  # the default: exact binomial order statistic
+        assert rep.bound == "binomial" and rep.K is None
+        cov_at = rep.grid["d2_coverage"][rep.grid["a"] <= rep.a_hat].iloc[-1]  # the D2 coverage curve
+        assert cov_at == rep.d2_coverage and rep.grid["d2_coverage"].iloc[-1] == 1.0
+        assert rep.k == binomial_k(500, 0.1, 0.1) == 460 and rep.target == 460 / 500
+        assert rep.epsilon == cf.pac_epsilon(500, alpha=0.1, delta=0.1) == pytest.approx(0.02)
+        assert "k=460-th smallest" in rep.sentence and "P(Binomial(500, 0.9) >= k) <= 0.1" in rep.sentence
+        assert "k (order statistic)" in str(res.summary())
+    assert rep.reached and rep.d2_coverage >= rep.target and rep.guaranteed_coverage == pytest.approx(0.9)
     assert res.nobs["localizer"] + res.nobs["D1"] + res.nobs["D2"] == 1500
     g = res.guarantee
     assert g.kind == "pac" and g.certified and "i.i.d." in g.sentence and "exchangeab" in g.sentence

@@ -1,5 +1,7 @@
 """Monte Carlo: the training-conditional (PAC) statement of QRF-TC and LCP-RF (guarantee="pac").
 
+Both bounds: the exact binomial order statistic (default) and the paper's Hoeffding grid.
+
 The base model is fixed. Every repetition draws a fresh calibration set; the
 coverage of an interval map is the toy model's exact conditional coverage
 averaged over a large fresh test sample (no test-label noise). Checked per draw:
@@ -38,16 +40,31 @@ def _draws(method, reps, n_cal, n_test, alpha, seed, **options):
         lo, hi = reg.predict_interval(Xt).T
         out["cover"].append(test.conditional_coverage(None, lo, hi).mean())
         out["share_inf"].append(np.mean(np.isinf(hi)))
-        # the interval map at every grid value, applied to the test points
         c = reg.calibrator_._correction(alpha)
-        W, b = reg.calibrator_._rows(Xt, alpha)
-        Q = reg.calibrator_._quantiles(W, np.minimum(1.0, b[:, None] + c.grid[None, :]))
+        if c.grid is None:  # binomial: no grid
+            continue
+        # the interval map at every grid value, applied to the test points
+        W, b = reg.calibrator_.map_.rows(Xt, alpha)
+        Q = reg.calibrator_.map_.quantiles(W, np.minimum(1.0, b[:, None] + c.grid[None, :]))
         pred = reg.model_.predict(Xt)
         out["grid_cover"].append([test.conditional_coverage(None, *reg.score_.interval(pred, Q[:, k])).mean()
                                   for k in range(Q.shape[1])])
         out["d2"].append(c.counts / reg.calibrator_.n2_)
     rep = reg.calibrator_.pac_report(alpha)
     return {k: np.asarray(v) for k, v in out.items()}, rep
+
+
+def _check_binomial(method, reps, alpha, delta, n_cal, seed=7):
+    d, rep = _draws(method, reps, n_cal=n_cal, n_test=2000, alpha=alpha, seed=seed, delta=delta)
+    se = np.sqrt(delta * (1 - delta) / reps)
+    frac = np.mean(d["cover"] >= 1 - alpha)
+    print(f"{method} (binomial): P(coverage >= {1 - alpha:g}) = {frac:.3f} over {reps} draws (need >= {1 - delta:g}); "
+          f"mean coverage {d['cover'].mean():.4f}, min {d['cover'].min():.4f}; k={rep.k} of n2={rep.n2}; "
+          f"share infinite {d['share_inf'].mean():.4f}")
+    assert rep.bound == "binomial"
+    assert frac >= 1 - delta - 3 * se
+    # not trivially met by infinite intervals, and tighter than Hoeffding's target would be
+    assert d["share_inf"].mean() < 0.02 and d["cover"].mean() < rep.target + 0.03
 
 
 def _check(method, reps, alpha, delta, n_cal, grid_size, form="inflated", seed=7):
@@ -74,8 +91,73 @@ def test_pac_statement_quick(method):
     _check(method, reps=25, alpha=0.2, delta=0.1, n_cal=900, grid_size=10)
 
 
+@pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-pac"])
+def test_binomial_statement_quick(method):
+    _check_binomial(method, reps=25, alpha=0.2, delta=0.1, n_cal=600)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-pac"])
+def test_binomial_statement_long(mc_reps, method):
+    # small D2 (n2 = 267): where the binomial bound matters; delta = 0.2 so that failures are frequent
+    # enough for the check to have power
+    _check_binomial(method, reps=mc_reps or 120, alpha=0.1, delta=0.2, n_cal=800, seed=13)
+
+
 @pytest.mark.long
 @pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-pac"])
 @pytest.mark.parametrize("form", ["inflated", "paper"])
 def test_pac_statement_long(mc_reps, method, form):
     _check(method, reps=mc_reps or 40, alpha=0.1, delta=0.1, n_cal=2400, grid_size=20, form=form, seed=11)
+
+
+# ------------------------------------------------------- groupwise PAC ---
+def _group_draws(method, reps, n_cal, n_test, alpha, seed, options):
+    """Per draw: the smallest within-group coverage (groups holding test points) and the overall coverage."""
+    rng = np.random.default_rng(seed)
+    train = cf.datasets.make_toy(400, random_state=rng)
+    model = LinearRegression().fit(np.asarray(train.X), train.y)
+    labels = (lambda X: np.where(X[:, 0] < 2.5, "low", np.where(X[:, 0] < 5.0, "mid", "high"))
+              if options.get("groups") == "labels" else None)
+    worst, overall, share_inf = [], [], []
+    for _ in range(reps):
+        cal = cf.datasets.make_toy(n_cal, random_state=rng)
+        test = cf.datasets.make_toy(n_test, random_state=rng)
+        Xc, Xt = np.asarray(cal.X), np.asarray(test.X)
+        reg = cf.ConformalRegressor(model=model, prefit=True, method=method, alpha=alpha, n_estimators=30,
+                                    random_state=int(rng.integers(2**31)), options={"guarantee": "pac", **options})
+        gc = None if labels is None else labels(Xc)
+        gt = None if labels is None else labels(Xt)
+        reg.conformalize(Xc, cal.y, groups=gc)
+        lo, hi = reg.predict_interval(Xt, groups=gt).T
+        cover = test.conditional_coverage(None, lo, hi)
+        g = reg.predict_groups(Xt, groups=gt)
+        worst.append(min(cover[g == name].mean() for name in np.unique(g) if (g == name).sum() >= 200))
+        overall.append(cover.mean())
+        share_inf.append(np.mean(np.isinf(hi)))
+    return np.asarray(worst), np.asarray(overall), np.asarray(share_inf), reg.calibrator_.pac_report(alpha)
+
+
+def _check_groups(method, reps, alpha, delta, n_cal, options, seed=3):
+    worst, overall, share_inf, rep = _group_draws(method, reps, n_cal, 6000, alpha, seed, {"delta": delta, **options})
+    se = np.sqrt(delta * (1 - delta) / reps)
+    frac = np.mean(worst >= 1 - alpha)
+    print(f"{method} {options}: P(every group's coverage >= {1 - alpha:g}) = {frac:.3f} over {reps} draws "
+          f"(need >= {1 - delta:g}); overall coverage mean {overall.mean():.4f}; worst group mean "
+          f"{worst.mean():.4f}, min {worst.min():.4f}; share infinite {share_inf.mean():.4f}; groups\n{rep.groups}")
+    assert rep.bound == "binomial" and rep.groups is not None
+    assert frac >= 1 - delta - 3 * se
+    assert np.mean(overall >= 1 - alpha) >= 1 - delta - 3 * se
+    assert share_inf.mean() < 0.05  # not met by infinite intervals
+
+
+@pytest.mark.parametrize("method", ["split-g", "lcp-rf-g"])
+def test_group_pac_statement_quick(method):
+    _check_groups(method, reps=12, alpha=0.2, delta=0.2, n_cal=1500, options={"groups": "labels"})
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("method", ["split-g", "lcp-rf-g"])
+@pytest.mark.parametrize("groups", ["labels", "components"])
+def test_group_pac_statement_long(mc_reps, method, groups):
+    _check_groups(method, reps=mc_reps or 60, alpha=0.1, delta=0.2, n_cal=2400, options={"groups": groups}, seed=5)

@@ -22,7 +22,7 @@ VIGNETTES = sorted((ROOT / "vignettes").glob("*.ipynb"))
 #: test sizes of every notebook (each runs in about 10-30 s of CPU on one core)
 SIZES = {
     "01-getting-started": {"CONFRF_VIGNETTE_N": "3000"},
-    # 2000 rows give 800 calibration rows, about the least QRF-TC accepts (epsilon < alpha on D2)
+    # 2000 rows give 800 calibration rows: QRF-TC gets n2 = 267 (binomial target 247/267)
     "02-reproducing-the-paper": {"CONFRF_VIGNETTE_N": "2000"},
     "03-guarantees-in-practice": {"CONFRF_VIGNETTE_N": "3000", "CONFRF_VIGNETTE_REPS": "3"},
     "04-sklearn-estimator": {"CONFRF_VIGNETTE_N": "2000"},

@@ -2,6 +2,7 @@
 
 from .base import Calibrator, Guarantee, Thresholds
 from .groupwise import GroupwiseCalibrator, LCPForestGroupCalibrator, SplitGroupCalibrator
+from .groupwise_pac import PACLCPForestGroupCalibrator, PACSplitGroupCalibrator
 from .lcp import LCPThreshold, lcp_threshold
 from .lcp_kernel import KernelLCPCalibrator
 from .lcp_rf import LCPForestCalibrator
@@ -29,6 +30,8 @@ __all__ = [
     "GroupwiseCalibrator",
     "SplitGroupCalibrator",
     "LCPForestGroupCalibrator",
+    "PACSplitGroupCalibrator",
+    "PACLCPForestGroupCalibrator",
     "METHODS",
     "MethodSpec",
     "get_method",

@@ -34,15 +34,18 @@ from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
 from ..localizers.regions import UNDECIDABLE, WeightRegions
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .._parallel import kernel_threads
-from .lcp_rf import make_forest_localizer
-from .registry import MethodSpec, register
+from .forest_setup import make_forest_localizer
+from .registry import MethodSpec, get_variant, register
 from .split import split_threshold
 
 #: name of the group that pools undecidable points (weight ties) and merged small groups
 REST = "(rest)"
 #: values of ``groups=`` at the array level (the formula API also takes columns, terms and callables)
 GROUPINGS = (*GRAPH_GROUPINGS, "labels")
-GROUP_OPTIONS = {"groups": "leiden", "resolution": 1.0, "min_group_size": "auto", "guarantee": "marginal"}
+#: options of guarantee="pac" for the groupwise methods (calibrators/groupwise_pac.py); None: defaults
+GROUP_PAC_OPTIONS = ("delta", "pac_size", "pac_bound")
+GROUP_OPTIONS = {"groups": "leiden", "resolution": 1.0, "min_group_size": "auto", "guarantee": "marginal",
+                 **dict.fromkeys(GROUP_PAC_OPTIONS)}
 
 
 def check_group_labels(labels: Any, n: int, what: str = "groups") -> np.ndarray:
@@ -231,18 +234,21 @@ class GroupwiseCalibrator(Calibrator):
             units_conf = known.get_indexer(pd.Index(labels[conf], dtype=object))
         # merging is decided on the localizer part alone (when split), so it stays exact
         n_units = len(unit_names)
+        merge = self._merge_threshold(alpha, merge, n_units)
         grow_counts = np.bincount(units_grow[units_grow >= 0], minlength=n_units)
-        expected = grow_counts * (conf.shape[0] / grow.shape[0])
+        expected = grow_counts * (self._deciding_count(conf.shape[0]) / grow.shape[0])
         self.grouping_ = Grouping(unit_names, expected >= merge, regions=regions, known=known)
         codes = self.grouping_.codes(units_conf)
         self._fit_groups(X[conf], V[conf], codes, None if mult is None else mult[conf])
         self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
+        self.parts_ = {"localizer": grow, "conformal": conf}  # row indices into the calibration set
         self.merge_size_ = merge
         self.alpha_ = float(alpha)
         n_groups = len(self.grouping_.names)
         self.counts_ = {"conformal": np.bincount(codes, minlength=n_groups)}
         if self.split_:
             self.counts_["localizer"] = np.bincount(self.grouping_.codes(units_grow), minlength=n_groups)
+        self._after_grouping(alpha)
         self._warn_small(alpha)
         return self
 
@@ -254,14 +260,30 @@ class GroupwiseCalibrator(Calibrator):
     def _group_thresholds(self, code: int, X: np.ndarray, alpha: float) -> tuple[Any, Any, Any]:
         """(t, closed, level) of rows X that all belong to group ``code``."""
 
+    def _after_grouping(self, alpha: float) -> None:
+        """Work that needs the final groups (e.g. assigning a held-out part to them)."""
+
+    def _merge_threshold(self, alpha: float, merge: int, n_units: int) -> int:
+        """Expected count below which a unit is merged (``n_units``: units before merging)."""
+        return merge
+
+    def _deciding_count(self, n_conformal: int) -> int:
+        """Size of the part whose expected per-group count decides merging (the conformal part)."""
+        return n_conformal
+
+    def _need(self, alpha: float) -> tuple[str, int]:
+        """(column of the group table, count it needs for finite intervals)."""
+        return "conformal", min_calibration_size(alpha)
+
     def _warn_small(self, alpha: float) -> None:
-        need = min_calibration_size(alpha)
+        col, need = self._need(alpha)
         table = self.group_table(alpha)
-        small = table[(table["conformal"] < need) & (table.drop(columns="finite").sum(axis=1) > 0)]
+        small = table[~table["finite"] & (table[[c for c in ("localizer", "conformal", "D2") if c in table]]
+                                          .sum(axis=1) > 0)]
         if len(small):
-            shown = ", ".join(f"{g!r} ({int(c)})" for g, c in small["conformal"].items())
+            shown = ", ".join(f"{g!r} ({int(c)})" for g, c in small[col].items())
             warnings.warn(
-                f"{len(small)} group(s) have fewer than {need} conformal calibration points, so their intervals "
+                f"{len(small)} group(s) have fewer than {need} {col} calibration points, so their intervals "
                 f"are infinite at alpha={alpha:g}: {shown}. Give more calibration data, raise min_group_size "
                 "(merges small groups into '(rest)', decided on the localizer part), or use coarser groups.",
                 InfiniteIntervalWarning, stacklevel=4,
@@ -294,9 +316,10 @@ class GroupwiseCalibrator(Calibrator):
     def group_table(self, alpha: float | None = None) -> pd.DataFrame:
         """Points of every group: localizer part (when used), conformal part, finite intervals possible."""
         a = self.alpha_ if alpha is None else alpha
-        df = pd.DataFrame({k: self.counts_[k] for k in ("localizer", "conformal") if k in self.counts_},
+        df = pd.DataFrame({k: self.counts_[k] for k in ("localizer", "conformal", "D2") if k in self.counts_},
                           index=pd.Index(self.grouping_.names, name="group", dtype=object))
-        df["finite"] = df["conformal"] >= min_calibration_size(a)
+        col, need = self._need(a)
+        df["finite"] = df[col] >= need
         return df
 
     def guarantee(self, alpha) -> Guarantee:
@@ -412,14 +435,20 @@ def group_label_kwargs(calibrator: Calibrator, groups: Any, n_rows: int) -> dict
 def _make(cls: type[GroupwiseCalibrator]):
     def factory(est: Any, opts: dict[str, Any], seed: int | None) -> GroupwiseCalibrator:
         if opts["guarantee"] == "pac":
-            raise InputError(f"guarantee='pac' is not offered for method {cls.name!r} yet (groupwise PAC calibration "
-                             "is not implemented); use guarantee='marginal' (exact groupwise coverage) or "
-                             "method='lcp-rf' with guarantee='pac'.")
+            return get_variant(cls.name, "pac")(est, opts, seed)  # registered by calibrators/groupwise_pac.py
         if opts["guarantee"] != "marginal":
-            raise InputError(f"guarantee must be 'marginal' for method {cls.name!r}, got {opts['guarantee']!r}.")
-        return cls(make_forest_localizer(est, seed), groups=opts["groups"], resolution=opts["resolution"],
-                   min_group_size=opts["min_group_size"], localizer_size=est.localizer_size, n_jobs=est.n_jobs)
+            raise InputError(f"guarantee must be 'marginal' or 'pac' for method {cls.name!r}, got {opts['guarantee']!r}.")
+        stray = [k for k in GROUP_PAC_OPTIONS if opts.get(k) is not None]
+        if stray:
+            raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
+        return cls(make_forest_localizer(est, seed), **group_kwargs(est, opts))
     return factory
+
+
+def group_kwargs(est: Any, opts: dict[str, Any]) -> dict[str, Any]:
+    """Constructor arguments of a groupwise calibrator from an estimator's settings and method options."""
+    return dict(groups=opts["groups"], resolution=opts["resolution"], min_group_size=opts["min_group_size"],
+                localizer_size=est.localizer_size, n_jobs=est.n_jobs)
 
 
 register(MethodSpec("split-g", _make(SplitGroupCalibrator), options=GROUP_OPTIONS,

@@ -10,8 +10,9 @@ from .._validation import as_float_matrix, as_float_vector, check_fraction, requ
 from ..exceptions import InputError
 from .._parallel import kernel_threads
 from ..localizers.forest import ForestLocalizer
+from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
-from .registry import MethodSpec, register
+from .registry import MethodSpec, get_variant, register
 
 
 class LCPForestCalibrator(Calibrator):
@@ -78,23 +79,13 @@ class LCPForestCalibrator(Calibrator):
         return self.localizer.describe()
 
 
-def make_forest_localizer(est: Any, seed: int | None) -> ForestLocalizer:
-    """The forest localizer configured by an estimator's shared forest settings."""
-    return ForestLocalizer(
-        n_estimators=est.n_estimators, min_samples_leaf=est.min_samples_leaf, max_features=est.max_features,
-        max_depth=est.max_depth, honest=est.honest, random_state=seed, n_jobs=est.n_jobs,
-    )
-
-
-#: options of guarantee="pac" (calibrators/pac.py); None means pac.PAC_DEFAULTS
-PAC_OPTIONS = ("delta", "grid_size", "pac_form", "pac_size")
+#: options of guarantee="pac" (calibrators/pac.py); None means forest_setup.PAC_DEFAULTS
+PAC_OPTIONS = tuple(PAC_DEFAULTS)
 
 
 def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
     if opts["guarantee"] == "pac":
-        from .pac import make_pac_calibrator  # pac.py builds on this module
-
-        return make_pac_calibrator("lcp", est, opts, seed)
+        return get_variant("lcp-rf", "pac")(est, opts, seed)  # registered by calibrators/pac.py
     if opts["guarantee"] != "marginal":
         raise InputError(f"guarantee must be 'marginal' or 'pac', got {opts['guarantee']!r}.")
     stray = [k for k in PAC_OPTIONS if opts[k] is not None]

@@ -8,9 +8,10 @@ correction part D2 (share ``pac_size``), and of the rest a share
 (and, for LCP-RF, the exact LCP step).
 
 Interval. F_x is the LCP test row of x: the forest weights of x on the D1 scores,
-x counted in its own leaves and its own mass placed at +inf. For a correction
-a >= 0 the score set of x is {v : v <= Q(min(1, b(x) + a); F_x)}, where
-Q(1; F_x) = +inf (x's own mass), and the base level b(x) is
+x counted in its own leaves and its own mass placed at +inf. For a correction a
+the score set of x is {v : v <= Q(min(1, b(x) + a); F_x)}, where Q(1; F_x) = +inf
+(x's own mass) and, for the binomial bound, where a may be negative, the level is
+kept at or above the smallest positive float. The base level b(x) is
 
 * QRF-TC: b(x) = 1 - alpha;
 * LCP-RF, ``guarantee="pac"``: b(x) = alpha_tilde(x) := F_x((-inf, t(x)]), the
@@ -22,126 +23,111 @@ Q(1; F_x) = +inf (x's own mass), and the base level b(x) is
   it is open, never narrower. (The kernel's ``level`` for an open set is the
   mass strictly below t, whose quantile is the score below t: narrower.)
 
-Correction. T = {a_0 = 0 < ... < a_{K-1} = alpha} (K = ``grid_size`` equally
-spaced values); a_hat is the smallest a in T whose D2 coverage
-#{i in D2 : V_i <= Q(min(1, b(X_i) + a); F_{X_i})} reaches
-ceil(n2 (1 - alpha + epsilon)) (``pac_form="inflated"``, the default) or
-ceil(n2 (1 - alpha)) (``pac_form="paper"``), epsilon = sqrt(ln(K/delta)/(2 n2)).
+Correction (calibrators/pac_correction.py has the derivations).
 
-Why it holds. Given the forest and D1, the interval map is fixed and, for each a
-in T, the D2 indicators are i.i.d. Bernoulli with mean cov(a), the coverage of a
-new point. One-sided Hoeffding: P(mean_D2(a) >= cov(a) + epsilon) <=
-exp(-2 n2 epsilon^2); a union bound over the K values of T: with probability at
-least 1 - K exp(-2 n2 epsilon^2) = 1 - delta, cov(a) > mean_D2(a) - epsilon for
-every a, in particular for a_hat, so cov(a_hat) > 1 - alpha (inflated) or
-> 1 - alpha - epsilon (paper). This needs i.i.d. points, not just exchangeable
-ones. If no grid value reaches the target, every interval is infinite (coverage
-1), which keeps the statement; a :class:`~confrf.exceptions.PACTargetWarning`
-and the summary say so.
+* ``pac_bound="binomial"`` (default): a_hat is the k-th smallest of the
+  corrections A_j that just cover each D2 point, k the smallest integer with
+  P(Binomial(n2, 1 - alpha) >= k) <= delta. No grid; a_hat < 0 when the base
+  level already covers more of D2 than needed.
+* ``pac_bound="hoeffding"``: the paper's grid of K = ``grid_size`` values in
+  [0, alpha], the D2 target 1 - alpha + epsilon (``pac_form="inflated"``) or
+  1 - alpha (``pac_form="paper"``), epsilon = sqrt(ln(K/delta)/(2 n2)).
+
+Either way, for i.i.d. data, P(coverage >= 1 - alpha) >= 1 - delta (paper's
+form: 1 - alpha - epsilon). When no finite correction exists every interval is
+infinite (coverage 1), which keeps the statement; the fit says so.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 
-from .. import _kernels
-from .._validation import as_float_matrix, as_float_vector, check_fraction, check_int, check_real, required_count
-from ..exceptions import InputError, PACTargetWarning
+from .._validation import as_float_matrix, as_float_vector, check_fraction, check_int
+from ..exceptions import InfiniteIntervalWarning, InputError, PACTargetWarning
 from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
-from .._parallel import kernel_threads
-from .lcp_rf import make_forest_localizer
-from .pac_bounds import d2_required_count, min_d2_size, pac_epsilon
-from .registry import MethodSpec, register
+from .forest_setup import PAC_DEFAULTS, make_forest_localizer
+from .pac_bounds import BOUNDS, _hoeffding_epsilon, min_d2_size, open_unit, pac_n2
+from .pac_correction import Correction, ForestPACMap, binomial_correction, hoeffding_correction
+from .pac_report import PACReport, make_report
+from .registry import MethodSpec, register, register_variant
 
-#: defaults of the PAC options (``None`` in a method's options means these)
-PAC_DEFAULTS: dict[str, Any] = {"delta": 0.1, "grid_size": 20, "pac_form": "inflated", "pac_size": 1 / 3}
 PAC_FORMS = ("inflated", "paper")
 BASES = {"qrf": "qrf-tc", "lcp": "lcp-rf"}
+#: a fit warns when more than this share of its D2 intervals are infinite
+MAX_INFINITE_SHARE = 0.02
 
 
-@dataclass(frozen=True, eq=False)
-class PACReport:
-    """What the training-conditional calibration chose and what it guarantees.
-
-    Attributes
-    ----------
-    method : str
-        "qrf-tc" or "lcp-rf".
-    form : str
-        "inflated" (D2 target 1 - alpha + epsilon, guarantee 1 - alpha) or
-        "paper" (D2 target 1 - alpha, guarantee 1 - alpha - epsilon).
-    alpha, delta, epsilon : float
-    K : int
-        Number of grid values (the union bound runs over all of them).
-    n2 : int
-        Size of the correction part D2.
-    target : float
-        Empirical D2 coverage the correction must reach.
-    required_count : int
-        The same as a count: ceil(n2 * target), computed exactly.
-    a_hat : float or None
-        The chosen correction; None when no grid value reached the target.
-    d2_coverage : float
-        D2 coverage at ``a_hat`` (at the largest grid value when none reached).
-    reached : bool
-    guaranteed_coverage : float
-        1 - alpha (inflated) or 1 - alpha - epsilon (paper), held with
-        probability at least 1 - delta.
-    sentence : str
-        The guarantee in words.
-    grid : DataFrame
-        D2 coverage at every grid value (columns ``a``, ``d2_coverage``).
-    """
-
-    method: str
-    form: str
-    alpha: float
-    delta: float
-    epsilon: float
-    K: int
-    n2: int
-    target: float
-    required_count: int
-    a_hat: float | None
-    d2_coverage: float
-    reached: bool
-    guaranteed_coverage: float
-    sentence: str
-    grid: pd.DataFrame = field(repr=False)
-
-    def items(self) -> list[tuple[str, Any]]:
-        """(label, value) pairs for printed tables."""
-        return [
-            ("alpha", self.alpha), ("delta", self.delta), ("epsilon", self.epsilon),
-            ("Grid values K", self.K), ("n2 (D2)", self.n2), ("Form", self.form),
-            ("D2 target", self.target), ("D2 count needed", self.required_count),
-            ("a_hat", self.a_hat if self.reached else "none (all infinite)"),
-            ("D2 coverage", self.d2_coverage), ("Target reached", self.reached),
-            ("Guaranteed coverage", self.guaranteed_coverage),
-        ]
-
-    def to_frame(self) -> pd.DataFrame:
-        """One ``value`` column indexed by field name (the grid left out)."""
-        keys = ["method", "form", "alpha", "delta", "epsilon", "K", "n2", "target", "required_count", "a_hat",
-                "d2_coverage", "reached", "guaranteed_coverage", "sentence"]
-        return pd.DataFrame({"value": {k: getattr(self, k) for k in keys}})
+def resolve_pac_options(pac_bound: str | None, grid_size: int | None, pac_form: str | None) -> tuple[str, int | None, str]:
+    """(bound, K, form) after defaults: binomial unless a grid size or a form (Hoeffding's options) is given."""
+    if pac_bound is None:
+        pac_bound = "hoeffding" if grid_size is not None or pac_form is not None else "binomial"
+    if pac_bound not in BOUNDS:
+        raise InputError(f"pac_bound must be one of {list(BOUNDS)}, got {pac_bound!r}.")
+    if pac_bound == "binomial":
+        for name, v in (("grid_size", grid_size), ("pac_form", pac_form)):
+            if v is not None:
+                raise InputError(f"{name} applies only to pac_bound='hoeffding' (the paper's grid bound); the "
+                                 "binomial bound needs no grid. Drop it or use pac_bound='hoeffding'.")
+        return "binomial", None, "exact"
+    grid_size = 20 if grid_size is None else check_int(grid_size, "grid_size", minimum=2,
+                                                       hint="the grid runs from 0 to alpha")
+    pac_form = "inflated" if pac_form is None else pac_form
+    if pac_form not in PAC_FORMS:
+        raise InputError(f"pac_form must be one of {list(PAC_FORMS)}, got {pac_form!r}.")
+    return "hoeffding", int(grid_size), pac_form
 
 
-@dataclass(frozen=True, eq=False)
-class _Correction:
-    epsilon: float
-    required: int
-    grid: np.ndarray
-    counts: np.ndarray
-    k_hat: int | None
+def refuse_small_d2(n2: int, alpha: float, delta: float, bound: str, K: int | None, pac_size: float | None,
+                    part: str = "correction part D2") -> None:
+    """Refuse a D2 on which every interval would be infinite, naming the size needed."""
+    need = min_d2_size(alpha, K, delta, bound)
+    if n2 >= need:
+        return
+    whole = "" if pac_size is None else \
+        f" (a calibration set of about {int(np.ceil(need / pac_size))} points at pac_size={pac_size:g})"
+    if bound == "binomial":
+        why = f"P(Binomial(n2, {1 - alpha:g}) >= n2) = {1 - alpha:g}^n2 <= delta, else k > n2 and every interval is infinite"
+    else:
+        eps = "" if n2 == 0 else f", so epsilon = {_hoeffding_epsilon(n2, K, delta):.4g}"
+        why = f"epsilon = sqrt(ln(K/delta)/(2 n2)) < alpha (grid_size={K}{eps})"
+    got = "no points" if n2 == 0 else f"{n2} point(s)"
+    raise InputError(
+        f"the {part} has {got}; with alpha={alpha:g}, delta={delta:g} and pac_bound={bound!r} it needs at least "
+        f"{need} points{whole} so that {why}. Give more calibration data, a larger pac_size, a larger delta or alpha"
+        + (", or pac_bound='binomial' (much smaller)." if bound == "hoeffding" else ".")
+    )
+
+
+def warn_infinite(name: str, c: Correction) -> None:
+    """Warn at fit time when the correction leaves only, or too many, infinite intervals."""
+    if not c.reached:
+        what = "no grid value in [0, alpha]" if c.bound == "hoeffding" else "no finite correction"
+        warnings.warn(
+            f"{name}: {what} reached the D2 target ({c.k} of {c.n2} covered; best {c.covered}); every interval is "
+            "infinite, which keeps the training-conditional guarantee. Give more data to D1 or the forest, a "
+            "larger alpha, or pac_bound='binomial'.", PACTargetWarning, stacklevel=4,
+        )
+        return
+    if c.d2_infinite <= MAX_INFINITE_SHARE:
+        return
+    hint = ""
+    if c.bound == "binomial":
+        reach = c.cap_coverage  # D2 coverage of the largest correction that keeps the share small
+        if reach > 1 - c.alpha:
+            n_need = pac_n2(alpha=c.alpha, delta=c.delta, epsilon=reach - (1 - c.alpha), bound="binomial")
+            hint = (f" About n2 = {n_need} D2 points (a larger pac_size or more calibration data) would lower the "
+                    f"D2 target to the {reach:.3f} that keeps this share under {MAX_INFINITE_SHARE:.0%}.")
+        else:
+            hint = " More D2 points alone do not help: give D1 and the forest more data (larger leaves)."
+    warnings.warn(
+        f"{name}: about {c.d2_infinite:.1%} of the intervals will be infinite (share on the D2 points at "
+        f"a_hat = {c.a_hat:.4g}; n2 = {c.n2}, D2 target {c.k}/{c.n2} = {c.k / c.n2:.3f}).{hint}",
+        InfiniteIntervalWarning, stacklevel=4,
+    )
 
 
 class PACForestCalibrator(Calibrator):
@@ -160,12 +146,28 @@ class PACForestCalibrator(Calibrator):
         Share of the calibration set held out as the correction part D2.
     delta : float
         The guarantee holds with probability at least 1 - delta.
-    grid_size : int
-        Number K >= 2 of equally spaced correction values in [0, alpha].
-    pac_form : {"inflated", "paper"}
-        See :class:`PACReport`.
+    pac_bound : {"binomial", "hoeffding"} or None
+        "binomial" (default): the exact order statistic of the D2 corrections.
+        "hoeffding": the paper's grid with Hoeffding and a union bound (chosen
+        when ``grid_size`` or ``pac_form`` is given without ``pac_bound``).
+    grid_size : int or None
+        Hoeffding only: number K >= 2 of equally spaced corrections in [0, alpha] (20).
+    pac_form : {"inflated", "paper"} or None
+        Hoeffding only (see :class:`PACReport`); "inflated" by default.
     n_jobs : int or None
         Threads of the LCP kernel.
+
+    Notes
+    -----
+    Binomial bound. Given the forest and D1 the interval map is fixed and the
+    score sets grow with the correction a; A_j is the smallest correction whose
+    set holds D2 point j, so point j is covered at a iff A_j <= a, and the
+    coverage of a new point at a is G(a) = P(A <= a). With a_hat = A_(k), k the
+    smallest integer with P(Binomial(n2, 1 - alpha) >= k) <= delta: if
+    G(a_hat) < 1 - alpha, at least k of the i.i.d. A_j fall in the down-set
+    {a : G(a) < 1 - alpha}, whose probability is at most 1 - alpha; that has
+    probability at most P(Binomial(n2, 1 - alpha) >= k) <= delta. Ties only make
+    it conservative. k > n2 (when (1 - alpha)^n2 > delta) is refused at fit time.
 
     Examples
     --------
@@ -175,31 +177,24 @@ class PACForestCalibrator(Calibrator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(size=(3000, 2)); V = np.abs(X[:, 0] * rng.normal(size=3000))
     >>> cal = PACForestCalibrator(ForestLocalizer(n_estimators=20, random_state=0), base="qrf")
-    >>> cal = cal.calibrate(X, V, alpha=0.1, rng=rng)
-    >>> cal.pac_report(0.1).reached
-    True
+    >>> rep = cal.calibrate(X, V, alpha=0.1, rng=rng).pac_report(0.1)
+    >>> rep.bound, rep.reached, rep.d2_coverage >= rep.k / rep.n2
+    ('binomial', True, True)
     """
 
     def __init__(self, localizer: ForestLocalizer, base: str = "lcp", localizer_size: float = 0.5,
                  pac_size: float = PAC_DEFAULTS["pac_size"], delta: float = PAC_DEFAULTS["delta"],
-                 grid_size: int = PAC_DEFAULTS["grid_size"], pac_form: str = PAC_DEFAULTS["pac_form"],
+                 grid_size: int | None = None, pac_form: str | None = None, pac_bound: str | None = None,
                  n_jobs: int | None = None) -> None:
         if base not in BASES:
             raise InputError(f"base must be one of {sorted(BASES)}, got {base!r}.")
-        check_fraction(localizer_size, "localizer_size")
-        check_fraction(pac_size, "pac_size")
-        check_real(delta, "delta", low=0.0, high=1.0, hint="e.g. delta=0.1")
-        check_int(grid_size, "grid_size", minimum=2, hint="the grid runs from 0 to alpha")
-        if pac_form not in PAC_FORMS:
-            raise InputError(f"pac_form must be one of {list(PAC_FORMS)}, got {pac_form!r}.")
         self.localizer = localizer
         self.base = base
         self.name = BASES[base]
-        self.localizer_size = float(localizer_size)
-        self.pac_size = float(pac_size)
-        self.delta = float(delta)
-        self.grid_size = int(grid_size)
-        self.pac_form = pac_form
+        self.localizer_size = check_fraction(localizer_size, "localizer_size")
+        self.pac_size = check_fraction(pac_size, "pac_size")
+        self.delta = open_unit(delta, "delta")
+        self.pac_bound, self.grid_size, self.pac_form = resolve_pac_options(pac_bound, grid_size, pac_form)
         self.n_jobs = n_jobs
 
     # -- calibration -------------------------------------------------------
@@ -213,7 +208,7 @@ class PACForestCalibrator(Calibrator):
             )
         n = X.shape[0]
         n2 = int(round(self.pac_size * n))
-        self._check_d2(n2, alpha, whole_set_hint=True)
+        refuse_small_d2(n2, alpha, self.delta, self.pac_bound, self.grid_size, self.pac_size)
         perm = rng.permutation(n)
         d2, rest = np.sort(perm[:n2]), perm[n2:]
         n_grow = int(round(self.localizer_size * rest.shape[0]))
@@ -226,75 +221,26 @@ class PACForestCalibrator(Calibrator):
             raise InputError("the weights part D1 is empty; give more calibration data or a smaller localizer_size.")
         self.localizer.grow(X[grow], V[grow])
         self.localizer.index(X[d1], V[d1])
+        self.map_ = ForestPACMap(self.localizer, self.base, self.n_jobs)
         self.parts_ = {"localizer": grow, "D1": d1, "D2": d2}  # row indices into the calibration set
         self.X2_, self.V2_ = X[d2], V[d2]
         self.n_grow_, self.n1_, self.n2_ = int(grow.shape[0]), int(d1.shape[0]), n2
-        self.corrections_: dict[float, _Correction] = {}
-        self._correction(alpha)
+        self.corrections_: dict[float, Correction] = {}
+        warn_infinite(self.name, self._correction(alpha))
         return self
 
-    def _check_d2(self, n2: int, alpha: float, whole_set_hint: bool = False) -> None:
-        need = min_d2_size(alpha, self.grid_size, self.delta)
-        if n2 >= need:
-            return
-        got = "no points" if n2 == 0 else f"{n2} point(s), so epsilon = {pac_epsilon(n2, self.grid_size, self.delta):.4g}"
-        whole = f" (a calibration set of about {int(np.ceil(need / self.pac_size))} points at pac_size={self.pac_size:g})"
-        raise InputError(
-            f"the correction part D2 has {got}; with alpha={alpha:g}, delta={self.delta:g} and grid_size="
-            f"{self.grid_size} it needs at least {need} points{whole if whole_set_hint else ''} so that "
-            f"epsilon = sqrt(ln(K/delta)/(2 n2)) < alpha. Give more calibration data, a larger pac_size, "
-            "a larger delta or alpha, or a smaller grid_size."
-        )
-
-    def _rows(self, X: np.ndarray, alpha: float) -> tuple[sp.csr_matrix, np.ndarray]:
-        """LCP test rows F_x on the D1 scores (own mass left out: it sits at +inf) and base levels b(x)."""
-        W, _ = self.localizer.lcp_rows(X)
-        m = W.shape[0]
-        if self.base == "qrf":
-            return W, np.full(m, 1.0 - alpha)
-        t, _, _ = self.localizer.thresholds(X, required_count(alpha, self.n1_), n_threads=kernel_threads(self.n_jobs))
-        return W, self._mass_at_or_below(W, t)
-
-    def _mass_at_or_below(self, W: sp.csr_matrix, t: np.ndarray) -> np.ndarray:
-        """F_x((-inf, t]) per row; 1 where t is infinite (the own mass at +inf counts)."""
-        rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
-        keep = self.localizer.index_.scores[W.indices] <= t[rows]
-        mass = np.bincount(rows[keep], weights=W.data[keep], minlength=W.shape[0])
-        mass[~np.isfinite(t)] = 1.0
-        return mass
-
-    def _quantiles(self, W: sp.csr_matrix, levels: np.ndarray) -> np.ndarray:
-        """Q(levels[i, j]; F_i); a level above the row's D1 mass gives +inf."""
-        return _kernels.csr_row_quantiles(
-            W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data, self.localizer.index_.scores,
-            np.ascontiguousarray(levels, dtype=np.float64),
-        )
-
-    def _correction(self, alpha: float) -> _Correction:
-        """a_hat at ``alpha`` from D2 (computed once per alpha)."""
+    def _correction(self, alpha: float) -> Correction:
+        """The correction at ``alpha`` from D2 (computed once per alpha)."""
         key = float(alpha)
-        if key in self.corrections_:
-            return self.corrections_[key]
-        self._check_d2(self.n2_, alpha)
-        eps = pac_epsilon(self.n2_, self.grid_size, self.delta)
-        required = d2_required_count(self.n2_, alpha, eps if self.pac_form == "inflated" else 0.0)
-        grid = np.linspace(0.0, alpha, self.grid_size)
-        W, base = self._rows(self.X2_, alpha)
-        # the same level arithmetic as thresholds(): a D2 point is scored exactly like a test point
-        Q = self._quantiles(W, np.minimum(1.0, base[:, None] + grid[None, :]))
-        counts = np.count_nonzero(self.V2_[:, None] <= Q, axis=0)
-        hits = np.flatnonzero(counts >= required)
-        k_hat = int(hits[0]) if hits.size else None
-        if k_hat is None:
-            warnings.warn(
-                f"{self.name}: no correction in [0, alpha={alpha:g}] reached the D2 target ({required} of "
-                f"{self.n2_} covered; best {int(counts[-1])}); every interval is infinite, which keeps the "
-                "training-conditional guarantee. Give more data to D1 or the forest, or a larger alpha.",
-                PACTargetWarning, stacklevel=3,
-            )
-        c = _Correction(eps, required, grid, counts, k_hat)
-        self.corrections_[key] = c
-        return c
+        if key not in self.corrections_:
+            refuse_small_d2(self.n2_, alpha, self.delta, self.pac_bound, self.grid_size, None)
+            if self.pac_bound == "binomial":
+                c = binomial_correction(self.map_, self.X2_, self.V2_, alpha, self.delta, MAX_INFINITE_SHARE)
+            else:
+                c = hoeffding_correction(self.map_, self.X2_, self.V2_, alpha, self.delta, self.grid_size,
+                                         self.pac_form, MAX_INFINITE_SHARE)
+            self.corrections_[key] = c
+        return self.corrections_[key]
 
     # -- queries -----------------------------------------------------------
     def prepare(self, alpha: float) -> None:
@@ -302,49 +248,14 @@ class PACForestCalibrator(Calibrator):
 
     def thresholds(self, X, alpha) -> Thresholds:
         """t = Q(min(1, b(x) + a_hat); F_x), always closed; ``level`` = F_x((-inf, t]) (1 where t is inf)."""
-        X = as_float_matrix(X, "X")
-        c = self._correction(alpha)
-        m = X.shape[0]
-        if c.k_hat is None:
-            return Thresholds(np.full(m, np.inf), np.ones(m, dtype=bool), np.ones(m))
-        W, base = self._rows(X, alpha)
-        t = self._quantiles(W, np.minimum(1.0, base + c.grid[c.k_hat])[:, None])[:, 0]
-        return Thresholds(t, np.ones(m, dtype=bool), self._mass_at_or_below(W, t))
+        return self.map_.thresholds(as_float_matrix(X, "X"), alpha, self._correction(alpha).a_hat)
 
     def guarantee(self, alpha) -> Guarantee:
         return Guarantee("pac", True, self.pac_report(alpha).sentence)
 
     def pac_report(self, alpha: float) -> PACReport:
         """The correction chosen at ``alpha`` and the statement it gives."""
-        c = self._correction(alpha)
-        n2, K = self.n2_, self.grid_size
-        reached = c.k_hat is not None
-        k = c.k_hat if reached else K - 1
-        cover = c.counts / n2
-        if self.pac_form == "inflated":
-            target, guaranteed = 1 - alpha + c.epsilon, 1 - alpha
-            shown = f"{guaranteed:g}"
-            how = f"the D2 target is 1 - alpha + epsilon = {target:.4g}"
-        else:
-            target, guaranteed = 1 - alpha, 1 - alpha - c.epsilon
-            shown = f"{math.floor(guaranteed * 1e4) / 1e4:g}"  # rounded down: never print more than holds
-            how = "the paper's form: D2 target 1 - alpha, guarantee 1 - alpha - epsilon"
-        sentence = (
-            f"With probability at least {1 - self.delta:g} over the calibration data, the coverage "
-            f"P(Y in interval | calibration data) is at least {shown} (training-conditional, PAC: "
-            f"Hoeffding on n2={n2} correction points and a union bound over K={K} grid values, "
-            f"epsilon={c.epsilon:.4g}; {how}), if the calibration and test points are i.i.d. "
-            "(independent draws from one distribution; exchangeability is not enough)."
-        )
-        if not reached:
-            sentence += " No grid value reached the D2 target, so every interval is infinite (coverage 1)."
-        return PACReport(
-            method=self.name, form=self.pac_form, alpha=float(alpha), delta=self.delta, epsilon=c.epsilon, K=K,
-            n2=n2, target=float(target), required_count=c.required,
-            a_hat=float(c.grid[c.k_hat]) if reached else None, d2_coverage=float(cover[k]), reached=reached,
-            guaranteed_coverage=float(guaranteed), sentence=sentence,
-            grid=pd.DataFrame({"a": c.grid, "d2_coverage": cover}),
-        )
+        return make_report(self.name, self._correction(alpha))
 
     def sizes(self) -> dict[str, int]:
         return {"localizer": self.n_grow_, "D1": self.n1_, "D2": self.n2_}
@@ -355,14 +266,16 @@ class PACForestCalibrator(Calibrator):
 
 def make_pac_calibrator(base: str, est: Any, opts: dict[str, Any], seed: int | None) -> PACForestCalibrator:
     """Build from an estimator's shared settings and method options (``None`` = default)."""
-    o = {k: PAC_DEFAULTS[k] if opts.get(k) is None else opts[k] for k in PAC_DEFAULTS}
+    o = {k: PAC_DEFAULTS[k] if opts.get(k) is None else opts[k] for k in ("delta", "pac_size")}
     return PACForestCalibrator(make_forest_localizer(est, seed), base=base, localizer_size=est.localizer_size,
-                               n_jobs=est.n_jobs, **o)
+                               grid_size=opts.get("grid_size"), pac_form=opts.get("pac_form"),
+                               pac_bound=opts.get("pac_bound"), n_jobs=est.n_jobs, **o)
 
 
 register(MethodSpec(
     "qrf-tc",
     lambda est, opts, seed: make_pac_calibrator("qrf", est, opts, seed),
-    options=dict(PAC_DEFAULTS),
+    options=dict.fromkeys(PAC_DEFAULTS),
     title="QRF-TC (forest quantiles, training-conditional calibration)",
 ))
+register_variant("lcp-rf", "pac", lambda est, opts, seed: make_pac_calibrator("lcp", est, opts, seed))

@@ -46,6 +46,8 @@ class MethodSpec:
 
 
 METHODS: dict[str, MethodSpec] = {}
+#: (method, guarantee) -> factory of a variant built by another module (e.g. "lcp-rf" with guarantee="pac")
+VARIANTS: dict[tuple[str, str], Callable[..., Calibrator]] = {}
 
 
 def register(spec: MethodSpec) -> MethodSpec:
@@ -54,6 +56,18 @@ def register(spec: MethodSpec) -> MethodSpec:
         raise ValueError(f"method {spec.name!r} is already registered")
     METHODS[spec.name] = spec
     return spec
+
+
+def register_variant(method: str, guarantee: str, factory: Callable[..., Calibrator]) -> None:
+    """Let ``method`` with ``guarantee=...`` be built by ``factory(est, opts, seed)`` from another module."""
+    if (method, guarantee) in VARIANTS:
+        raise ValueError(f"variant {guarantee!r} of method {method!r} is already registered")
+    VARIANTS[(method, guarantee)] = factory
+
+
+def get_variant(method: str, guarantee: str) -> Callable[..., Calibrator] | None:
+    """The factory registered for ``method`` with ``guarantee``, or None."""
+    return VARIANTS.get((method, guarantee))
 
 
 def get_method(name: str) -> MethodSpec:

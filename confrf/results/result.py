@@ -256,13 +256,14 @@ class ConformalResult:
     def pac_report(self, alpha: float | None = None) -> PACReport:
         """The training-conditional calibration: alpha, delta, epsilon, K, n2, a_hat, D2 coverage, guarantee.
 
-        Only for ``method="qrf-tc"`` and ``method="lcp-rf"`` with ``guarantee="pac"``;
-        returns a :class:`confrf.PACReport` (``.to_frame()`` for a DataFrame).
+        Only for ``method="qrf-tc"``, and ``"lcp-rf"``, ``"split-g"``, ``"lcp-rf-g"``
+        with ``guarantee="pac"``; returns a :class:`confrf.PACReport`
+        (``.to_frame()`` for a DataFrame; ``.groups`` per group for the groupwise methods).
         """
         report = getattr(self.estimator.calibrator_, "pac_report", None)
         if report is None:
             raise InputError(f"method {self.method!r} has no training-conditional calibration; "
-                             "use method='qrf-tc' or lcp_rf(..., guarantee='pac').")
+                             "use method='qrf-tc' or guarantee='pac' (lcp-rf, split-g, lcp-rf-g).")
         return report(self.alpha if alpha is None else alpha)
 
     def evaluate(self, test: Any, *, alpha: float | None = None, oracle: Any = None, max_width: float | None = None,
