@@ -22,7 +22,7 @@ OPTIONS = {
     "honest": True,
     "localizer_size": 0.5,
     "n_estimators": 100,
-    "min_samples_leaf": "auto",
+    "min_samples_leaf": "tune",
     "max_features": 1.0,
     "max_depth": None,
     "na_action": "raise",
@@ -79,7 +79,9 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         ``prefit`` (False), ``honest`` (True),
         ``localizer_size`` (0.5: share of the calibration set that grows the
         forest when honest), ``n_estimators`` (100), ``min_samples_leaf``
-        ("auto": ceil(sqrt(n_localizer)), at least 5), ``max_features`` (1.0),
+        ("tune": chosen by simulated LCP-RF calibrations on the localizer
+        part only; "auto": ceil(sqrt(n_localizer)), at least 5; or an int),
+        ``max_features`` (1.0),
         ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``.
         Method options: ``guarantee`` ("marginal" or "pac") for "lcp-rf";
         ``delta``, ``grid_size``, ``pac_form``, ``pac_size`` for "qrf-tc" and

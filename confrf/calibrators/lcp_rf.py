@@ -44,6 +44,7 @@ class LCPForestCalibrator(Calibrator):
         if self.localizer.honest:
             grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
+            self.localizer.alpha = alpha  # the "tune" rule scores leaf sizes at the calibration's alpha
             self.localizer.grow(X[grow], V[grow])
             self.localizer.index(X[conf], V[conf])
             self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
@@ -84,7 +85,7 @@ def make_forest_localizer(est: Any, seed: int | None) -> ForestLocalizer:
     """The forest localizer configured by an estimator's shared forest settings."""
     return ForestLocalizer(
         n_estimators=est.n_estimators, min_samples_leaf=est.min_samples_leaf, max_features=est.max_features,
-        max_depth=est.max_depth, honest=est.honest, random_state=seed, n_jobs=est.n_jobs,
+        max_depth=est.max_depth, honest=est.honest, random_state=seed, n_jobs=est.n_jobs, alpha=est.alpha,
     )
 
 

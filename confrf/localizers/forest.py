@@ -23,6 +23,7 @@ from sklearn.ensemble import RandomForestRegressor
 from .. import _kernels
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError, NotFittedError
+from .tuning import TUNE, LeafTuning, tune_leaf_size
 
 
 def auto_min_samples_leaf(n_grow: int) -> int:
@@ -107,8 +108,11 @@ class ForestLocalizer:
     ----------
     n_estimators : int
         Number of trees k.
-    min_samples_leaf : int or "auto"
-        Minimum leaf size when growing; "auto" is :func:`auto_min_samples_leaf`.
+    min_samples_leaf : int, "tune" or "auto"
+        Minimum leaf size when growing. "tune" (default) chooses it among a
+        geometric grid by simulated LCP-RF calibrations on the growing data
+        only (:mod:`confrf.localizers.tuning`); "auto" is
+        :func:`auto_min_samples_leaf`, the paper's Assumption 3 rule.
     max_features : float, int or str
         Features tried at each split (scikit-learn's meaning).
     max_depth : int or None
@@ -122,21 +126,26 @@ class ForestLocalizer:
         Seed of the forest.
     n_jobs : int or None
         Threads for growing the forest and for the kernels.
+    alpha : float
+        Miscoverage level the "tune" rule scores candidates at.
     """
 
     n_estimators: int = 100
-    min_samples_leaf: int | str = "auto"
+    min_samples_leaf: int | str = TUNE
     max_features: float | int | str | None = 1.0
     max_depth: int | None = None
     bootstrap: bool = True
     honest: bool = True
     random_state: int | None = None
     n_jobs: int | None = None
+    alpha: float = 0.1
     forest_: RandomForestRegressor | None = field(default=None, repr=False)
     index_: LeafIndex | None = field(default=None, repr=False)
     min_samples_leaf_: int | None = field(default=None, repr=False)
+    tuning_: LeafTuning | None = field(default=None, repr=False)  # the "tune" rule's candidates and scores
     n_grow_: int | None = field(default=None, repr=False)
     grow_seconds_: float | None = field(default=None, repr=False)  # growing the scikit-learn forest
+    tune_seconds_: float | None = field(default=None, repr=False)  # the "tune" rule's simulated calibrations
     index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
 
     # -- lifecycle ---------------------------------------------------------
@@ -145,10 +154,21 @@ class ForestLocalizer:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         msl = self.min_samples_leaf
-        if msl == "auto":
+        self.tuning_ = None
+        t0 = time.perf_counter()
+        if isinstance(msl, str) and msl in ("auto", TUNE):
             msl = auto_min_samples_leaf(X.shape[0])
-        if not isinstance(msl, (int, np.integer)) or msl < 1:
-            raise InputError(f"min_samples_leaf must be a positive integer or 'auto', got {self.min_samples_leaf!r}.")
+            if self.min_samples_leaf == TUNE:
+                self.tuning_ = tune_leaf_size(
+                    X, V, alpha=self.alpha, fallback=msl, random_state=self.random_state, n_jobs=self.n_jobs,
+                    forest_kwargs={"max_features": self.max_features, "max_depth": self.max_depth,
+                                   "bootstrap": self.bootstrap},
+                )
+                msl = self.tuning_.chosen
+        if isinstance(msl, (bool, np.bool_)) or not isinstance(msl, (int, np.integer)) or msl < 1:
+            raise InputError(f"min_samples_leaf must be a positive integer, 'tune' or 'auto', got "
+                             f"{self.min_samples_leaf!r}.")
+        self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None
         self.min_samples_leaf_ = int(msl)
         self.n_grow_ = int(X.shape[0])
         t0 = time.perf_counter()
@@ -273,11 +293,19 @@ class ForestLocalizer:
             leaves[:, l] = est.tree_.apply(X32)
         return leaves + offsets[None, :]
 
+    def _leaf_rule(self) -> str:
+        if self.min_samples_leaf == TUNE:
+            return "tuned on the localizer part"
+        if self.min_samples_leaf == "auto":
+            return "auto: ceil(sqrt(n_localizer))"
+        return "given"
+
     def describe(self) -> dict[str, Any]:
         """Forest settings and leaf-size facts for summaries."""
         out: dict[str, Any] = {
             "n_estimators": self.n_estimators,
             "min_samples_leaf": self.min_samples_leaf_,
+            "leaf_size_rule": self._leaf_rule(),
             "max_features": self.max_features,
             "max_depth": self.max_depth,
             "bootstrap": self.bootstrap,
@@ -288,6 +316,10 @@ class ForestLocalizer:
             out["leaf_size_min"] = int(sizes.min()) if sizes.size else 0
             out["leaf_size_median"] = float(np.median(sizes)) if sizes.size else 0.0
         # growing is scikit-learn's work; the O(n k) index of the conformal points is ours
+        if self.tuning_ is not None:
+            out["leaf_size_tuning"] = self.tuning_.text()
+        if self.tune_seconds_ is not None:
+            out["time_tuning"] = f"{self.tune_seconds_:.2f} s"
         if self.grow_seconds_ is not None:
             out["time_growing"] = f"{self.grow_seconds_:.2f} s"
         if self.index_seconds_ is not None:

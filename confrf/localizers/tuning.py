@@ -1,0 +1,160 @@
+"""Leaf size of the forest localizer chosen from data (``min_samples_leaf="tune"``).
+
+Candidates are compared by a simulated honest LCP-RF calibration run inside
+the data the forest is grown on (the *localizer part*) and nowhere else: a
+forest is grown on half of it, the other half is cut into two folds, each
+fold is indexed as the conformal points in turn and the other fold is
+predicted as test points with the exact LCP-RF thresholds (the same Cython
+kernels as the real calibration). A candidate's score is the mean of the
+half interval score in score units,
+
+    t(x) + (1/alpha) (V - t(x))_+,
+
+the proper scoring rule of the conditional (1 - alpha)-quantile of the score
+(for ``|y - mu|`` it is half of Gneiting and Raftery's interval score);
+infinite thresholds count as twice the largest tuning score and candidates
+with more than ``MAX_INFINITE`` infinite intervals are set aside when another
+one has fewer. The conformal points never enter, so Guan's finite-sample
+guarantee is exact whatever is chosen: the forest is a fixed function of data
+independent of the conformal and test points.
+
+The (subsampled) localizer part is cut into thirds: one grows the tuning
+forest, the other two are the conformal and the test fold in turn. A tuning
+fold is as large as the growing third, so a leaf of ``m`` growing points
+holds about ``m`` conformal points, as in the final forest with the default
+``localizer_size=0.5`` (the mass that decides how often LCP's interval is
+infinite). At large n the tuning runs on a random subsample of
+``MAX_TUNE_POINTS`` points, which bounds its cost.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._parallel import kernel_threads
+from .._validation import min_calibration_size, required_count
+
+#: the value of ``min_samples_leaf`` that asks for tuning
+TUNE = "tune"
+#: most localizer points used for tuning (a random subsample above): bounds its cost at large n
+MAX_TUNE_POINTS = 12_000
+#: trees of each tuning forest (the final forest has ``n_estimators``)
+TUNE_TREES = 15
+#: candidates above this share of infinite intervals are set aside if another has fewer
+MAX_INFINITE = 0.01
+#: smallest candidate leaf size
+MIN_LEAF = 3
+
+
+@dataclass(frozen=True)
+class LeafTuning:
+    """The candidates compared by :func:`tune_leaf_size` and the one chosen.
+
+    Attributes
+    ----------
+    candidates : tuple of int
+        Leaf sizes (``min_samples_leaf`` on the whole localizer part).
+    scores : tuple of float
+        Mean half interval score of each candidate (lower is better), in score units.
+    infinite : tuple of float
+        Share of infinite intervals of each candidate in the simulated calibration.
+    chosen : int
+        The selected leaf size.
+    n_points : int
+        Localizer points the tuning used (a subsample at large n).
+    reason : str
+        Why tuning fell back to a fixed rule, or "" when it ran.
+    """
+
+    candidates: tuple[int, ...]
+    scores: tuple[float, ...]
+    infinite: tuple[float, ...]
+    chosen: int
+    n_points: int
+    reason: str = ""
+
+    def table(self) -> pd.DataFrame:
+        """One row per candidate: score, share infinite, chosen."""
+        return pd.DataFrame({"min_samples_leaf": self.candidates, "score": self.scores,
+                             "share_infinite": self.infinite,
+                             "chosen": [c == self.chosen for c in self.candidates]})
+
+    def text(self) -> str:
+        """``"leaf: score, ..."`` with the choice starred, for the summary."""
+        if self.reason:
+            return f"not run ({self.reason}); chose {self.chosen}"
+        parts = [f"{c}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
+                 for c, s, i in zip(self.candidates, self.scores, self.infinite)]
+        return ", ".join(parts)
+
+
+def leaf_candidates(n_grow: int, top: int) -> list[int]:
+    """Geometric grid top, top/2, top/4, ... down to MIN_LEAF (``top``: the sqrt rule)."""
+    out, m = [], float(top)
+    while m >= MIN_LEAF:
+        out.append(int(round(m)))
+        m /= 2.0
+    return sorted(set(min(c, max(1, n_grow)) for c in out))
+
+
+def half_interval_score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
+    """t + (1/alpha)(v - t)_+ per point, an infinite t counted as ``cap``."""
+    t = np.where(np.isinf(t), cap, t)
+    return t + np.maximum(v - t, 0.0) / alpha
+
+
+def tune_leaf_size(X: np.ndarray, V: np.ndarray, *, alpha: float, fallback: int, forest_kwargs: dict[str, Any],
+                   random_state: int | None, n_jobs: int | None) -> LeafTuning:
+    """Choose ``min_samples_leaf`` for a forest grown on (X, V) by simulated LCP-RF calibrations on (X, V).
+
+    ``fallback`` (the sqrt rule) is both the largest candidate and the choice
+    when the data are too few to simulate a calibration. ``forest_kwargs``:
+    the other settings of the final forest (max_features, max_depth,
+    bootstrap). Deterministic given ``random_state``; ``n_jobs`` only
+    parallelizes.
+    """
+    from .forest import ForestLocalizer  # forest.py calls this module from grow()
+
+    n = X.shape[0]
+    rng = np.random.default_rng(random_state)
+    use = rng.permutation(n)[:min(n, MAX_TUNE_POINTS)]
+    n_t = use.shape[0]
+    grow, folds = use[: n_t // 3], (use[n_t // 3: 2 * n_t // 3], use[2 * n_t // 3:])
+    need = min_calibration_size(alpha)
+    if min(f.shape[0] for f in folds) < max(need, 2 * math.ceil(1 / alpha)):
+        return LeafTuning((fallback,), (float("nan"),), (float("nan"),), fallback, n_t,
+                          reason=f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}")
+    cap = 2.0 * float(np.max(V[use]))
+    cands = leaf_candidates(n, fallback)
+    seed = int(rng.integers(0, 2**31 - 1))
+    scores, infinite = [], []
+    for m in cands:
+        loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m, random_state=seed, n_jobs=n_jobs,
+                              **forest_kwargs)
+        loc.grow(X[grow], V[grow])
+        loss, n_inf = 0.0, 0
+        for conf, test in (folds, folds[::-1]):
+            loc.index(X[conf], V[conf])
+            t = loc.thresholds(X[test], required_count(alpha, conf.shape[0]),
+                               n_threads=kernel_threads(n_jobs))[0]
+            loss += float(np.sum(half_interval_score(t, V[test], alpha, cap)))
+            n_inf += int(np.isinf(t).sum())
+        n_eval = folds[0].shape[0] + folds[1].shape[0]
+        scores.append(loss / n_eval)
+        infinite.append(n_inf / n_eval)
+    return LeafTuning(tuple(cands), tuple(scores), tuple(infinite), _choose(cands, scores, infinite), n_t)
+
+
+def _choose(cands: list[int], scores: list[float], infinite: list[float]) -> int:
+    """Lowest score among the candidates with few infinite intervals (else the fewest); ties: the larger leaf."""
+    ok = [i for i, s in enumerate(infinite) if s <= MAX_INFINITE]
+    if not ok:
+        least = min(infinite)
+        ok = [i for i, s in enumerate(infinite) if s == least]
+    best = min(ok, key=lambda i: (scores[i], -cands[i]))
+    return cands[best]
