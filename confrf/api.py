@@ -23,7 +23,7 @@ OPTIONS = {
     "localizer_size": 0.5,
     "n_estimators": 100,
     "min_samples_leaf": "tune",
-    "max_features": 1.0,
+    "max_features": "tune",
     "max_depth": None,
     "na_action": "raise",
     "n_jobs": None,
@@ -81,7 +81,8 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         forest when honest), ``n_estimators`` (100), ``min_samples_leaf``
         ("tune": chosen by simulated LCP-RF calibrations on the localizer
         part only; "auto": ceil(sqrt(n_localizer)), at least 5; or an int),
-        ``max_features`` (1.0),
+        ``max_features`` ("tune": all features or a third of them, chosen
+        with the leaf size; or scikit-learn's values),
         ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``.
         Method options: ``guarantee`` ("marginal" or "pac") for "lcp-rf";
         ``delta``, ``grid_size``, ``pac_form``, ``pac_size`` for "qrf-tc" and

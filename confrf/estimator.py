@@ -59,11 +59,11 @@ class ConformalRegressor(BaseEstimator):
     localizer_size : float
         LCP-RF, honest: share of the calibration set that grows the forest.
     n_estimators, min_samples_leaf, max_features, max_depth
-        Forest settings of the localizer. ``min_samples_leaf="tune"``
-        (default) chooses the leaf size by simulated LCP-RF calibrations on
-        the localizer part only, so the guarantee stays exact; "auto" is
-        ceil(sqrt(n_localizer)) (the paper's Assumption 3); an int is used
-        as given.
+        Forest settings of the localizer. ``"tune"`` (the default of
+        ``min_samples_leaf`` and ``max_features``) chooses them by simulated
+        LCP-RF calibrations on the localizer part only, so the guarantee
+        stays exact; ``min_samples_leaf="auto"`` is ceil(sqrt(n_localizer))
+        (the paper's Assumption 3); a number is used as given.
     fit_intercept : bool
         Passed to "ols".
     random_state : int, Generator or None
@@ -88,7 +88,7 @@ class ConformalRegressor(BaseEstimator):
 
     def __init__(self, model: Any = "gbm", method: str = "lcp-rf", alpha: float = 0.1, score: Any = "absolute",
                  prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
-                 n_estimators: int = 100, min_samples_leaf: int | str = "tune", max_features: Any = 1.0,
+                 n_estimators: int = 100, min_samples_leaf: int | str = "tune", max_features: Any = "tune",
                  max_depth: int | None = None, fit_intercept: bool = True, random_state: Any = None,
                  n_jobs: int | None = None, options: dict | None = None) -> None:
         self.model = model

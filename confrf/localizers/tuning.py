@@ -1,4 +1,4 @@
-"""Leaf size of the forest localizer chosen from data (``min_samples_leaf="tune"``).
+"""Leaf size and max_features of the forest localizer chosen from data (``"tune"``).
 
 Candidates are compared by a simulated honest LCP-RF calibration run inside
 the data the forest is grown on (the *localizer part*) and nowhere else: a
@@ -51,46 +51,56 @@ MAX_INFINITE = 0.01
 MIN_LEAF = 3
 
 
+#: max_features tried when it is "tune": all features, and a third of them (the usual regression-forest choice)
+FEATURE_SHARES = (1.0, 1.0 / 3.0)
+
+
 @dataclass(frozen=True)
-class LeafTuning:
-    """The candidates compared by :func:`tune_leaf_size` and the one chosen.
+class ForestTuning:
+    """The candidates compared by :func:`tune_forest` and the one chosen.
 
     Attributes
     ----------
-    candidates : tuple of int
-        Leaf sizes (``min_samples_leaf`` on the whole localizer part).
+    candidates : tuple of (int, float or int or str or None)
+        (min_samples_leaf on the whole localizer part, max_features) pairs.
     scores : tuple of float
         Mean half interval score of each candidate (lower is better), in score units.
     infinite : tuple of float
         Share of infinite intervals of each candidate in the simulated calibration.
-    chosen : int
-        The selected leaf size.
+    chosen : (int, max_features)
+        The selected pair.
     n_points : int
         Localizer points the tuning used (a subsample at large n).
     reason : str
-        Why tuning fell back to a fixed rule, or "" when it ran.
+        Why tuning fell back to the first candidate without simulation, or "" when it ran.
     """
 
-    candidates: tuple[int, ...]
+    candidates: tuple[tuple[int, Any], ...]
     scores: tuple[float, ...]
     infinite: tuple[float, ...]
-    chosen: int
+    chosen: tuple[int, Any]
     n_points: int
     reason: str = ""
 
     def table(self) -> pd.DataFrame:
-        """One row per candidate: score, share infinite, chosen."""
-        return pd.DataFrame({"min_samples_leaf": self.candidates, "score": self.scores,
+        """One row per candidate: min_samples_leaf, max_features, score, share_infinite, chosen."""
+        return pd.DataFrame({"min_samples_leaf": [c[0] for c in self.candidates],
+                             "max_features": [c[1] for c in self.candidates], "score": self.scores,
                              "share_infinite": self.infinite,
                              "chosen": [c == self.chosen for c in self.candidates]})
 
     def text(self) -> str:
-        """``"leaf: score, ..."`` with the choice starred, for the summary."""
+        """``"leaf/features: score, ..."`` with the choice starred, for the summary."""
         if self.reason:
-            return f"not run ({self.reason}); chose {self.chosen}"
-        parts = [f"{c}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
+            return f"not run ({self.reason}); kept {_label(self.chosen)}"
+        parts = [f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
                  for c, s, i in zip(self.candidates, self.scores, self.infinite)]
         return ", ".join(parts)
+
+
+def _label(c: tuple[int, Any]) -> str:
+    mf = c[1]
+    return f"{c[0]}/{mf:.2g}" if isinstance(mf, float) else f"{c[0]}/{mf}"
 
 
 def leaf_candidates(n_grow: int, top: int) -> list[int]:
@@ -99,7 +109,18 @@ def leaf_candidates(n_grow: int, top: int) -> list[int]:
     while m >= MIN_LEAF:
         out.append(int(round(m)))
         m /= 2.0
-    return sorted(set(min(c, max(1, n_grow)) for c in out))
+    return sorted(set(min(c, max(1, n_grow)) for c in out or [top]))
+
+
+def feature_candidates(p: int) -> list[float]:
+    """FEATURE_SHARES without those that try the same number of features on p columns."""
+    seen, out = set(), []
+    for share in FEATURE_SHARES:
+        k = max(1, int(share * p))
+        if k not in seen:
+            seen.add(k)
+            out.append(share)
+    return out
 
 
 def half_interval_score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
@@ -108,34 +129,34 @@ def half_interval_score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) 
     return t + np.maximum(v - t, 0.0) / alpha
 
 
-def tune_leaf_size(X: np.ndarray, V: np.ndarray, *, alpha: float, fallback: int, forest_kwargs: dict[str, Any],
-                   random_state: int | None, n_jobs: int | None) -> LeafTuning:
-    """Choose ``min_samples_leaf`` for a forest grown on (X, V) by simulated LCP-RF calibrations on (X, V).
+def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int], max_features: list[Any],
+                forest_kwargs: dict[str, Any], random_state: int | None, n_jobs: int | None) -> ForestTuning:
+    """Choose (min_samples_leaf, max_features) for a forest grown on (X, V) by simulated LCP-RF calibrations on (X, V).
 
-    ``fallback`` (the sqrt rule) is both the largest candidate and the choice
-    when the data are too few to simulate a calibration. ``forest_kwargs``:
-    the other settings of the final forest (max_features, max_depth,
+    Every pair of ``leaves`` x ``max_features`` is a candidate; the first pair
+    is kept when the data are too few to simulate a calibration.
+    ``forest_kwargs``: the other settings of the final forest (max_depth,
     bootstrap). Deterministic given ``random_state``; ``n_jobs`` only
     parallelizes.
     """
     from .forest import ForestLocalizer  # forest.py calls this module from grow()
 
+    cands = [(int(m), f) for f in max_features for m in leaves]
     n = X.shape[0]
     rng = np.random.default_rng(random_state)
     use = rng.permutation(n)[:min(n, MAX_TUNE_POINTS)]
     n_t = use.shape[0]
     grow, folds = use[: n_t // 3], (use[n_t // 3: 2 * n_t // 3], use[2 * n_t // 3:])
-    need = min_calibration_size(alpha)
-    if min(f.shape[0] for f in folds) < max(need, 2 * math.ceil(1 / alpha)):
-        return LeafTuning((fallback,), (float("nan"),), (float("nan"),), fallback, n_t,
-                          reason=f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}")
+    if len(cands) == 1 or folds[0].shape[0] < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha)):
+        reason = ("a single candidate" if len(cands) == 1 else
+                  f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}")
+        return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
     cap = 2.0 * float(np.max(V[use]))
-    cands = leaf_candidates(n, fallback)
     seed = int(rng.integers(0, 2**31 - 1))
     scores, infinite = [], []
-    for m in cands:
-        loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m, random_state=seed, n_jobs=n_jobs,
-                              **forest_kwargs)
+    for m, mf in cands:
+        loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m, max_features=mf, random_state=seed,
+                              n_jobs=n_jobs, **forest_kwargs)
         loc.grow(X[grow], V[grow])
         loss, n_inf = 0.0, 0
         for conf, test in (folds, folds[::-1]):
@@ -147,14 +168,13 @@ def tune_leaf_size(X: np.ndarray, V: np.ndarray, *, alpha: float, fallback: int,
         n_eval = folds[0].shape[0] + folds[1].shape[0]
         scores.append(loss / n_eval)
         infinite.append(n_inf / n_eval)
-    return LeafTuning(tuple(cands), tuple(scores), tuple(infinite), _choose(cands, scores, infinite), n_t)
+    return ForestTuning(tuple(cands), tuple(scores), tuple(infinite), _choose(cands, scores, infinite), n_t)
 
 
-def _choose(cands: list[int], scores: list[float], infinite: list[float]) -> int:
-    """Lowest score among the candidates with few infinite intervals (else the fewest); ties: the larger leaf."""
+def _choose(cands: list[tuple[int, Any]], scores: list[float], infinite: list[float]) -> tuple[int, Any]:
+    """Lowest score among the candidates with few infinite intervals (else the fewest); ties: the earlier one."""
     ok = [i for i, s in enumerate(infinite) if s <= MAX_INFINITE]
     if not ok:
         least = min(infinite)
         ok = [i for i, s in enumerate(infinite) if s == least]
-    best = min(ok, key=lambda i: (scores[i], -cands[i]))
-    return cands[best]
+    return cands[min(ok, key=lambda i: (scores[i], i))]
