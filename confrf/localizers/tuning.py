@@ -133,15 +133,16 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
                 forest_kwargs: dict[str, Any], random_state: int | None, n_jobs: int | None) -> ForestTuning:
     """Choose (min_samples_leaf, max_features) for a forest grown on (X, V) by simulated LCP-RF calibrations on (X, V).
 
-    Every pair of ``leaves`` x ``max_features`` is a candidate; the first pair
-    is kept when the data are too few to simulate a calibration.
+    Every pair of ``leaves`` x ``max_features`` is a candidate; the pair of
+    the largest leaf and the first ``max_features`` is kept when the data are too few to simulate a calibration.
     ``forest_kwargs``: the other settings of the final forest (max_depth,
     bootstrap). Deterministic given ``random_state``; ``n_jobs`` only
     parallelizes.
     """
     from .forest import ForestLocalizer  # forest.py calls this module from grow()
 
-    cands = [(int(m), f) for f in max_features for m in leaves]
+    # largest leaf first: the fallback and, among equal scores, the choice closest to the sqrt rule
+    cands = [(int(m), f) for f in max_features for m in sorted(leaves, reverse=True)]
     n = X.shape[0]
     rng = np.random.default_rng(random_state)
     use = rng.permutation(n)[:min(n, MAX_TUNE_POINTS)]
