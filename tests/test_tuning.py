@@ -135,12 +135,16 @@ def test_scoring_and_choice_rules():
     v = np.array([2.0, 1.0, 5.0])
     # t + (v - t)_+ / alpha, infinite t counted as the cap
     np.testing.assert_allclose(half_interval_score(t, v, 0.1, 50.0), [1.0 + 10.0, 2.0, 50.0])
-    cands = [(3, 1.0), (6, 1.0), (12, 1.0)]
-    assert _choose(cands, [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]) == (3, 1.0)
-    # too many infinite intervals set a candidate aside, however good its score
-    assert _choose(cands, [1.0, 2.0, 3.0], [MAX_INFINITE * 2, 0.0, 0.0]) == (6, 1.0)
-    # when every candidate has too many, the fewest infinite wins
-    assert _choose(cands, [1.0, 2.0, 3.0], [0.5, 0.2, 0.2]) == (6, 1.0)
+    rng = np.random.default_rng(0)
+    base = 1.0 + rng.exponential(size=400)
+    better = base - 0.2  # beats the baseline (candidate 0) at every point
+    noisy = base + rng.normal(scale=1.0, size=400) - 0.01  # lower mean, but well within one standard error
+    assert _choose([base, better, better - 0.1], [0.0, 0.0, 0.0]) == 2
+    assert _choose([base, noisy], [0.0, 0.0]) == 0
+    # too many infinite intervals set a candidate aside, however good its loss
+    assert _choose([base, better - 0.1, better], [0.0, MAX_INFINITE * 2, 0.0]) == 2
+    # when the baseline is set aside too, the lowest mean among those with the fewest infinite wins
+    assert _choose([base, better, noisy], [0.5, 0.2, 0.2]) == 1
 
 
 def test_tuned_scores_are_the_simulated_calibration():

@@ -14,7 +14,9 @@ the proper scoring rule of the conditional (1 - alpha)-quantile of the score
 (for ``|y - mu|`` it is half of Gneiting and Raftery's interval score);
 infinite thresholds count as twice the largest tuning score and candidates
 with more than ``MAX_INFINITE`` infinite intervals are set aside when another
-one has fewer. The conformal points never enter, so Guan's finite-sample
+one has fewer. A candidate replaces the sqrt rule (with the first max_features)
+only when it beats it by more than one standard error of the paired
+per-point differences. The conformal points never enter, so Guan's finite-sample
 guarantee is exact whatever is chosen: the forest is a fixed function of data
 independent of the conformal and test points.
 
@@ -154,28 +156,40 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
         return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
     cap = 2.0 * float(np.max(V[use]))
     seed = int(rng.integers(0, 2**31 - 1))
-    scores, infinite = [], []
+    losses, infinite = [], []
     for m, mf in cands:
         loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m, max_features=mf, random_state=seed,
                               n_jobs=n_jobs, **forest_kwargs)
         loc.grow(X[grow], V[grow])
-        loss, n_inf = 0.0, 0
+        t = []
         for conf, test in (folds, folds[::-1]):
             loc.index(X[conf], V[conf])
-            t = loc.thresholds(X[test], required_count(alpha, conf.shape[0]),
-                               n_threads=kernel_threads(n_jobs))[0]
-            loss += float(np.sum(half_interval_score(t, V[test], alpha, cap)))
-            n_inf += int(np.isinf(t).sum())
-        n_eval = folds[0].shape[0] + folds[1].shape[0]
-        scores.append(loss / n_eval)
-        infinite.append(n_inf / n_eval)
-    return ForestTuning(tuple(cands), tuple(scores), tuple(infinite), _choose(cands, scores, infinite), n_t)
+            t.append(loc.thresholds(X[test], required_count(alpha, conf.shape[0]),
+                                    n_threads=kernel_threads(n_jobs))[0])
+        t = np.concatenate(t)  # thresholds of folds[1] then folds[0]: the same order for every candidate
+        losses.append(half_interval_score(t, V[np.concatenate(folds[::-1])], alpha, cap))
+        infinite.append(float(np.mean(np.isinf(t))))
+    scores = tuple(float(np.mean(x)) for x in losses)
+    return ForestTuning(tuple(cands), scores, tuple(infinite), cands[_choose(losses, infinite)], n_t)
 
 
-def _choose(cands: list[tuple[int, Any]], scores: list[float], infinite: list[float]) -> tuple[int, Any]:
-    """Lowest score among the candidates with few infinite intervals (else the fewest); ties: the earlier one."""
+def _choose(losses: list[np.ndarray], infinite: list[float]) -> int:
+    """Index of the chosen candidate; candidate 0 (the largest leaf, the first max_features) is the baseline.
+
+    Candidates with more than MAX_INFINITE infinite intervals are set aside
+    (all but those with the fewest, if none is below). A candidate replaces
+    the baseline only if its mean loss beats the baseline's by more than one
+    standard error of the paired per-point differences, so that noise at small
+    n does not move the forest away from the sqrt rule; among those, the
+    lowest mean loss wins (ties: the earlier candidate).
+    """
     ok = [i for i, s in enumerate(infinite) if s <= MAX_INFINITE]
     if not ok:
-        least = min(infinite)
-        ok = [i for i, s in enumerate(infinite) if s == least]
-    return cands[min(ok, key=lambda i: (scores[i], i))]
+        ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
+    if 0 in ok:
+        def beats_baseline(i: int) -> bool:
+            d = losses[i] - losses[0]
+            return i == 0 or float(np.mean(d)) + float(np.std(d, ddof=1)) / math.sqrt(d.shape[0]) < 0.0
+
+        ok = [i for i in ok if beats_baseline(i)]
+    return min(ok, key=lambda i: (float(np.mean(losses[i])), i))
