@@ -185,3 +185,16 @@ def test_tuned_default_marginal_coverage_long(mc_reps):
     mean, se = cover.mean(), cover.std(ddof=1) / np.sqrt(cover.shape[0])
     print(f"tuned LCP-RF: coverage {mean:.4f} (se {se:.4f}) over {cover.shape[0]} draws")
     assert mean >= 0.9 - 3 * se
+
+
+def test_summary_shows_the_candidates_and_the_choice():
+    sim = cf.datasets.make_sim(1500, random_state=0)
+    res = cf.lcp_rf(sim.formula, data=sim.frame, model="ols", random_state=0, n_estimators=10)
+    s = res.summary()
+    loc = res.estimator.localizer_
+    table = s.frames["tuning"]
+    assert len(table) == len(loc.tuning_.candidates) and table["chosen"].sum() == 1
+    chosen = table[table["chosen"]].iloc[0]
+    assert (chosen["min_samples_leaf"], chosen["max_features"]) == (loc.min_samples_leaf_, loc.max_features_)
+    text = " ".join(str(s).split())
+    assert "guarantee stays exact" in text and f"{loc.min_samples_leaf_}/" in text and "*:" in text

@@ -301,7 +301,8 @@ class ForestLocalizer:
     def _leaf_rule(self) -> str:
         tuned = [k for k in ("min_samples_leaf", "max_features") if getattr(self, k) == TUNE]
         if tuned:
-            return f"{' and '.join(tuned)} tuned on the localizer part only"
+            return (f"{' and '.join(tuned)} tuned on the localizer part only (the conformal points are not "
+                    "used, so the guarantee stays exact)")
         if self.min_samples_leaf == "auto":
             return "auto: ceil(sqrt(n_localizer))"
         return "given"
@@ -323,7 +324,7 @@ class ForestLocalizer:
             out["leaf_size_median"] = float(np.median(sizes)) if sizes.size else 0.0
         # growing is scikit-learn's work; the O(n k) index of the conformal points is ours
         if self.tuning_ is not None:
-            out["tuning_(leaf/max_features: score)"] = self.tuning_.text()
+            out["tuning_(leaf/max_features: mean half interval score; *: chosen)"] = self.tuning_.text()
         if self.tune_seconds_ is not None:
             out["time_tuning"] = f"{self.tune_seconds_:.2f} s"
         if self.grow_seconds_ is not None:

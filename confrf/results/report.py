@@ -58,6 +58,9 @@ def add_header(s: Summary, result: "ConformalResult") -> None:
         long = [f"{k}: {_fmt(v)}" for (k, v), f in zip(items, fits) if not f]
         if long:
             s.tables.append(text_table(long))
+        tuning = getattr(getattr(est.calibrator_, "localizer", None), "tuning_", None)
+        if tuning is not None:  # the candidates of min_samples_leaf/max_features="tune", tidy
+            s.frames["tuning"] = tuning.table()
 
     g = result.guarantee
     s.add_section("guarantee",
