@@ -127,9 +127,10 @@ class ConformalRegressor(BaseEstimator):
         kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
         self.train_X_ = self.train_scores_ = None
-        if get_method(self.method).needs_training:
+        opts = method_options(self.method, self.options)
+        if get_method(self.method).uses_training(opts):
             # the method learns from the training part: keep it, with out-of-fold (not in-sample) scores
-            cv = method_options(self.method, self.options)["cv"]
+            cv = opts["cv"]
             self.train_X_, self.train_scores_ = X, out_of_fold_scores(score, X, y, self.model, cv=cv, **kw)
             self.train_cv_ = cv
         self.fit_time_ = time.perf_counter() - t0

@@ -198,3 +198,30 @@ def test_summary_shows_the_candidates_and_the_choice():
     assert (chosen["min_samples_leaf"], chosen["max_features"]) == (loc.min_samples_leaf_, loc.max_features_)
     text = " ".join(str(s).split())
     assert "guarantee stays exact" in text and f"{loc.min_samples_leaf_}/" in text and "*:" in text
+
+
+def test_forest_on_out_of_fold_training_scores():
+    """localizer_data="training": the forest never sees the calibration set, so it is the same whatever it holds."""
+    X, V = _data(1600, seed=3)
+    y = X[:, 1] + V * np.sign(np.cos(np.arange(1600)))
+
+    def fit(Xc, yc):
+        est = cf.ConformalRegressor(model="ols", n_estimators=10, random_state=2, options={"localizer_data": "training"})
+        return est.fit(X[:800], y[:800]).conformalize(Xc, yc)
+
+    a = fit(X[800:], y[800:])
+    b = fit(X[800:][::-1], y[800:][::-1] + 1.0)
+    assert a.calibrator_.sizes() == {"localizer (training)": 800, "conformal": 800}
+    assert a.localizer_.tuning_ == b.localizer_.tuning_
+    _same_trees(_trees(a.localizer_), _trees(b.localizer_))
+    assert "out-of-fold" in a.calibrator_.describe()["forest_grown_on"]
+    assert a.calibrator_.guarantee(0.1).certified
+    opts = {"localizer_data": "training"}
+    with pytest.raises(InputError, match="localizer_data"):
+        prefit = LinearRegression().fit(X[:800], y[:800])
+        cf.ConformalRegressor(model=prefit, prefit=True, options=opts).conformalize(X[800:], y[800:])
+    with pytest.raises(InputError, match="localizer_data"):
+        cf.ConformalRegressor(model="ols", honest=False, options=opts).fit(X[:800], y[:800]).conformalize(X[800:], y[800:])
+    with pytest.raises(InputError, match="localizer_data must be"):
+        cf.ConformalRegressor(model="ols", options={"localizer_data": "train"}).fit(X[:800], y[:800]) \
+            .conformalize(X[800:], y[800:])

@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 import confrf as cf
-from confrf.calibrators import get_method
+from confrf.calibrators import get_method, method_options
 
 from .data import Split, base_model, quantile_model
 
@@ -166,7 +166,7 @@ def run_confrf(key: str, sh: Shared) -> Interval:
         options["groups"] = groups_option()
     extra: dict[str, Any] = {"options": options}
     settings = CONFRF_SETTINGS.get(key, {})
-    if get_method(method).needs_training:
+    if get_method(method).uses_training(method_options(method, options)):
         # LCP/SLCP learn their bandwidth from out-of-fold training scores: fit() refits the same
         # model (same seed) and adds the out-of-fold fits, all counted as calibration time
         est = cf.ConformalRegressor(model=base_model(sh.seed), method=method, alpha=sh.alpha,

@@ -26,6 +26,14 @@ class LCPForestCalibrator(Calibrator):
         rest are the conformal calibration points.
     n_jobs : int or None
         Threads of the threshold kernel.
+
+    Notes
+    -----
+    After :meth:`set_reference` (the estimator's training part with
+    out-of-fold scores, option ``localizer_data="training"``), the forest is
+    grown on those instead and every calibration point is a conformal point;
+    the training part is independent of the calibration and test points, so
+    the guarantee stays exact.
     """
 
     name = "lcp-rf"
@@ -36,12 +44,32 @@ class LCPForestCalibrator(Calibrator):
         self.localizer = localizer
         self.localizer_size = float(localizer_size)
         self.n_jobs = n_jobs
+        self._reference: tuple[np.ndarray, np.ndarray] | None = None
+        self.localizer_source_ = "calibration"
+
+    def set_reference(self, X, scores, source: str = "training part") -> None:
+        """Grow the forest on (X, scores), data disjoint from the calibration set, instead of a share of it."""
+        X, V = as_float_matrix(X, "training X"), as_float_vector(scores, "training scores")
+        if X.shape[0] != V.shape[0]:
+            raise InputError(f"training X has {X.shape[0]} rows but {V.shape[0]} scores.")
+        self._reference = (X, V)
+        self.localizer_source_ = source
 
     def calibrate(self, X, scores, *, alpha, rng) -> "LCPForestCalibrator":
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
-        if self.localizer.honest:
+        if self._reference is not None:
+            Xr, Vr = self._reference
+            if Xr.shape[1] != X.shape[1]:
+                raise InputError(f"the training part has {Xr.shape[1]} columns, the calibration data {X.shape[1]}.")
+            check_conformal_size(n, alpha, "calibration set")
+            self.localizer.alpha = alpha
+            self.localizer.grow(Xr, Vr)
+            self.localizer.index(X, V)
+            self.n_grow_, self.n_conformal_ = int(Xr.shape[0]), n
+            self._reference = None  # used once; not kept in the fitted object
+        elif self.localizer.honest:
             grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
             self.localizer.alpha = alpha  # the "tune" rule scores leaf sizes at the calibration's alpha
@@ -73,12 +101,17 @@ class LCPForestCalibrator(Calibrator):
         )
 
     def sizes(self) -> dict[str, int]:
+        if self.localizer_source_ != "calibration":
+            return {"localizer (training)": self.n_grow_, "conformal": self.n_conformal_}
         if self.localizer.honest:
             return {"localizer": self.n_grow_, "conformal": self.n_conformal_}
         return {"calibration": self.n_conformal_}
 
     def describe(self) -> dict[str, Any]:
-        return self.localizer.describe()
+        out = self.localizer.describe()
+        if self.localizer_source_ != "calibration":
+            out["forest_grown_on"] = self.localizer_source_
+        return out
 
 
 def make_forest_localizer(est: Any, seed: int | None) -> ForestLocalizer:
@@ -91,9 +124,19 @@ def make_forest_localizer(est: Any, seed: int | None) -> ForestLocalizer:
 
 #: options of guarantee="pac" (calibrators/pac.py); None means pac.PAC_DEFAULTS
 PAC_OPTIONS = ("delta", "grid_size", "pac_form", "pac_size")
+#: where the forest is grown: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
+LOCALIZER_DATA = ("calibration", "training")
 
 
 def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
+    if opts["localizer_data"] not in LOCALIZER_DATA:
+        raise InputError(f"localizer_data must be one of {list(LOCALIZER_DATA)}, got {opts['localizer_data']!r}.")
+    if opts["localizer_data"] == "training" and (opts["guarantee"] == "pac" or not est.honest or est.prefit):
+        raise InputError(
+            "localizer_data='training' grows an honest forest on the training part's out-of-fold scores: it needs "
+            "the training data (not prefit=True), honest=True and guarantee='marginal'; use "
+            "localizer_data='calibration' otherwise."
+        )
     if opts["guarantee"] == "pac":
         from .pac import make_pac_calibrator  # pac.py builds on this module
 
@@ -109,6 +152,7 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
 register(MethodSpec(
     "lcp-rf",
     _make_lcp_rf,
-    options={"guarantee": "marginal", **dict.fromkeys(PAC_OPTIONS)},
+    options={"guarantee": "marginal", **dict.fromkeys(PAC_OPTIONS), "localizer_data": "calibration", "cv": 5},
     title="LCP-RF (exact localized conformal, forest weights)",
+    needs_training=lambda opts: opts["localizer_data"] == "training",
 ))
