@@ -1,12 +1,14 @@
 """Leaf size and max_features of the forest localizer chosen from data (``"tune"``).
 
-Candidates are compared by a simulated honest LCP-RF calibration run inside
-the data the forest is grown on (the *localizer part*) and nowhere else: a
-forest is grown on half of it, the other half is cut into two folds, each
-fold is indexed as the conformal points in turn and the other fold is
-predicted as test points with the exact LCP-RF thresholds (the same Cython
-kernels as the real calibration). A candidate's score is the mean of the
-half interval score in score units,
+Candidates (leaf sizes ceil(sqrt(n)), half of it, ... down to ``MIN_LEAF``,
+times max_features in ``FEATURE_SHARES``) are compared by a simulated honest
+LCP-RF calibration run inside the data the forest is grown on (the
+*localizer part*) and nowhere else: a forest of ``TUNE_TREES`` trees is grown
+on a third of it, each of the other two thirds is indexed as the conformal
+points in turn and the other one is predicted as test points with the exact
+LCP-RF thresholds (the same Cython kernels as the real calibration). A
+candidate's score is the mean over those test points of the half interval
+score in score units,
 
     t(x) + (1/alpha) (V - t(x))_+,
 
@@ -20,9 +22,7 @@ per-point differences. The conformal points never enter, so Guan's finite-sample
 guarantee is exact whatever is chosen: the forest is a fixed function of data
 independent of the conformal and test points.
 
-The (subsampled) localizer part is cut into thirds: one grows the tuning
-forest, the other two are the conformal and the test fold in turn. A tuning
-fold is as large as the growing third, so a leaf of ``m`` growing points
+A tuning fold is as large as the growing third, so a leaf of ``m`` growing points
 holds about ``m`` conformal points, as in the final forest with the default
 ``localizer_size=0.5`` (the mass that decides how often LCP's interval is
 infinite). At large n the tuning runs on a random subsample of
@@ -51,8 +51,6 @@ TUNE_TREES = 15
 MAX_INFINITE = 0.01
 #: smallest candidate leaf size
 MIN_LEAF = 3
-
-
 #: max_features tried when it is "tune": all features, and a third of them (the usual regression-forest choice)
 FEATURE_SHARES = (1.0, 1.0 / 3.0)
 
