@@ -3,13 +3,14 @@
 
 Usage (from the repository root)::
 
-    python benchmarks/bench_peers.py                       # 4 data sets, 5 seeds (~8-10 min on 2 busy cores)
+    python benchmarks/bench_peers.py                       # 6 data sets, 3 seeds
     python benchmarks/bench_peers.py --quick               # smoke test: small sizes, 2 seeds, no docs
     python benchmarks/bench_peers.py --datasets sim toy --seeds 3 --methods confrf
 
 Protocol (the paper's, section "Experiments"): every seed splits the data at
 random into 40 % training, 40 % calibration and 20 % test. On the real data
-(California housing, STAR) the training part gets the paper's "hole": its rows
+(California housing, STAR, diamonds, bike sharing from the optional ``ISLP``
+package) the training part gets the paper's "hole": its rows
 whose response exceeds the 0.7-quantile of the training responses are removed
 (calibration and test are untouched), so the model errs most where it saw no
 data. The simulated data (the paper's ``sim`` and ``toy`` models) are used as
@@ -40,7 +41,10 @@ Methods
     QRF: ``quantile_forest.RandomForestQuantileRegressor`` fitted on the
     calibration scores |y - mu(x)|; interval mu(x) +/- its (1 - alpha)-quantile
     (Meinshausen weights). No conformal correction: this baseline has no
-    coverage guarantee.
+    coverage guarantee. QRF normalized split: the same forest on half the
+    calibration scores, split conformal of |r| / q(x) on the other half.
+    LCP-RF (sqrt-n leaves): LCP-RF with the defaults before issue 12, for
+    comparison with the tuned default.
 
 Metrics per test set (mean and standard error over seeds in the report; raw
 per-seed values in the JSON): coverage; worst-slab coverage
@@ -51,7 +55,7 @@ test points of |q(x) - q*(x)| / q*(x) with q the interval's half-width and q*
 the exact (1 - alpha)-quantile of |Y - c(x)| given x around the interval's
 centre c (``SimulatedData.oracle_score_quantile``); on every data set the
 paper's fidelity error, the median of |q(x) - |y - c(x)|| / |y - c(x)|
-(``confrf.metrics.fidelity_error``); calibration time (everything after
+(``confrf.metrics.fidelity_error``); median width of the finite intervals; calibration time (everything after
 fitting the shared base model: its predictions of the calibration rows,
 conformalize, plus the difficulty estimator, quantile forest or out-of-fold
 fits a method needs) and prediction time of the test set (base-model
