@@ -14,6 +14,7 @@ import numpy as np
 
 import confrf as cf
 from confrf.calibrators import get_method, method_options
+from confrf.localizers import ForestLocalizer
 
 from .data import Split, base_model, quantile_model
 
@@ -179,7 +180,7 @@ def run_confrf(key: str, sh: Shared) -> Interval:
         _, sec = clock(lambda: est.conformalize(s.X_cal, s.y_cal))
     extra["certified"] = bool(est.calibrator_.guarantee(sh.alpha).certified)
     loc = getattr(est.calibrator_, "localizer", None)
-    if getattr(loc, "tuning_", None) is not None:
+    if isinstance(loc, ForestLocalizer) and loc.tuning_ is not None:
         extra["tuned"] = {"min_samples_leaf": loc.min_samples_leaf_, "max_features": loc.max_features_,
                           "table": loc.tuning_.text()}
     I, psec = clock(lambda: est.predict_interval(s.X_te))
