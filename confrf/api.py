@@ -84,7 +84,9 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         ``max_features`` ("tune": all features or a third of them, chosen
         with the leaf size; or scikit-learn's values),
         ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``.
-        Method options: ``guarantee`` ("marginal" or "pac") for "lcp-rf";
+        Method options: ``guarantee`` ("marginal" or "pac") and
+        ``localizer_data`` ("calibration"; "training" grows the forest on the
+        training part's ``cv``-fold out-of-fold scores) for "lcp-rf";
         ``delta``, ``grid_size``, ``pac_form``, ``pac_size`` for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).
         For "split-g" and "lcp-rf-g": ``groups`` ("leiden": communities of the
