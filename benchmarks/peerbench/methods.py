@@ -178,7 +178,8 @@ def run_confrf(key: str, sh: Shared) -> Interval:
         est = cf.ConformalRegressor(model=sh.mu, prefit=True, method=method, alpha=sh.alpha,
                                     random_state=sh.seed, n_jobs=sh.n_jobs, options=options, **settings)
         _, sec = clock(lambda: est.conformalize(s.X_cal, s.y_cal))
-    extra["certified"] = bool(est.calibrator_.guarantee(sh.alpha).certified)
+    g = est.calibrator_.guarantee(sh.alpha)
+    extra["certified"], extra["guarantee"] = bool(g.certified), g.kind
     loc = getattr(est.calibrator_, "localizer", None)
     if isinstance(loc, ForestLocalizer) and loc.tuning_ is not None:
         extra["tuned"] = {"min_samples_leaf": loc.min_samples_leaf_, "max_features": loc.max_features_,

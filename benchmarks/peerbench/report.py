@@ -103,6 +103,13 @@ def certified_methods(res: dict[str, Any], name: str) -> list[str]:
             and any(r["method"] == m and r.get("certified") for r in rows)]
 
 
+def marginal_methods(res: dict[str, Any], name: str) -> list[str]:
+    """The certified methods of :func:`certified_methods` whose guarantee is marginal (not PAC, which over-covers)."""
+    rows = [r for r in res["rows"] if r["dataset"] == name]
+    return [m for m in certified_methods(res, name)
+            if all(r["extra"].get("guarantee", "marginal") != "pac" for r in rows if r["method"] == m)]
+
+
 def targets(res: dict[str, Any]) -> list[str]:
     """Markdown lines checking LCP-RF (default options) against the targets of issue 12, data set by data set."""
     summ = summarize(res)
@@ -112,9 +119,12 @@ def targets(res: dict[str, Any]) -> list[str]:
     L = ["### Targets for LCP-RF with default options", "",
          "Against the other methods with a finite-sample guarantee (marginal or PAC: \"certified\"), "
          "means over seeds. LCP-RF's previous default (sqrt-n leaves, all features) is shown, not competed against.",
+         "PAC methods (QRF-TC) target coverage >= 1 - alpha with high probability and over-cover, so the "
+         "worst-slab comparison is also shown against the marginal methods alone.",
          "", "| data | LCP-RF err^ | best other certified err^ | rank | LCP-RF worst-slab | best certified "
-         "worst-slab | coverage | inf. share | err* now / before |", "|---|---:|---|---:|---:|---|---:|---:|---|"]
-    wins, slab_ok, cov_ok, oracle = 0, 0, 0, []
+         "worst-slab | best marginal worst-slab | coverage | inf. share | err* now / before |",
+         "|---|---:|---|---:|---:|---|---|---:|---:|---|"]
+    wins, slab_ok, slab_marg_ok, cov_ok, oracle = 0, 0, 0, 0, []
     for name in names:
         me = summ[name][TARGET_METHOD]
         others = {m: summ[name][m] for m in certified_methods(res, name)}
@@ -126,6 +136,10 @@ def targets(res: dict[str, Any]) -> list[str]:
         best_w = max(wsc, key=wsc.get) if wsc else None
         ok_w = best_w is None or me["worst_slab_coverage"][0] >= wsc[best_w] - 0.01
         slab_ok += ok_w
+        marg = {m: wsc[m] for m in marginal_methods(res, name)}
+        best_m = max(marg, key=marg.get) if marg else None
+        ok_m = best_m is None or me["worst_slab_coverage"][0] >= marg[best_m] - 0.01
+        slab_marg_ok += ok_m
         ok_cov, ok_inf = me["coverage"][0] >= 0.89, me["share_infinite"][0] <= 0.01
         cov_ok += ok_cov and ok_inf
         before = summ[name].get(TARGET_BEFORE)
@@ -137,6 +151,7 @@ def targets(res: dict[str, Any]) -> list[str]:
                  + (f"{fid[best]:.3f} ({label_of(best)})" if best else "–") + f" | {rank} of {len(fid) + 1} | "
                  f"{me['worst_slab_coverage'][0]:.3f}{'' if ok_w else ' ✗'} | "
                  + (f"{wsc[best_w]:.3f} ({label_of(best_w)})" if best_w else "–")
+                 + " | " + (f"{marg[best_m]:.3f} ({label_of(best_m)}){'' if ok_m else ' ✗'}" if best_m else "–")
                  + f" | {me['coverage'][0]:.3f}{'' if ok_cov else ' ✗'} | {me['share_infinite'][0]:.4f}"
                  f"{'' if ok_inf else ' ✗'} | {err} |")
     n = len(names)
@@ -145,7 +160,7 @@ def targets(res: dict[str, Any]) -> list[str]:
           f"- lowest median fidelity error among the certified methods on at least 5 of 6 data sets: {wins} of {n} "
           f"— **{'met' if wins >= 5 else 'not met'}**",
           f"- worst-slab coverage within 0.01 of the best certified method on every data set: {slab_ok} of {n} — "
-          f"**{'met' if slab_ok == n else 'not met'}**",
+          f"**{'met' if slab_ok == n else 'not met'}**; against the marginal methods only: {slab_marg_ok} of {n}",
           f"- mean coverage >= 0.89 and at most 1 % infinite intervals on every data set: {cov_ok} of {n} — "
           f"**{'met' if cov_ok == n else 'not met'}**"]
     if sim:
