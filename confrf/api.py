@@ -79,8 +79,9 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         ``prefit`` (False), ``honest`` (True),
         ``localizer_size`` (0.5: share of the calibration set that grows the
         forest when honest), ``n_estimators`` (100), ``min_samples_leaf``
-        ("tune": chosen by simulated LCP-RF calibrations on the localizer
-        part only; "auto": ceil(sqrt(n_localizer)), at least 5; or an int),
+        ("tune": for "lcp-rf", chosen by simulated LCP-RF calibrations on the
+        localizer part only, "auto" for the other methods; "auto":
+        ceil(sqrt(n_localizer)), at least 5; or an int),
         ``max_features`` ("tune": all features or a third of them, chosen
         with the leaf size; or scikit-learn's values),
         ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``.

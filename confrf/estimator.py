@@ -60,10 +60,11 @@ class ConformalRegressor(BaseEstimator):
         LCP-RF, honest: share of the calibration set that grows the forest.
     n_estimators, min_samples_leaf, max_features, max_depth
         Forest settings of the localizer. ``"tune"`` (the default of
-        ``min_samples_leaf`` and ``max_features``) chooses them by simulated
-        LCP-RF calibrations on the localizer part only, so the guarantee
-        stays exact; ``min_samples_leaf="auto"`` is ceil(sqrt(n_localizer))
-        (the paper's Assumption 3); a number is used as given.
+        ``min_samples_leaf`` and ``max_features``) chooses them for
+        "lcp-rf" by simulated LCP-RF calibrations on the localizer part only,
+        so the guarantee stays exact (other forest methods read it as "auto"
+        and 1.0); ``min_samples_leaf="auto"`` is ceil(sqrt(n_localizer)) (the
+        paper's Assumption 3); a number is used as given.
     fit_intercept : bool
         Passed to "ols".
     random_state : int, Generator or None

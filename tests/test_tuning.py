@@ -225,3 +225,17 @@ def test_forest_on_out_of_fold_training_scores():
     with pytest.raises(InputError, match="localizer_data must be"):
         cf.ConformalRegressor(model="ols", options={"localizer_data": "train"}).fit(X[:800], y[:800]) \
             .conformalize(X[800:], y[800:])
+
+
+@pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-g"])
+def test_other_forest_methods_keep_the_sqrt_rule(method):
+    """Their weight-carrying parts (D1, the groups) are smaller than LCP-RF's: "tune" means the sqrt rule there."""
+    X, V = _data(3000, seed=4)
+    y = X[:, 0] + V * np.sign(np.sin(np.arange(3000)))
+    model = LinearRegression().fit(X[:600], y[:600])
+    opts = {"groups": "components"} if method == "lcp-rf-g" else {}
+    est = cf.ConformalRegressor(model=model, prefit=True, method=method, n_estimators=10, random_state=0,
+                                options=opts).conformalize(X[600:], y[600:])
+    loc = est.calibrator_.localizer
+    assert loc.tuning_ is None and loc.max_features_ == 1.0
+    assert loc.min_samples_leaf_ == cf.localizers.auto_min_samples_leaf(loc.n_grow_)
