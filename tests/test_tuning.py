@@ -239,3 +239,17 @@ def test_other_forest_methods_keep_the_sqrt_rule(method):
     loc = est.calibrator_.localizer
     assert loc.tuning_ is None and loc.max_features_ == 1.0
     assert loc.min_samples_leaf_ == cf.localizers.auto_min_samples_leaf(loc.n_grow_)
+
+
+def test_tuning_leaves_get_the_final_conformal_mass():
+    """A candidate leaf m is simulated with m * conformal_ratio growing points per leaf (thirds: equal folds)."""
+    X, V = _data(900, seed=6)
+    kw = dict(alpha=0.1, leaves=[12], max_features=[1.0, 0.5], forest_kwargs={}, random_state=2, n_jobs=1)
+    half = tune_forest(X, V, conformal_ratio=0.5, **kw)
+    six = tune_forest(X, V, **{**kw, "leaves": [6]})
+    assert half.scores == six.scores and half.candidates == ((12, 1.0), (12, 0.5))
+    # the calibrator passes its part sizes: localizer_size 0.7 -> 3 conformal points per 7 growing points
+    X, V = _data(1000, seed=7)
+    cal = LCPForestCalibrator(ForestLocalizer(n_estimators=5, random_state=0), localizer_size=0.7)
+    cal.calibrate(X, V, alpha=0.1, rng=np.random.default_rng(0))
+    assert cal.localizer.conformal_ratio == pytest.approx(300 / 700)

@@ -65,7 +65,7 @@ class LCPForestCalibrator(Calibrator):
             if Xr.shape[1] != X.shape[1]:
                 raise InputError(f"the training part has {Xr.shape[1]} columns, the calibration data {X.shape[1]}.")
             check_conformal_size(n, alpha, "calibration set")
-            self.localizer.alpha = alpha
+            self._prepare_tuning(alpha, Xr.shape[0], n)
             self.localizer.grow(Xr, Vr)
             self.localizer.index(X, V)
             self.n_grow_, self.n_conformal_ = int(Xr.shape[0]), n
@@ -73,7 +73,7 @@ class LCPForestCalibrator(Calibrator):
         elif self.localizer.honest:
             grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
-            self.localizer.alpha = alpha  # the "tune" rule scores leaf sizes at the calibration's alpha
+            self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])
             self.localizer.grow(X[grow], V[grow])
             self.localizer.index(X[conf], V[conf])
             self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
@@ -82,6 +82,11 @@ class LCPForestCalibrator(Calibrator):
             self.localizer.fit(X, V)
             self.n_grow_, self.n_conformal_ = n, n
         return self
+
+    def _prepare_tuning(self, alpha: float, n_grow: int, n_conformal: int) -> None:
+        # the "tune" rule scores candidates at the calibration's alpha, with the conformal mass its leaves will get
+        self.localizer.alpha = alpha
+        self.localizer.conformal_ratio = n_conformal / n_grow
 
     def thresholds(self, X, alpha) -> Thresholds:
         m_req = required_count(alpha, self.n_conformal_)

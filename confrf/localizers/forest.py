@@ -130,6 +130,10 @@ class ForestLocalizer:
         Threads for growing the forest and for the kernels.
     alpha : float
         Miscoverage level the "tune" rule scores candidates at.
+    conformal_ratio : float
+        Conformal points the forest will index per growing point (set by
+        the calibrator from the part sizes); the "tune" rule simulates leaves
+        of the conformal mass they will have.
     """
 
     n_estimators: int = 100
@@ -141,6 +145,7 @@ class ForestLocalizer:
     random_state: int | None = None
     n_jobs: int | None = None
     alpha: float = 0.1
+    conformal_ratio: float = 1.0
     forest_: RandomForestRegressor | None = field(default=None, repr=False)
     index_: LeafIndex | None = field(default=None, repr=False)
     min_samples_leaf_: int | None = field(default=None, repr=False)
@@ -171,6 +176,7 @@ class ForestLocalizer:
                 leaves=leaf_candidates(X.shape[0], msl) if self.min_samples_leaf == TUNE else [msl],
                 max_features=feature_candidates(X.shape[1]) if mf == TUNE else [mf],
                 forest_kwargs={"max_depth": self.max_depth, "bootstrap": self.bootstrap},
+                conformal_ratio=self.conformal_ratio,
             )
             msl, mf = self.tuning_.chosen
         self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None

@@ -22,10 +22,12 @@ per-point differences. The conformal points never enter, so Guan's finite-sample
 guarantee is exact whatever is chosen: the forest is a fixed function of data
 independent of the conformal and test points.
 
-A tuning fold is as large as the growing third, so a leaf of ``m`` growing points
-holds about ``m`` conformal points, as in the final forest with the default
-``localizer_size=0.5`` (the mass that decides how often LCP's interval is
-infinite). At large n the tuning runs on a random subsample of
+A tuning fold is as large as the growing third, so a tuning leaf of ``m``
+growing points holds about ``m`` conformal points; a candidate leaf size is
+simulated with the leaf size that gives its leaves the conformal mass they
+will have in the final forest (``conformal_ratio``: 1 with the default
+``localizer_size=0.5``), the mass that decides how often LCP's interval is
+infinite. At large n the tuning runs on a random subsample of
 ``MAX_TUNE_POINTS`` points, which bounds its cost.
 """
 
@@ -130,14 +132,18 @@ def half_interval_score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) 
 
 
 def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int], max_features: list[Any],
-                forest_kwargs: dict[str, Any], random_state: int | None, n_jobs: int | None) -> ForestTuning:
+                forest_kwargs: dict[str, Any], random_state: int | None, n_jobs: int | None,
+                conformal_ratio: float = 1.0) -> ForestTuning:
     """Choose (min_samples_leaf, max_features) for a forest grown on (X, V) by simulated LCP-RF calibrations on (X, V).
 
     Every pair of ``leaves`` x ``max_features`` is a candidate; the pair of
     the largest leaf and the first ``max_features`` is kept when the data are too few to simulate a calibration.
     ``forest_kwargs``: the other settings of the final forest (max_depth,
-    bootstrap). Deterministic given ``random_state``; ``n_jobs`` only
-    parallelizes.
+    bootstrap). ``conformal_ratio``: conformal points per growing point of
+    the final forest (1 for ``localizer_size=0.5``); a candidate leaf ``m``
+    is simulated with ``m * conformal_ratio`` growing points per leaf, so its
+    tuning leaves hold as many conformal points as the final ones will.
+    Deterministic given ``random_state``; ``n_jobs`` only parallelizes.
     """
     from .forest import ForestLocalizer  # forest.py calls this module from grow()
 
@@ -156,7 +162,8 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     seed = int(rng.integers(0, 2**31 - 1))
     losses, infinite = [], []
     for m, mf in cands:
-        loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m, max_features=mf, random_state=seed,
+        m_t = max(1, int(round(m * conformal_ratio)))  # tuning folds are as large as the growing third
+        loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t, max_features=mf, random_state=seed,
                               n_jobs=n_jobs, **forest_kwargs)
         loc.grow(X[grow], V[grow])
         t = []
