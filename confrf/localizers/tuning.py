@@ -137,7 +137,8 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     """Choose (min_samples_leaf, max_features) for a forest grown on (X, V) by simulated LCP-RF calibrations on (X, V).
 
     Every pair of ``leaves`` x ``max_features`` is a candidate; the pair of
-    the largest leaf and the first ``max_features`` is kept when the data are too few to simulate a calibration.
+    the largest leaf and the first ``max_features`` is kept when the data are
+    too few to simulate a calibration.
     ``forest_kwargs``: the other settings of the final forest (max_depth,
     bootstrap). ``conformal_ratio``: conformal points per growing point of
     the final forest (1 for ``localizer_size=0.5``); a candidate leaf ``m``
