@@ -3,7 +3,7 @@
 
 Usage (from the repository root)::
 
-    python benchmarks/bench_scale.py            # 10k and 100k calibration points, auto and fixed leaves
+    python benchmarks/bench_scale.py            # 10k and 100k calibration points: tuned (default), auto, fixed leaves
     python benchmarks/bench_scale.py --quick    # 2k and 20k: a smoke run of the same code
 
 Every configuration runs in its own process under ``/usr/bin/time -v`` (when
@@ -12,7 +12,8 @@ the wall time includes imports and data generation. Inside, each step is
 timed once with ``time.perf_counter``:
 
 - base-model fit (gradient boosting on the training part);
-- conformalize, split into growing the forest (scikit-learn), the O(n k)
+- conformalize, split into tuning the forest (``"tune"``: simulated
+  calibrations on the localizer part), growing it (scikit-learn), the O(n k)
   precomputation (leaf lookup of the conformal points, leaf index, p2), and
   the rest (calibration scores, the random split);
 - predict of every test row (``predict_interval``, chunked, ``n_jobs`` threads);
@@ -22,7 +23,9 @@ timed once with ``time.perf_counter``:
 
 Targets (issue 8; printed PASS/FAIL, never asserted): 100k calibration and 100k
 test points with 100 trees in under 2 minutes and 4 GB on 2 cores; per-point
-predict cost growing less than 3x when the calibration set grows 10x.
+predict cost growing less than 3x when the calibration set grows 10x; issue 12:
+the tuned default fit (model fit + conformalize) at most 2x the previous
+default's ("auto" leaves, every feature at each split) at 10k and 100k.
 Results go to ``--out`` (markdown + JSON) and to ``docs/benchmarks/scale.md``.
 """
 
@@ -67,8 +70,10 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     X, y = np.asarray(sim.X), np.asarray(sim.y)
     tr, cal, te = slice(0, args.n_train), slice(args.n_train, args.n_train + args.n_cal), slice(n_all - args.n_test, n_all)
     T["data"] = time.perf_counter() - t
-    leaf = args.leaf if args.leaf == "auto" else int(args.leaf)
+    leaf = args.leaf if args.leaf in ("auto", "tune") else int(args.leaf)
+    # a given or "auto" leaf keeps the previous default max_features=1.0; "tune" tunes both (the new default)
     est = ConformalRegressor(method="lcp-rf", model="gbm", n_estimators=args.trees, min_samples_leaf=leaf,
+                             max_features="tune" if leaf == "tune" else 1.0,
                              random_state=args.seed, n_jobs=args.n_jobs)
     t = time.perf_counter()
     est.fit(X[tr], y[tr])
@@ -77,9 +82,11 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     est.conformalize(X[cal], y[cal])
     T["conformalize"] = time.perf_counter() - t
     loc = est.localizer_
+    T["tune"] = loc.tune_seconds_ or 0.0
     T["grow"] = loc.grow_seconds_
     T["index"] = loc.index_seconds_
-    T["conformalize_rest"] = T["conformalize"] - T["grow"] - T["index"]
+    T["conformalize_rest"] = T["conformalize"] - T["tune"] - T["grow"] - T["index"]
+    T["default_fit"] = T["fit_model"] + T["conformalize"]
     t = time.perf_counter()
     pi = est.predict_interval(X[te], progress=False)
     T["predict"] = time.perf_counter() - t
@@ -107,6 +114,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         "times": T,
         "n_conformal": idx.n,
         "min_samples_leaf": loc.min_samples_leaf_,
+        "max_features": loc.max_features_,
         "neighbours_per_point": float(np.diff(W.indptr).mean()),
         "leaf_entries_per_point": float(idx.leaf_pop[loc.leaves(rows[:200])].sum(axis=1).mean()),
         "index_bytes_in_memory": int(sum(getattr(idx, f).nbytes for f in
@@ -161,14 +169,17 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple
          "honest LCP-RF (half of the calibration set grows the forest, half are conformal points), "
          f"gradient-boosting base model, alpha = 0.1, n_jobs = {results[0]['config']['n_jobs']}. "
          "Each row is one process under `/usr/bin/time -v`; times in seconds.", "",
-         "| calibration | test | leaf size | wall (whole job) | model fit | forest growing | O(nk) index | predict all | "
+         "| calibration | test | leaf size (max_features) | wall (whole job) | model fit | tuning | forest growing | "
+         "O(nk) index | fit (model + conformalize) | predict all | "
          "predict per point | kernel per point, 1 thread (CPU) | neighbours per point | peak RSS | pickled estimator | coverage |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         c, T = r["config"], r["times"]
         rss = int(r["time_v"]["max_rss_kb"]) * 1024 / mb if r["time_v"].get("max_rss_kb") else float("nan")
-        L.append(f"| {c['n_cal']:,} | {c['n_test']:,} | {c['leaf']} ({r['min_samples_leaf']}) | {r['wall_seconds']:.1f} | "
-                 f"{T['fit_model']:.1f} | {T['grow']:.1f} | {T['index']:.2f} | {T['predict']:.1f} | "
+        L.append(f"| {c['n_cal']:,} | {c['n_test']:,} | {c['leaf']} ({r['min_samples_leaf']}, "
+                 f"{r.get('max_features', 1.0):.3g}) | {r['wall_seconds']:.1f} | "
+                 f"{T['fit_model']:.1f} | {T.get('tune', 0.0):.1f} | {T['grow']:.1f} | {T['index']:.2f} | "
+                 f"{T.get('default_fit', T['fit_model'] + T['conformalize']):.1f} | {T['predict']:.1f} | "
                  f"{1e6 * T['predict'] / c['n_test']:.0f} µs | {1e6 * T['kernel_2000_1thr'] / min(2000, c['n_test']):.0f} µs "
                  f"({1e6 * T['kernel_2000_1thr_cpu'] / min(2000, c['n_test']):.0f} µs) | "
                  f"{r['neighbours_per_point']:,.0f} | {rss:,.0f} MB | {r['pickle_bytes']['estimator'] / mb:.1f} MB | "
@@ -194,6 +205,21 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple
                  f"{g_pred:.2f}x, threshold kernel (CPU time) {g_ker:.2f}x; neighbours per point grew "
                  f"{b['neighbours_per_point'] / a['neighbours_per_point']:.2f}x (target < {TARGET_GROWTH:.0f}x): "
                  f"**{'PASS' if g_pred < TARGET_GROWTH else 'FAIL'}**")
+    for n in sorted({r["config"]["n_cal"] for r in results}):
+        by = {r["config"]["leaf"]: r for r in results if r["config"]["n_cal"] == n}
+        if "tune" in by and "auto" in by:
+            fit = lambda r: r["times"]["fit_model"] + r["times"]["conformalize"]  # noqa: E731
+            ratio = fit(by["tune"]) / fit(by["auto"])
+            L.append(f"- {n:,} calibration points: tuned default fit {fit(by['tune']):.1f} s vs the previous default "
+                     f"(auto leaves, all features) {fit(by['auto']):.1f} s: {ratio:.2f}x (target <= 2x): "
+                     f"**{'PASS' if ratio <= 2 else 'FAIL'}**")
+        if "tune" in by:
+            # within one process, so less exposed to the load of a shared machine than the ratio of two runs
+            T = by["tune"]["times"]
+            fit_t = T["fit_model"] + T["conformalize"]
+            L.append(f"  - same run: the tuning took {T['tune']:.1f} s of the {fit_t:.1f} s fit, i.e. the fit without "
+                     f"it would take {fit_t - T['tune']:.1f} s: {fit_t / (fit_t - T['tune']):.2f}x; chosen leaf "
+                     f"{by['tune']['min_samples_leaf']}, max_features {by['tune'].get('max_features', 1.0):.3g}")
     L += ["", "Pickled size of the largest fit, by part (the leaf index stores one int32 member id per point "
           "and tree and rebuilds its derived arrays on load):", ""]
     r = results[-1]
@@ -206,7 +232,8 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="2k and 20k calibration points instead of 10k and 100k")
-    p.add_argument("--leaves", default="auto,20", help="comma-separated leaf sizes ('auto' = ceil(sqrt(n)))")
+    p.add_argument("--leaves", default="tune,auto,20",
+                   help="comma-separated leaf sizes ('tune' = the default, 'auto' = ceil(sqrt(n)))")
     p.add_argument("--trees", type=int, default=100)
     p.add_argument("--n-train", type=int, default=20_000)
     p.add_argument("--n-jobs", type=int, default=2)

@@ -25,8 +25,8 @@ OPTIONS = {
     "honest": True,
     "localizer_size": 0.5,
     "n_estimators": 100,
-    "min_samples_leaf": "auto",
-    "max_features": 1.0,
+    "min_samples_leaf": "tune",
+    "max_features": "tune",
     "max_depth": None,
     "na_action": "raise",
     "n_jobs": None,
@@ -128,11 +128,17 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         ``prefit`` (False), ``honest`` (True),
         ``localizer_size`` (0.5: share of the calibration set that grows the
         forest when honest), ``n_estimators`` (100), ``min_samples_leaf``
-        ("auto": ceil(sqrt(n_localizer)), at least 5), ``max_features`` (1.0),
+        ("tune": for "lcp-rf", chosen by simulated LCP-RF calibrations on the
+        localizer part only, "auto" for the other methods; "auto":
+        ceil(sqrt(n_localizer)), at least 5; or an int),
+        ``max_features`` ("tune": all features or a third of them, chosen
+        with the leaf size; or scikit-learn's values),
         ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``
         (None: one thread for everything confrf runs, the base model's OpenMP
         and BLAS pools included; -1: all cores; see the guide's "Threads").
-        Method options: ``guarantee`` ("marginal" or "pac") for "lcp-rf";
+        Method options: ``guarantee`` ("marginal" or "pac") and
+        ``localizer_data`` ("calibration"; "training" grows the forest on the
+        training part's ``cv``-fold out-of-fold scores) for "lcp-rf";
         ``delta``, ``pac_size``, ``pac_bound`` ("binomial" or "hoeffding"),
         ``grid_size``, ``pac_form`` (Hoeffding only) for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).

@@ -73,7 +73,12 @@ class ConformalRegressor(BaseEstimator):
     localizer_size : float
         LCP-RF, honest: share of the calibration set that grows the forest.
     n_estimators, min_samples_leaf, max_features, max_depth
-        Forest settings of the localizer.
+        Forest settings of the localizer. ``"tune"`` (the default of
+        ``min_samples_leaf`` and ``max_features``) chooses them for
+        "lcp-rf" by simulated LCP-RF calibrations on the localizer part only,
+        so the guarantee stays exact (other forest methods read it as "auto"
+        and 1.0); ``min_samples_leaf="auto"`` is ceil(sqrt(n_localizer)) (the
+        paper's Assumption 3); a number is used as given.
     fit_intercept : bool
         Passed to "ols".
     random_state : int, Generator, RandomState or None
@@ -103,7 +108,7 @@ class ConformalRegressor(BaseEstimator):
 
     def __init__(self, model: Any = "gbm", method: str = "lcp-rf", alpha: float = 0.1, score: Any = "absolute",
                  prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
-                 n_estimators: int = 100, min_samples_leaf: int | str = "auto", max_features: Any = 1.0,
+                 n_estimators: int = 100, min_samples_leaf: int | str = "tune", max_features: Any = "tune",
                  max_depth: int | None = None, fit_intercept: bool = True, random_state: Any = None,
                  n_jobs: int | None = None, options: dict | None = None) -> None:
         self.model = model
@@ -145,9 +150,10 @@ class ConformalRegressor(BaseEstimator):
         kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
         self.train_X_ = self.train_scores_ = None
-        if get_method(self.method).needs_training:
+        opts = method_options(self.method, self.options)
+        if get_method(self.method).uses_training(opts):
             # the method learns from the training part: keep it, with out-of-fold (not in-sample) scores
-            cv = method_options(self.method, self.options)["cv"]
+            cv = opts["cv"]
             self.train_X_, self.train_scores_ = X, out_of_fold_scores(score, X, y, self.model, cv=cv, **kw)
             self.train_cv_ = cv
         self.fit_time_ = time.perf_counter() - t0

@@ -31,9 +31,9 @@ def bench():
         sys.path[:] = path_before  # the script puts benchmarks/ on the path for bench_predict
 
 
-def run_quick(bench, out, methods, capsys):
+def run_quick(bench, out, methods, capsys, datasets=("toy",)):
     # quick settings (2 seeds) on toy only, fewer points and slab directions to stay fast
-    argv = ["--quick", "--datasets", "toy", "--n-sim", "500", "--wsc-directions", "50", "--load-probe", "0",
+    argv = ["--quick", "--datasets", *datasets, "--n-sim", "500", "--wsc-directions", "50", "--load-probe", "0",
             "--out", str(out), "--methods", *methods]
     assert bench.main(argv) == 0
     printed = capsys.readouterr().out
@@ -66,6 +66,8 @@ def test_confrf_methods_only(bench, tmp_path, capsys):
     text = (tmp_path / "peers.md").read_text()
     for label in ("| SPLIT |", "| LCP-RF |", "| SPLIT-G |"):
         assert label in text
+    # the issue-12 targets: LCP-RF against the other certified rows (SPLIT, SPLIT-G)
+    assert "### Targets for LCP-RF" in text and "| toy |" in text and "of 3 |" in text
 
 
 def test_missing_peer_is_skipped_with_a_note(bench, tmp_path, capsys, monkeypatch):
@@ -77,13 +79,24 @@ def test_missing_peer_is_skipped_with_a_note(bench, tmp_path, capsys, monkeypatc
     check_outputs(tmp_path, res)
 
 
+def test_missing_data_package_is_skipped_with_a_note(bench, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ISLP", None)  # the bike-sharing data come from ISLP
+    res, printed = run_quick(bench, tmp_path, ["split"], capsys, datasets=("toy", "bikes"))
+    assert "NOTE: data set 'bikes' needs ISLP" in printed
+    assert {r["dataset"] for r in res["rows"]} == {"toy"}
+    check_outputs(tmp_path, res)
+
+
 def test_peers(bench, tmp_path, capsys):
     pytest.importorskip("mapie")
     pytest.importorskip("quantile_forest")
-    res, _ = run_quick(bench, tmp_path, ["split", "mapie-split", "qrf"], capsys)
+    res, _ = run_quick(bench, tmp_path, ["split", "mapie-split", "qrf", "qrf-normalized"], capsys)
     check_outputs(tmp_path, res)
     rows = {(r["method"], r["seed"]): r for r in res["rows"]}
-    assert len(rows) == 6
+    assert len(rows) == 8
+    assert [rows[("qrf", s)]["certified"] for s in (0, 1)] == [False, False]
+    assert all(rows[(m, s)]["certified"] for m in ("split", "mapie-split", "qrf-normalized") for s in (0, 1))
+    assert "### Targets" not in (tmp_path / "peers.md").read_text()  # no LCP-RF row, no targets
     for seed in (0, 1):
         # same fitted model and the same conformal quantile: MAPIE's split intervals are SPLIT's
         for key in ("coverage", "mean_width"):

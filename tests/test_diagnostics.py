@@ -16,7 +16,7 @@ from confrf.localizers.diagnostics import (
     leaf_masses,
     within_leaf_variance_ratio,
 )
-from confrf.results.diagnostics import FAIL, OK, UNVERIFIABLE, WARN, assumption_checks, leaf_threshold
+from confrf.results.diagnostics import FAIL, NOTE, OK, UNVERIFIABLE, assumption_checks, leaf_threshold
 from reference_diagnostics import (
     ess_reference,
     leaf_masses_reference,
@@ -100,7 +100,9 @@ def _fit(n_cal=1000, **kw):
 def test_leaf_check_flips_with_leaf_size():
     tiny = assumption_checks(_fit(min_samples_leaf=1), 0.1)
     huge = assumption_checks(_fit(min_samples_leaf=200), 0.1)
-    assert tiny.status["A3"] == FAIL and huge.status["A3"] == OK
+    # A3 is a condition of the asymptotic theory: below the bar it is a neutral note, never warn/fail
+    assert tiny.status["A3"] == NOTE and huge.status["A3"] == OK
+    assert "not the guarantee" in " ".join(tiny.notes)
     row = huge.table.set_index("check").loc["leaf mass N, min"]
     assert row["value"] >= leaf_threshold(500, 1.01) == row["reference_value"]
     assert tiny.table.set_index("check").loc["share of leaves below", "value"] > 0.5
@@ -111,10 +113,10 @@ def test_leaf_check_uses_beta_and_tree_exponent():
     est = _fit(min_samples_leaf=200)
     assert assumption_checks(est, 0.1, beta=1.01).status["A3"] == OK
     # a larger beta raises the bar above the leaves' mass
-    assert assumption_checks(est, 0.1, beta=3.0).status["A3"] == FAIL
+    assert assumption_checks(est, 0.1, beta=3.0).status["A3"] == NOTE
     # k = 5 trees against n^a = 500^0.1 = 1.86
     t = assumption_checks(est, 0.1, tree_exponent=0.1).table.set_index("check")
-    assert t.loc["trees k", "status"] == WARN and t.loc["trees k", "reference_value"] == pytest.approx(500 ** 0.1)
+    assert t.loc["trees k", "status"] == NOTE and t.loc["trees k", "reference_value"] == pytest.approx(500 ** 0.1)
     with pytest.raises(InputError, match="beta"):
         assumption_checks(est, 0.1, beta=1.0)
     with pytest.raises(InputError, match="tree_exponent"):

@@ -126,6 +126,10 @@ def test_region_rule_hand_built_cases():
 
 
 # -- equivalences ----------------------------------------------------------------
+#: LCP-RF's forest settings that LCP-RF-G uses by default (it does not tune them)
+SQRT_RULE = {"min_samples_leaf": "auto", "max_features": 1.0}
+
+
 def _reg(method, X, y, seed=0, groups=None, **kw):
     return cf.ConformalRegressor(model=MODEL, prefit=True, method=method, alpha=ALPHA, random_state=seed,
                                  n_estimators=30, **kw).conformalize(X, y, groups=groups)
@@ -134,7 +138,8 @@ def _reg(method, X, y, seed=0, groups=None, **kw):
 def test_lcp_rf_g_with_one_group_equals_lcp_rf():
     X, y, _ = _data(500, 1)
     Xt = _data(200, 2)[0]
-    a = _reg("lcp-rf", X, y).predict_details(Xt)
+    # LCP-RF-G grows the forest with the sqrt rule and every feature ("tune" is LCP-RF's alone): same settings here
+    a = _reg("lcp-rf", X, y, **SQRT_RULE).predict_details(Xt)
     b = _reg("lcp-rf-g", X, y, groups=np.zeros(500), options={"groups": "labels"})
     d = b.predict_details(Xt, groups=np.zeros(200))
     for key in ("t", "closed", "level", "lwr", "upr"):
@@ -148,7 +153,8 @@ def test_lcp_rf_g_components_of_a_connected_graph_equals_lcp_rf():
     reg = _reg("lcp-rf-g", X, y, options={"groups": "components"})
     table = reg.calibrator_.group_table()
     assert table.loc["G1", "conformal"] == 250 and table.loc[REST, "conformal"] == 0
-    np.testing.assert_array_equal(reg.predict_details(Xt)["t"], _reg("lcp-rf", X, y).predict_details(Xt)["t"])
+    np.testing.assert_array_equal(reg.predict_details(Xt)["t"],
+                                  _reg("lcp-rf", X, y, **SQRT_RULE).predict_details(Xt)["t"])
 
 
 def test_split_g_with_one_group_equals_split():

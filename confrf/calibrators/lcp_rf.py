@@ -27,6 +27,14 @@ class LCPForestCalibrator(Calibrator):
         rest are the conformal calibration points.
     n_jobs : int or None
         Threads of the threshold kernel.
+
+    Notes
+    -----
+    After :meth:`set_reference` (the estimator's training part with
+    out-of-fold scores, option ``localizer_data="training"``), the forest is
+    grown on those instead and every calibration point is a conformal point;
+    the training part is independent of the calibration and test points, so
+    the guarantee stays exact.
     """
 
     name = "lcp-rf"
@@ -35,14 +43,35 @@ class LCPForestCalibrator(Calibrator):
         self.localizer = localizer
         self.localizer_size = check_fraction(localizer_size, "localizer_size")
         self.n_jobs = n_jobs
+        self._reference: tuple[np.ndarray, np.ndarray] | None = None
+        self.localizer_source_ = "calibration"
+
+    def set_reference(self, X, scores, source: str = "training part") -> None:
+        """Grow the forest on (X, scores), data disjoint from the calibration set, instead of a share of it."""
+        X, V = as_float_matrix(X, "training X"), as_float_vector(scores, "training scores")
+        if X.shape[0] != V.shape[0]:
+            raise InputError(f"training X has {X.shape[0]} rows but {V.shape[0]} scores.")
+        self._reference = (X, V)
+        self.localizer_source_ = source
 
     def calibrate(self, X, scores, *, alpha, rng) -> "LCPForestCalibrator":
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
-        if self.localizer.honest:
+        if self._reference is not None:
+            Xr, Vr = self._reference
+            if Xr.shape[1] != X.shape[1]:
+                raise InputError(f"the training part has {Xr.shape[1]} columns, the calibration data {X.shape[1]}.")
+            check_conformal_size(n, alpha, "calibration set")
+            self._prepare_tuning(alpha, Xr.shape[0], n)
+            self.localizer.grow(Xr, Vr)
+            self.localizer.index(X, V)
+            self.n_grow_, self.n_conformal_ = int(Xr.shape[0]), n
+            self._reference = None  # used once; not kept in the fitted object
+        elif self.localizer.honest:
             grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
+            self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])
             self.localizer.grow(X[grow], V[grow])
             self.localizer.index(X[conf], V[conf])
             self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
@@ -51,6 +80,11 @@ class LCPForestCalibrator(Calibrator):
             self.localizer.fit(X, V)
             self.n_grow_, self.n_conformal_ = n, n
         return self
+
+    def _prepare_tuning(self, alpha: float, n_grow: int, n_conformal: int) -> None:
+        # the "tune" rule scores candidates at the calibration's alpha, with the conformal mass its leaves will get
+        self.localizer.alpha = alpha
+        self.localizer.conformal_ratio = n_conformal / n_grow
 
     def thresholds(self, X, alpha) -> Thresholds:
         m_req = required_count(alpha, self.n_conformal_)
@@ -71,19 +105,34 @@ class LCPForestCalibrator(Calibrator):
         )
 
     def sizes(self) -> dict[str, int]:
+        if self.localizer_source_ != "calibration":
+            return {"localizer (training)": self.n_grow_, "conformal": self.n_conformal_}
         if self.localizer.honest:
             return {"localizer": self.n_grow_, "conformal": self.n_conformal_}
         return {"calibration": self.n_conformal_}
 
     def describe(self) -> dict[str, Any]:
-        return self.localizer.describe()
+        out = self.localizer.describe()
+        if self.localizer_source_ != "calibration":
+            out["forest_grown_on"] = self.localizer_source_
+        return out
 
 
 #: options of guarantee="pac" (calibrators/pac.py); None means forest_setup.PAC_DEFAULTS
 PAC_OPTIONS = tuple(PAC_DEFAULTS)
+#: where the forest is grown: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
+LOCALIZER_DATA = ("calibration", "training")
 
 
 def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
+    if opts["localizer_data"] not in LOCALIZER_DATA:
+        raise InputError(f"localizer_data must be one of {list(LOCALIZER_DATA)}, got {opts['localizer_data']!r}.")
+    if opts["localizer_data"] == "training" and (opts["guarantee"] == "pac" or not est.honest or est.prefit):
+        raise InputError(
+            "localizer_data='training' grows an honest forest on the training part's out-of-fold scores: it needs "
+            "the training data (not prefit=True), honest=True and guarantee='marginal'; use "
+            "localizer_data='calibration' otherwise."
+        )
     if opts["guarantee"] == "pac":
         return get_variant("lcp-rf", "pac")(est, opts, seed)  # registered by calibrators/pac.py
     if opts["guarantee"] != "marginal":
@@ -91,12 +140,13 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     stray = [k for k in PAC_OPTIONS if opts[k] is not None]
     if stray:
         raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
-    return LCPForestCalibrator(make_forest_localizer(est, seed), est.localizer_size, est.n_jobs)
+    return LCPForestCalibrator(make_forest_localizer(est, seed, tune=True), est.localizer_size, est.n_jobs)
 
 
 register(MethodSpec(
     "lcp-rf",
     _make_lcp_rf,
-    options={"guarantee": "marginal", **dict.fromkeys(PAC_OPTIONS)},
+    options={"guarantee": "marginal", **dict.fromkeys(PAC_OPTIONS), "localizer_data": "calibration", "cv": 5},
     title="LCP-RF (exact localized conformal, forest weights)",
+    needs_training=lambda opts: opts["localizer_data"] == "training",
 ))

@@ -32,17 +32,22 @@ class MethodSpec:
         Method-specific option names and their defaults.
     title : str
         Human-readable name for summaries.
-    needs_training : bool
+    needs_training : bool or callable
         The calibrator learns from the training part: ``fit`` then keeps the
         training rows and their out-of-fold scores (option ``cv`` folds) and
-        hands them to the calibrator's ``set_reference(X, scores)``.
+        hands them to the calibrator's ``set_reference(X, scores)``. A
+        callable decides from the method's options (:meth:`uses_training`).
     """
 
     name: str
     factory: Callable[["ConformalRegressor", dict[str, Any], int | None], Calibrator]
     options: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
-    needs_training: bool = False
+    needs_training: bool | Callable[[Mapping[str, Any]], bool] = False
+
+    def uses_training(self, options: Mapping[str, Any]) -> bool:
+        """Whether ``fit`` must keep the training part with out-of-fold scores, given the filled options."""
+        return bool(self.needs_training(options)) if callable(self.needs_training) else self.needs_training
 
 
 METHODS: dict[str, MethodSpec] = {}

@@ -24,6 +24,7 @@ from .. import _kernels
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError, NotFittedError
 from ._float32 import RankColumns
+from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
 
 
 def auto_min_samples_leaf(n_grow: int) -> int:
@@ -108,10 +109,15 @@ class ForestLocalizer:
     ----------
     n_estimators : int
         Number of trees k.
-    min_samples_leaf : int or "auto"
-        Minimum leaf size when growing; "auto" is :func:`auto_min_samples_leaf`.
-    max_features : float, int or str
-        Features tried at each split (scikit-learn's meaning).
+    min_samples_leaf : int, "tune" or "auto"
+        Minimum leaf size when growing. "tune" (default) chooses it among a
+        geometric grid by simulated LCP-RF calibrations on the growing data
+        only (:mod:`confrf.localizers.tuning`); "auto" is
+        :func:`auto_min_samples_leaf`, the paper's Assumption 3 rule.
+    max_features : float, int, str or None
+        Features tried at each split (scikit-learn's meaning); "tune" (default)
+        chooses between all features and a third of them, with the leaf
+        size, by the same simulated calibrations.
     max_depth : int or None
         Maximum tree depth.
     bootstrap : bool
@@ -123,22 +129,33 @@ class ForestLocalizer:
         Seed of the forest.
     n_jobs : int or None
         Threads for growing the forest and for the kernels.
+    alpha : float
+        Miscoverage level the "tune" rule scores candidates at.
+    conformal_ratio : float
+        Conformal points the forest will index per growing point (set by
+        the calibrator from the part sizes); the "tune" rule simulates leaves
+        of the conformal mass they will have.
     """
 
     n_estimators: int = 100
-    min_samples_leaf: int | str = "auto"
-    max_features: float | int | str | None = 1.0
+    min_samples_leaf: int | str = TUNE
+    max_features: float | int | str | None = TUNE
     max_depth: int | None = None
     bootstrap: bool = True
     honest: bool = True
     random_state: int | None = None
     n_jobs: int | None = None
+    alpha: float = 0.1
+    conformal_ratio: float = 1.0
     forest_: RandomForestRegressor | None = field(default=None, repr=False)
     rank_columns_: RankColumns | None = field(default=None, repr=False)  # columns float32 would blur
     index_: LeafIndex | None = field(default=None, repr=False)
     min_samples_leaf_: int | None = field(default=None, repr=False)
+    max_features_: float | int | str | None = field(default=None, repr=False)
+    tuning_: ForestTuning | None = field(default=None, repr=False)  # the "tune" rule's candidates and scores
     n_grow_: int | None = field(default=None, repr=False)
     grow_seconds_: float | None = field(default=None, repr=False)  # growing the scikit-learn forest
+    tune_seconds_: float | None = field(default=None, repr=False)  # the "tune" rule's simulated calibrations
     index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
 
     # -- lifecycle ---------------------------------------------------------
@@ -146,19 +163,33 @@ class ForestLocalizer:
         """Grow the forest of the scores on (X, scores)."""
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
-        msl = self.min_samples_leaf
-        if msl == "auto":
+        msl, mf = self.min_samples_leaf, self.max_features
+        self.tuning_ = None
+        t0 = time.perf_counter()
+        if isinstance(msl, str) and msl in ("auto", TUNE):
             msl = auto_min_samples_leaf(X.shape[0])
-        if not isinstance(msl, (int, np.integer)) or msl < 1:
-            raise InputError(f"min_samples_leaf must be a positive integer or 'auto', got {self.min_samples_leaf!r}.")
-        self.min_samples_leaf_ = int(msl)
-        self.n_grow_ = int(X.shape[0])
+        if isinstance(msl, (bool, np.bool_)) or not isinstance(msl, (int, np.integer)) or msl < 1:
+            raise InputError(f"min_samples_leaf must be a positive integer, 'tune' or 'auto', got "
+                             f"{self.min_samples_leaf!r}.")
         self.rank_columns_ = RankColumns.learn(X)
+        if self.min_samples_leaf == TUNE or mf == TUNE:
+            # choose on the growing data only: the points indexed later never influence the forest
+            self.tuning_ = tune_forest(
+                self._tree_input(X), V, alpha=self.alpha, random_state=self.random_state, n_jobs=self.n_jobs,
+                leaves=leaf_candidates(X.shape[0], msl) if self.min_samples_leaf == TUNE else [msl],
+                max_features=feature_candidates(X.shape[1]) if mf == TUNE else [mf],
+                forest_kwargs={"max_depth": self.max_depth, "bootstrap": self.bootstrap},
+                conformal_ratio=self.conformal_ratio,
+            )
+            msl, mf = self.tuning_.chosen
+        self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None
+        self.min_samples_leaf_, self.max_features_ = int(msl), mf
+        self.n_grow_ = int(X.shape[0])
         t0 = time.perf_counter()
         self.forest_ = RandomForestRegressor(
             n_estimators=self.n_estimators,
             min_samples_leaf=self.min_samples_leaf_,
-            max_features=self.max_features,
+            max_features=self.max_features_,
             max_depth=self.max_depth,
             bootstrap=self.bootstrap,
             random_state=self.random_state,
@@ -280,12 +311,22 @@ class ForestLocalizer:
             leaves[:, l] = est.tree_.apply(X32)
         return leaves + offsets[None, :]
 
+    def _leaf_rule(self) -> str:
+        tuned = [k for k in ("min_samples_leaf", "max_features") if getattr(self, k) == TUNE]
+        if tuned:
+            return (f"{' and '.join(tuned)} tuned on the localizer part only (the conformal points are not "
+                    "used, so the guarantee stays exact)")
+        if self.min_samples_leaf == "auto":
+            return "auto: ceil(sqrt(n_localizer))"
+        return "given"
+
     def describe(self) -> dict[str, Any]:
         """Forest settings and leaf-size facts for summaries."""
         out: dict[str, Any] = {
             "n_estimators": self.n_estimators,
             "min_samples_leaf": self.min_samples_leaf_,
-            "max_features": self.max_features,
+            "settings_rule": self._leaf_rule(),
+            "max_features": self.max_features_,
             "max_depth": self.max_depth,
             "bootstrap": self.bootstrap,
             "honest": self.honest,
@@ -295,6 +336,10 @@ class ForestLocalizer:
             out["leaf_size_min"] = int(sizes.min()) if sizes.size else 0
             out["leaf_size_median"] = float(np.median(sizes)) if sizes.size else 0.0
         # growing is scikit-learn's work; the O(n k) index of the conformal points is ours
+        if self.tuning_ is not None:
+            out["tuning_(leaf/max_features: mean half interval score; *: chosen)"] = self.tuning_.text()
+        if self.tune_seconds_ is not None:
+            out["time_tuning"] = f"{self.tune_seconds_:.2f} s"
         if self.grow_seconds_ is not None:
             out["time_growing"] = f"{self.grow_seconds_:.2f} s"
         if self.index_seconds_ is not None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..calibrators import get_method
+from ..localizers.tuning import ForestTuning
 from ..models import model_name
 from .diagnostics import assumption_checks
 from .summary import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
@@ -58,6 +59,9 @@ def add_header(s: Summary, result: "ConformalResult") -> None:
         long = [f"{k}: {_fmt(v)}" for (k, v), f in zip(items, fits) if not f]
         if long:
             s.tables.append(text_table(long))
+        tuning = getattr(getattr(est.calibrator_, "localizer", None), "tuning_", None)
+        if isinstance(tuning, ForestTuning):  # the candidates of min_samples_leaf/max_features="tune", tidy
+            s.frames["tuning"] = tuning.table()
 
     g = result.guarantee
     s.add_section("guarantee",

@@ -1,0 +1,201 @@
+"""Leaf size and max_features of the forest localizer chosen from data (``"tune"``).
+
+Candidates (leaf sizes ceil(sqrt(n)), half of it, ... down to ``MIN_LEAF``,
+times max_features in ``FEATURE_SHARES``) are compared by a simulated honest
+LCP-RF calibration run inside the data the forest is grown on (the
+*localizer part*) and nowhere else: a forest of ``TUNE_TREES`` trees is grown
+on a third of it, each of the other two thirds is indexed as the conformal
+points in turn and the other one is predicted as test points with the exact
+LCP-RF thresholds (the same Cython kernels as the real calibration). A
+candidate's score is the mean over those test points of the half interval
+score in score units,
+
+    t(x) + (1/alpha) (V - t(x))_+,
+
+the proper scoring rule of the conditional (1 - alpha)-quantile of the score
+(for ``|y - mu|`` it is half of Gneiting and Raftery's interval score);
+infinite thresholds count as twice the largest tuning score and candidates
+with more than ``MAX_INFINITE`` infinite intervals are set aside when another
+one has fewer. A candidate replaces the sqrt rule (with the first max_features)
+only when it beats it by more than one standard error of the paired
+per-point differences. The conformal points never enter, so Guan's finite-sample
+guarantee is exact whatever is chosen: the forest is a fixed function of data
+independent of the conformal and test points.
+
+A tuning fold is as large as the growing third, so a tuning leaf of ``m``
+growing points holds about ``m`` conformal points; a candidate leaf size is
+simulated with the leaf size that gives its leaves the conformal mass they
+will have in the final forest (``conformal_ratio``: 1 with the default
+``localizer_size=0.5``), the mass that decides how often LCP's interval is
+infinite. At large n the tuning runs on a random subsample of
+``MAX_TUNE_POINTS`` points, which bounds its cost.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._parallel import kernel_threads
+from .._validation import min_calibration_size, required_count
+
+#: the value of ``min_samples_leaf`` that asks for tuning
+TUNE = "tune"
+#: most localizer points used for tuning (a random subsample above): bounds its cost at large n
+MAX_TUNE_POINTS = 12_000
+#: trees of each tuning forest (the final forest has ``n_estimators``)
+TUNE_TREES = 15
+#: candidates above this share of infinite intervals are set aside if another has fewer
+MAX_INFINITE = 0.01
+#: smallest candidate leaf size
+MIN_LEAF = 3
+#: max_features tried when it is "tune": all features, and a third of them (the usual regression-forest choice)
+FEATURE_SHARES = (1.0, 1.0 / 3.0)
+
+
+@dataclass(frozen=True)
+class ForestTuning:
+    """The candidates compared by :func:`tune_forest` and the one chosen.
+
+    Attributes
+    ----------
+    candidates : tuple of (int, float or int or str or None)
+        (min_samples_leaf on the whole localizer part, max_features) pairs.
+    scores : tuple of float
+        Mean half interval score of each candidate (lower is better), in score units.
+    infinite : tuple of float
+        Share of infinite intervals of each candidate in the simulated calibration.
+    chosen : (int, max_features)
+        The selected pair.
+    n_points : int
+        Localizer points the tuning used (a subsample at large n).
+    reason : str
+        Why tuning fell back to the first candidate without simulation, or "" when it ran.
+    """
+
+    candidates: tuple[tuple[int, Any], ...]
+    scores: tuple[float, ...]
+    infinite: tuple[float, ...]
+    chosen: tuple[int, Any]
+    n_points: int
+    reason: str = ""
+
+    def table(self) -> pd.DataFrame:
+        """One row per candidate: min_samples_leaf, max_features, score, share_infinite, chosen."""
+        return pd.DataFrame({"min_samples_leaf": [c[0] for c in self.candidates],
+                             "max_features": [c[1] for c in self.candidates], "score": self.scores,
+                             "share_infinite": self.infinite,
+                             "chosen": [c == self.chosen for c in self.candidates]})
+
+    def text(self) -> str:
+        """``"leaf/features: score, ..."`` with the choice starred, for the summary."""
+        if self.reason:
+            return f"not run ({self.reason}); kept {_label(self.chosen)}"
+        parts = [f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
+                 for c, s, i in zip(self.candidates, self.scores, self.infinite)]
+        return ", ".join(parts)
+
+
+def _label(c: tuple[int, Any]) -> str:
+    mf = c[1]
+    return f"{c[0]}/{mf:.2g}" if isinstance(mf, float) else f"{c[0]}/{mf}"
+
+
+def leaf_candidates(n_grow: int, top: int) -> list[int]:
+    """Geometric grid top, top/2, top/4, ... down to MIN_LEAF (``top``: the sqrt rule)."""
+    out, m = [], float(top)
+    while m >= MIN_LEAF:
+        out.append(int(round(m)))
+        m /= 2.0
+    return sorted(set(min(c, max(1, n_grow)) for c in out or [top]))
+
+
+def feature_candidates(p: int) -> list[float]:
+    """FEATURE_SHARES without those that try the same number of features on p columns."""
+    seen, out = set(), []
+    for share in FEATURE_SHARES:
+        k = max(1, int(share * p))
+        if k not in seen:
+            seen.add(k)
+            out.append(share)
+    return out
+
+
+def half_interval_score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
+    """t + (1/alpha)(v - t)_+ per point, an infinite t counted as ``cap``."""
+    t = np.where(np.isinf(t), cap, t)
+    return t + np.maximum(v - t, 0.0) / alpha
+
+
+def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int], max_features: list[Any],
+                forest_kwargs: dict[str, Any], random_state: int | None, n_jobs: int | None,
+                conformal_ratio: float = 1.0) -> ForestTuning:
+    """Choose (min_samples_leaf, max_features) for a forest grown on (X, V) by simulated LCP-RF calibrations on (X, V).
+
+    Every pair of ``leaves`` x ``max_features`` is a candidate; the pair of
+    the largest leaf and the first ``max_features`` is kept when the data are
+    too few to simulate a calibration.
+    ``forest_kwargs``: the other settings of the final forest (max_depth,
+    bootstrap). ``conformal_ratio``: conformal points per growing point of
+    the final forest (1 for ``localizer_size=0.5``); a candidate leaf ``m``
+    is simulated with ``m * conformal_ratio`` growing points per leaf, so its
+    tuning leaves hold as many conformal points as the final ones will.
+    Deterministic given ``random_state``; ``n_jobs`` only parallelizes.
+    """
+    from .forest import ForestLocalizer  # forest.py calls this module from grow()
+
+    # largest leaf first: the fallback and, among equal scores, the choice closest to the sqrt rule
+    cands = [(int(m), f) for f in max_features for m in sorted(leaves, reverse=True)]
+    n = X.shape[0]
+    rng = np.random.default_rng(random_state)
+    use = rng.permutation(n)[:min(n, MAX_TUNE_POINTS)]
+    n_t = use.shape[0]
+    grow, folds = use[: n_t // 3], (use[n_t // 3: 2 * n_t // 3], use[2 * n_t // 3:])
+    if len(cands) == 1 or folds[0].shape[0] < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha)):
+        reason = ("a single candidate" if len(cands) == 1 else
+                  f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}")
+        return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
+    cap = 2.0 * float(np.max(V[use]))
+    seed = int(rng.integers(0, 2**31 - 1))
+    losses, infinite = [], []
+    for m, mf in cands:
+        m_t = max(1, int(round(m * conformal_ratio)))  # tuning folds are as large as the growing third
+        loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t, max_features=mf, random_state=seed,
+                              n_jobs=n_jobs, **forest_kwargs)
+        loc.grow(X[grow], V[grow])
+        t = []
+        for conf, test in (folds, folds[::-1]):
+            loc.index(X[conf], V[conf])
+            t.append(loc.thresholds(X[test], required_count(alpha, conf.shape[0]),
+                                    n_threads=kernel_threads(n_jobs))[0])
+        t = np.concatenate(t)  # thresholds of folds[1] then folds[0]: the same order for every candidate
+        losses.append(half_interval_score(t, V[np.concatenate(folds[::-1])], alpha, cap))
+        infinite.append(float(np.mean(np.isinf(t))))
+    scores = tuple(float(np.mean(x)) for x in losses)
+    return ForestTuning(tuple(cands), scores, tuple(infinite), cands[_choose(losses, infinite)], n_t)
+
+
+def _choose(losses: list[np.ndarray], infinite: list[float]) -> int:
+    """Index of the chosen candidate; candidate 0 (the largest leaf, the first max_features) is the baseline.
+
+    Candidates with more than MAX_INFINITE infinite intervals are set aside
+    (all but those with the fewest, if none is below). A candidate replaces
+    the baseline only if its mean loss beats the baseline's by more than one
+    standard error of the paired per-point differences, so that noise at small
+    n does not move the forest away from the sqrt rule; among those, the
+    lowest mean loss wins (ties: the earlier candidate).
+    """
+    ok = [i for i, s in enumerate(infinite) if s <= MAX_INFINITE]
+    if not ok:
+        ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
+    if 0 in ok:
+        def beats_baseline(i: int) -> bool:
+            d = losses[i] - losses[0]
+            return i == 0 or float(np.mean(d)) + float(np.std(d, ddof=1)) / math.sqrt(d.shape[0]) < 0.0
+
+        ok = [i for i in ok if beats_baseline(i)]
+    return min(ok, key=lambda i: (float(np.mean(losses[i])), i))

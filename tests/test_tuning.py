@@ -1,0 +1,255 @@
+"""The "tune" rule of the forest localizer: honest by construction, deterministic, and its choice rules.
+
+Honesty is checked deterministically: the forest (tuned settings and every
+tree's structure) must not change when the conformal points are permuted or
+replaced, because the tuning sees only the localizer part.
+"""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+
+import confrf as cf
+from confrf._validation import required_count
+from confrf.calibrators.base import random_split
+from confrf.calibrators.lcp_rf import LCPForestCalibrator
+from confrf.exceptions import InputError
+from confrf.localizers import ForestLocalizer
+from confrf.localizers.tuning import (MAX_INFINITE, MIN_LEAF, _choose, feature_candidates, half_interval_score,
+                                     leaf_candidates, tune_forest)
+
+
+def _data(n, seed=0, p=4):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, p))
+    V = np.abs((0.2 + 2 * X[:, 0] ** 2) * rng.normal(size=n))
+    return X, V
+
+
+def _trees(loc):
+    return [(t.tree_.feature.copy(), t.tree_.threshold.copy(), t.tree_.children_left.copy(),
+             t.tree_.children_right.copy(), t.tree_.value.copy()) for t in loc.forest_.estimators_]
+
+
+def _same_trees(a, b):
+    assert len(a) == len(b)
+    for ta, tb in zip(a, b):
+        for xa, xb in zip(ta, tb):
+            np.testing.assert_array_equal(xa, xb)
+
+
+def _calibrate(X, V, seed=3, **kw):
+    loc = ForestLocalizer(n_estimators=10, random_state=7, **kw)
+    return LCPForestCalibrator(loc).calibrate(X, V, alpha=0.1, rng=np.random.default_rng(seed))
+
+
+def test_conformal_points_never_change_the_tuned_forest():
+    X, V = _data(1200)
+    base = _calibrate(X, V)
+    grow, conf = random_split(X.shape[0], 0.5, np.random.default_rng(3), "localizer part", "localizer_size")
+    rng = np.random.default_rng(11)
+    # permute the conformal rows among themselves, and replace half of them by new points with new scores
+    X2, V2 = X.copy(), V.copy()
+    perm = rng.permutation(conf)
+    X2[conf], V2[conf] = X[perm], V[perm]
+    new = conf[: conf.shape[0] // 2]
+    X2[new] = rng.uniform(size=(new.shape[0], X.shape[1]))
+    V2[new] = 100.0 * rng.exponential(size=new.shape[0])
+    other = _calibrate(X2, V2)
+    assert base.localizer.tuning_ == other.localizer.tuning_  # candidates, scores, choice: all equal
+    assert len(base.localizer.tuning_.candidates) > 2
+    _same_trees(_trees(base.localizer), _trees(other.localizer))
+    # the check has teeth: changing a localizer point changes the tuning
+    X3 = X.copy()
+    X3[grow[:50]] = rng.uniform(size=(50, X.shape[1]))
+    assert _calibrate(X3, V).localizer.tuning_.scores != base.localizer.tuning_.scores
+
+
+def test_estimator_level_honesty_with_the_default_settings():
+    X, V = _data(1500, seed=1)
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0]) + V * np.sign(np.sin(np.arange(1500)))
+    model = LinearRegression().fit(X[:300], y[:300])
+    Xc, yc = X[300:], y[300:]
+
+    def fit(Xc, yc):
+        return cf.ConformalRegressor(model=model, prefit=True, n_estimators=10, random_state=5).conformalize(Xc, yc)
+
+    a = fit(Xc, yc)
+    seeds = cf.estimator._seeds(5, 4)
+    _, conf = random_split(Xc.shape[0], 0.5, np.random.default_rng(seeds[1]), "localizer part", "localizer_size")
+    Xc2, yc2 = Xc.copy(), yc.copy()
+    perm = np.random.default_rng(0).permutation(conf)
+    Xc2[conf], yc2[conf] = Xc[perm], yc[perm] + 3.0
+    b = fit(Xc2, yc2)
+    assert a.localizer_.tuning_ == b.localizer_.tuning_
+    assert (a.localizer_.min_samples_leaf_, a.localizer_.max_features_) == a.localizer_.tuning_.chosen
+    _same_trees(_trees(a.localizer_), _trees(b.localizer_))
+
+
+def test_deterministic_and_n_jobs_free():
+    X, V = _data(1500, seed=2)
+    Xt = _data(300, seed=9)[0]
+    runs = []
+    for n_jobs in (1, 2, 1):
+        loc = ForestLocalizer(n_estimators=12, random_state=4, n_jobs=n_jobs).grow(X[:900], V[:900])
+        loc.index(X[900:], V[900:])
+        runs.append((loc.tuning_, _trees(loc), loc.thresholds(Xt, 550)[0]))
+    for tuning, trees, t in runs[1:]:
+        assert tuning == runs[0][0]
+        _same_trees(trees, runs[0][1])
+        np.testing.assert_array_equal(t, runs[0][2])
+
+
+def test_auto_and_integers_are_not_tuned():
+    X, V = _data(600)
+    auto = ForestLocalizer(n_estimators=5, min_samples_leaf="auto", max_features=1.0, random_state=0).grow(X, V)
+    assert auto.tuning_ is None and auto.min_samples_leaf_ == 25 and auto.max_features_ == 1.0
+    fixed = ForestLocalizer(n_estimators=5, min_samples_leaf=7, max_features=0.5, random_state=0).grow(X, V)
+    assert fixed.tuning_ is None and fixed.min_samples_leaf_ == 7
+    # one setting tuned, the other given: only the tuned one varies among the candidates
+    leaf_only = ForestLocalizer(n_estimators=5, max_features=0.5, random_state=0).grow(X, V)
+    assert {c[1] for c in leaf_only.tuning_.candidates} == {0.5}
+    feat_only = ForestLocalizer(n_estimators=5, min_samples_leaf=9, random_state=0).grow(X, V)
+    assert {c[0] for c in feat_only.tuning_.candidates} == {9} and len(feat_only.tuning_.candidates) == 2
+    for bad in ("tuned", 0, True, 2.5):
+        with pytest.raises(InputError, match="min_samples_leaf"):
+            ForestLocalizer(min_samples_leaf=bad).grow(X, V)
+
+
+def test_too_few_points_fall_back_to_the_sqrt_rule():
+    X, V = _data(40)
+    loc = ForestLocalizer(n_estimators=5, random_state=0).grow(X, V)
+    assert loc.tuning_.reason and "too few" in loc.tuning_.text()
+    assert loc.min_samples_leaf_ == 7  # max(5, ceil(sqrt(40)))
+
+
+def test_grids():
+    assert leaf_candidates(5000, 71) == [4, 9, 18, 36, 71]
+    assert min(leaf_candidates(10**6, 1000)) >= MIN_LEAF
+    assert leaf_candidates(30, 6) == [3, 6]
+    assert feature_candidates(9) == [1.0, 1 / 3] and feature_candidates(1) == [1.0]
+
+
+def test_scoring_and_choice_rules():
+    t = np.array([1.0, 2.0, np.inf])
+    v = np.array([2.0, 1.0, 5.0])
+    # t + (v - t)_+ / alpha, infinite t counted as the cap
+    np.testing.assert_allclose(half_interval_score(t, v, 0.1, 50.0), [1.0 + 10.0, 2.0, 50.0])
+    rng = np.random.default_rng(0)
+    base = 1.0 + rng.exponential(size=400)
+    better = base - 0.2  # beats the baseline (candidate 0) at every point
+    noisy = base + rng.normal(scale=1.0, size=400) - 0.01  # lower mean, but well within one standard error
+    assert _choose([base, better, better - 0.1], [0.0, 0.0, 0.0]) == 2
+    assert _choose([base, noisy], [0.0, 0.0]) == 0
+    # too many infinite intervals set a candidate aside, however good its loss
+    assert _choose([base, better - 0.1, better], [0.0, MAX_INFINITE * 2, 0.0]) == 2
+    # when the baseline is set aside too, the lowest mean among those with the fewest infinite wins
+    assert _choose([base, better, noisy], [0.5, 0.2, 0.2]) == 1
+
+
+def test_tuned_scores_are_the_simulated_calibration():
+    """A candidate's score is recomputed here from its definition (thirds, two cross-fitted folds)."""
+    X, V = _data(900, seed=5)
+    tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=1,
+                      n_jobs=1)
+    rng = np.random.default_rng(1)
+    use = rng.permutation(900)
+    seed = int(rng.integers(0, 2**31 - 1))
+    g, f1, f2 = use[:300], use[300:600], use[600:]
+    for (m, mf), score in zip(tun.candidates, tun.scores):
+        loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m, max_features=mf, random_state=seed).grow(X[g], V[g])
+        total = 0.0
+        for c, e in ((f1, f2), (f2, f1)):
+            loc.index(X[c], V[c])
+            th = loc.thresholds(X[e], required_count(0.1, c.shape[0]))[0]  # the kernel is tested elsewhere
+            th = np.where(np.isinf(th), 2 * V.max(), th)
+            total += np.sum(th + np.maximum(V[e] - th, 0) / 0.1)
+        assert score == pytest.approx(total / 600, rel=1e-9)
+
+
+@pytest.mark.long
+def test_tuned_default_marginal_coverage_long(mc_reps):
+    """Fresh calibration and test sets per draw; the tuned default must keep 1 - alpha (exact theory)."""
+    rng = np.random.default_rng(77)
+    train = cf.datasets.make_toy(400, random_state=rng)
+    model = LinearRegression().fit(np.asarray(train.X), train.y)
+    cover = []
+    for _ in range(mc_reps or 150):
+        cal = cf.datasets.make_toy(600, random_state=rng)
+        test = cf.datasets.make_toy(300, random_state=rng)
+        reg = cf.ConformalRegressor(model=model, prefit=True, n_estimators=30, random_state=int(rng.integers(2**31)))
+        reg.conformalize(np.asarray(cal.X), cal.y)
+        lo, hi = reg.predict_interval(np.asarray(test.X)).T
+        cover.append(np.mean((test.y >= lo) & (test.y <= hi)))
+    cover = np.asarray(cover)
+    mean, se = cover.mean(), cover.std(ddof=1) / np.sqrt(cover.shape[0])
+    print(f"tuned LCP-RF: coverage {mean:.4f} (se {se:.4f}) over {cover.shape[0]} draws")
+    assert mean >= 0.9 - 3 * se
+
+
+def test_summary_shows_the_candidates_and_the_choice():
+    sim = cf.datasets.make_sim(1500, random_state=0)
+    res = cf.lcp_rf(sim.formula, data=sim.frame, model="ols", random_state=0, n_estimators=10)
+    s = res.summary()
+    loc = res.estimator.localizer_
+    table = s.frames["tuning"]
+    assert len(table) == len(loc.tuning_.candidates) and table["chosen"].sum() == 1
+    chosen = table[table["chosen"]].iloc[0]
+    assert (chosen["min_samples_leaf"], chosen["max_features"]) == (loc.min_samples_leaf_, loc.max_features_)
+    text = " ".join(str(s).split())
+    assert "guarantee stays exact" in text and f"{loc.min_samples_leaf_}/" in text and "*:" in text
+
+
+def test_forest_on_out_of_fold_training_scores():
+    """localizer_data="training": the forest never sees the calibration set, so it is the same whatever it holds."""
+    X, V = _data(1600, seed=3)
+    y = X[:, 1] + V * np.sign(np.cos(np.arange(1600)))
+
+    def fit(Xc, yc):
+        est = cf.ConformalRegressor(model="ols", n_estimators=10, random_state=2, options={"localizer_data": "training"})
+        return est.fit(X[:800], y[:800]).conformalize(Xc, yc)
+
+    a = fit(X[800:], y[800:])
+    b = fit(X[800:][::-1], y[800:][::-1] + 1.0)
+    assert a.calibrator_.sizes() == {"localizer (training)": 800, "conformal": 800}
+    assert a.localizer_.tuning_ == b.localizer_.tuning_
+    _same_trees(_trees(a.localizer_), _trees(b.localizer_))
+    assert "out-of-fold" in a.calibrator_.describe()["forest_grown_on"]
+    assert a.calibrator_.guarantee(0.1).certified
+    opts = {"localizer_data": "training"}
+    with pytest.raises(InputError, match="localizer_data"):
+        prefit = LinearRegression().fit(X[:800], y[:800])
+        cf.ConformalRegressor(model=prefit, prefit=True, options=opts).conformalize(X[800:], y[800:])
+    with pytest.raises(InputError, match="localizer_data"):
+        cf.ConformalRegressor(model="ols", honest=False, options=opts).fit(X[:800], y[:800]).conformalize(X[800:], y[800:])
+    with pytest.raises(InputError, match="localizer_data must be"):
+        cf.ConformalRegressor(model="ols", options={"localizer_data": "train"}).fit(X[:800], y[:800]) \
+            .conformalize(X[800:], y[800:])
+
+
+@pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-g"])
+def test_other_forest_methods_keep_the_sqrt_rule(method):
+    """Their weight-carrying parts (D1, the groups) are smaller than LCP-RF's: "tune" means the sqrt rule there."""
+    X, V = _data(3000, seed=4)
+    y = X[:, 0] + V * np.sign(np.sin(np.arange(3000)))
+    model = LinearRegression().fit(X[:600], y[:600])
+    opts = {"groups": "components"} if method == "lcp-rf-g" else {}
+    est = cf.ConformalRegressor(model=model, prefit=True, method=method, n_estimators=10, random_state=0,
+                                options=opts).conformalize(X[600:], y[600:])
+    loc = est.calibrator_.localizer
+    assert loc.tuning_ is None and loc.max_features_ == 1.0
+    assert loc.min_samples_leaf_ == cf.localizers.auto_min_samples_leaf(loc.n_grow_)
+
+
+def test_tuning_leaves_get_the_final_conformal_mass():
+    """A candidate leaf m is simulated with m * conformal_ratio growing points per leaf (thirds: equal folds)."""
+    X, V = _data(900, seed=6)
+    kw = dict(alpha=0.1, leaves=[12], max_features=[1.0, 0.5], forest_kwargs={}, random_state=2, n_jobs=1)
+    half = tune_forest(X, V, conformal_ratio=0.5, **kw)
+    six = tune_forest(X, V, **{**kw, "leaves": [6]})
+    assert half.scores == six.scores and half.candidates == ((12, 1.0), (12, 0.5))
+    # the calibrator passes its part sizes: localizer_size 0.7 -> 3 conformal points per 7 growing points
+    X, V = _data(1000, seed=7)
+    cal = LCPForestCalibrator(ForestLocalizer(n_estimators=5, random_state=0), localizer_size=0.7)
+    cal.calibrate(X, V, alpha=0.1, rng=np.random.default_rng(0))
+    assert cal.localizer.conformal_ratio == pytest.approx(300 / 700)
