@@ -198,8 +198,11 @@ class ConformalResult:
             )
         return _multi_alpha_frame(frames, alphas) if several else frames[0]
 
-    def _predict_meta(self, index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
+    def _predict_meta(self, index: pd.Index, details: bool = False, max_width: float | None = None) -> pd.DataFrame:
         """Empty frame with the columns and dtypes of :meth:`predict` (for lazy Dask output)."""
+        details = check_bool(details, "details")
+        if max_width is not None:
+            check_max_width(max_width)
         est = self.estimator
         labels = None if est.calib_groups_ is None else np.asarray(est.calib_groups_)[:1]
         d = est.predict_details(est.calib_X_[:1], groups=labels, progress=False)
