@@ -65,7 +65,9 @@ def compare_sets(results: tuple, test: Any, names: list[str], level: float) -> C
     """Evaluate every classification result on ``test`` (see :func:`confrf.compare`)."""
     bad = [type(r).__name__ for r in results if not isinstance(r, ClassificationResult)]
     if bad:
-        raise InputError(f"compare() takes results of one kind: these are not classification results: {bad}.")
+        raise InputError(f"compare() takes results of one kind, but {bad} are not classification results: prediction "
+                         "sets and prediction intervals have different metrics (set size vs width). Compare the "
+                         "classification results and the regression results in two calls.")
     evaluations, columns = {}, {}
     for name, res in zip(names, results):
         ev = res.evaluate(test, level=level)

@@ -19,7 +19,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from .._parallel import concat_chunks, governs_threads, map_row_chunks
-from .._validation import as_float_matrix, check_alpha, check_bool, check_int, check_n_jobs
+from .._validation import as_float_matrix, check_alpha, check_bool, check_int, check_n_jobs, min_calibration_size
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
 from ..estimator import _seeds
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
@@ -277,8 +277,8 @@ class ConformalClassifier(BaseEstimator):
             shown = ", ".join(f"{self.classes_[int(c)]!r} ({int(table.loc[c, 'conformal'])})" for c in small)
             warnings.warn(
                 f"{len(small)} class(es) have too few conformal calibration points for a finite threshold at "
-                f"alpha={self.alpha:g}, so they are in every prediction set: {shown}. Give more calibration data "
-                "or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
+                f"alpha={self.alpha:g}, so they are in every prediction set: {shown}; a finite threshold needs at "
+                f"least {min_calibration_size(self.alpha)} per class. Give more calibration data or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
 
     @property
     def mondrian_(self) -> bool:

@@ -16,6 +16,8 @@ from ..exceptions import InputError
 from ..models import FormulaResultsAdapter, clone_seeded, wrap_prefit
 
 CLASSIFIER_SHORTCUTS = ("gbm", "rf", "logit")
+#: tolerance on class probabilities (float32 models round; a row off by more is not a probability vector)
+PROBA_TOL = 1e-5
 CLASSIFIER_NAMES = {"gbm": "HistGradientBoostingClassifier", "rf": "RandomForestClassifier",
                     "logit": "Logit/MNLogit (statsmodels)"}
 
@@ -140,8 +142,17 @@ class ProbaModel:
             raise InputError(f"predict_proba returned shape {p.shape}; expected {self.columns.shape[0]} columns "
                              "(one per entry of classes_).")
         if not np.all(np.isfinite(p)):
-            raise InputError(f"the classifier's probabilities have NaN or inf in "
-                             f"{int((~np.isfinite(p)).any(axis=1).sum())} row(s).")
+            raise InputError(f"the classifier's predict_proba gave NaN or inf in "
+                             f"{int((~np.isfinite(p)).any(axis=1).sum())} of {p.shape[0]} row(s); conformal scores "
+                             "need finite probabilities. Check the model's input (its training may have diverged) "
+                             "or use another classifier.")
+        bad = (p < -PROBA_TOL).any(axis=1) | (p > 1 + PROBA_TOL).any(axis=1) | (np.abs(p.sum(axis=1) - 1) > PROBA_TOL)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"the classifier's predict_proba gave {int(bad.sum())} row(s) that are not probabilities "
+                             f"(each in [0, 1], summing to 1), e.g. row {i}: {np.round(p[i], 6).tolist()}; scores "
+                             "built on them would be meaningless. Use a classifier with calibrated probabilities, or "
+                             "normalize them (e.g. softmax) in a wrapper.")
         out = np.zeros((p.shape[0], self.n_levels))
         out[:, self.columns] = p  # levels the model never saw keep probability 0
         return out

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..calibrators import Guarantee, PACReport
-from .._validation import check_alphas
-from ..exceptions import InputError
+from .._validation import check_alphas, min_calibration_size
+from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from ..results.diagnostics import calibration_ess, distribution_row
@@ -158,6 +159,7 @@ class ClassificationResult:
             frames.append(self._set_frame(d, newdata.index))
             if a == alphas[0]:
                 self._last_predict = {"n": int(X.shape[0]), **set_facts(d["sets"])}
+            self._warn_infinite(d["t"], a)
         if not several:
             return frames[0]
         parts = [frames[0][["pred"]]]
@@ -165,6 +167,25 @@ class ClassificationResult:
             per = f.drop(columns="pred")
             parts.append(per.set_axis([f"{c}_{a!r}" for c in per.columns], axis=1))  # alpha's repr, as in regression
         return pd.concat(parts, axis=1)
+
+    def _warn_infinite(self, t: np.ndarray, alpha: float) -> None:
+        """Full sets from an infinite threshold: say how many and the calibration size a finite one needs."""
+        inf = ~np.isfinite(t)
+        if not inf.any():
+            return
+        parts = ", ".join(f"{k}={v}" for k, v in self.nobs.items() if k != "train")
+        need = min_calibration_size(alpha)
+        if inf.ndim == 2:  # class-conditional: a class calibrated on too few of its points is in every set
+            shown = ", ".join(f"{self.levels[k]!r}" for k in np.flatnonzero(inf.any(axis=0)))
+            what = (f"class(es) {shown} have an infinite threshold at alpha={alpha:g} in {int(inf.any(axis=1).sum())} "
+                    f"of {t.shape[0]} rows, so they are in those sets: a finite threshold needs at least {need} "
+                    "conformal calibration points of the class (see summary()'s Classes table; localized methods need that "
+                    "much forest weight near the row)")
+        else:
+            what = (f"{int(inf.sum())} of {t.shape[0]} rows have an infinite threshold at alpha={alpha:g}, so their "
+                    f"sets hold every class: a finite threshold needs at least {need} conformal calibration points "
+                    f"(this fit: {parts}; localized methods need that much forest weight near the row)")
+        warnings.warn(what + ". Give more calibration data or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
 
     def _set_frame(self, d: dict[str, np.ndarray], index: pd.Index) -> pd.DataFrame:
         sets = d["sets"]
