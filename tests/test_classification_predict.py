@@ -129,3 +129,14 @@ def test_prefit_statsmodels_that_cannot_be_matched(data):
     mn = sm.MNLogit(train.y01, sm.add_constant(train[["x1", "x2"]])).fit(disp=0)  # classes '0', '1'
     with pytest.raises(InputError, match=r"classes \['0', '1'\].*levels \['a', 'b', 'c'\]"):
         cf.conformal("y ~ x1 + x2", data=cal, model=mn, prefit=True, method="split")
+
+
+@pytest.mark.parametrize("module", ["api", "compare", "estimator", "evaluation", "models", "result", "scores"])
+def test_classification_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # small examples may warn about small classes; the outputs are checked
+        result = doctest.testmod(importlib.import_module(f"confrf.classification.{module}"))
+    assert result.attempted > 0 and result.failed == 0

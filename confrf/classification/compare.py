@@ -27,6 +27,21 @@ class ClassComparison:
         Rows: metrics; columns: the results' names.
     evaluations : dict
         Name -> :class:`confrf.classification.evaluation.ClassEvaluation`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import confrf as cf
+    >>> from sklearn.datasets import load_wine
+    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+    >>> test = np.random.default_rng(0).random(len(df)) < 0.3
+    >>> kw = dict(data=df[~test], model="rf", random_state=0)
+    >>> cmp = cf.compare(cf.conformal("target ~ .", method="split", **kw),
+    ...                  cf.conformal("target ~ .", method="split-g", **kw), test=df[test])
+    >>> cmp.frame.columns.tolist()
+    ['split', 'split-g']
+    >>> cmp.frame.loc[["method", "guarantee"], "split-g"].tolist()
+    ['split-g', 'class-conditional']
     """
 
     def __init__(self, frame: pd.DataFrame, evaluations: dict[str, ClassEvaluation], level: float) -> None:
