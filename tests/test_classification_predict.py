@@ -43,6 +43,8 @@ def test_one_row_inputs_and_empty_frame(res, data):
     empty = res.predict(test.iloc[:0])
     assert empty.columns.tolist() == ["pred", "size", "a", "b", "c"] and len(empty) == 0
     assert [empty[c].dtype for c in ("a", "b", "c")] == [bool] * 3 and empty["size"].dtype == np.int64
+    assert res.predict_proba(test.iloc[:0]).shape == (0, 3)
+    assert res.estimator.predict(np.empty((0, 2))).shape == (0,)
 
 
 def test_several_alphas_follow_the_regression_naming(res, data):

@@ -137,6 +137,8 @@ class ProbaModel:
         self.n_levels = len(levels)
 
     def proba(self, X: np.ndarray) -> np.ndarray:
+        if X.shape[0] == 0:  # scikit-learn refuses 0 rows; the answer is simply empty
+            return np.zeros((0, self.n_levels))
         p = np.asarray(self.model.predict_proba(X), dtype=np.float64)
         if p.ndim != 2 or p.shape[1] != self.columns.shape[0]:
             raise InputError(f"predict_proba returned shape {p.shape}; expected {self.columns.shape[0]} columns "
