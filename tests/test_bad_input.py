@@ -172,8 +172,12 @@ CASES = [
 
 @pytest.mark.parametrize("call, error, fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_input_gets_a_confrf_error(df, res, call, error, fragment):
+    assert_confrf_error(call, error, fragment, df, res)
+
+
+def assert_confrf_error(call, error, fragment, *args):
     with pytest.raises(error) as info:
-        call(df, res)
+        call(*args)
     assert isinstance(info.value, cf.ConfrfError)
     assert fragment in str(info.value)
 
@@ -309,10 +313,7 @@ CLASS_CASES = [
 
 @pytest.mark.parametrize("call, error, fragment", [c[1:] for c in CLASS_CASES], ids=[c[0] for c in CLASS_CASES])
 def test_bad_classification_input_gets_a_confrf_error(cdf, cres, call, error, fragment):
-    with pytest.raises(error) as info:
-        call(cdf, cres)
-    assert isinstance(info.value, cf.ConfrfError)
-    assert fragment in str(info.value)
+    assert_confrf_error(call, error, fragment, cdf, cres)
 
 
 def test_label_kinds_keep_their_values(cdf):

@@ -14,7 +14,7 @@ from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from ..results.diagnostics import calibration_ess, distribution_row
-from ..results.result import _is_dask_collection
+from ..results.result import _is_dask_collection, _multi_alpha_frame
 from ..results.report import add_assumptions, add_header, short_text
 from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .estimator import ConformalClassifier
@@ -160,13 +160,7 @@ class ClassificationResult:
             if a == alphas[0]:
                 self._last_predict = {"n": int(X.shape[0]), **set_facts(d["sets"])}
             self._warn_infinite(d["t"], a)
-        if not several:
-            return frames[0]
-        parts = [frames[0][["pred"]]]
-        for a, f in zip(alphas, frames):
-            per = f.drop(columns="pred")
-            parts.append(per.set_axis([f"{c}_{a!r}" for c in per.columns], axis=1))  # alpha's repr, as in regression
-        return pd.concat(parts, axis=1)
+        return _multi_alpha_frame(frames, alphas, shared=("pred",)) if several else frames[0]
 
     def _warn_infinite(self, t: np.ndarray, alpha: float) -> None:
         """Full sets from an infinite threshold: say how many and the calibration size a finite one needs."""
