@@ -296,7 +296,7 @@ def _refuse_classification_settings(design: Design, model: Any, score: Any) -> N
         classifier = not isinstance(model, (str, type)) and is_classifier(model)
     except AttributeError:  # an object outside scikit-learn's estimator protocol (no tags): not a known classifier
         classifier = False
-    wrong = [f"model={model!r}"] if model == "logit" or classifier else []
+    wrong = [f"model={model!r}"] if (isinstance(model, str) and model == "logit") or classifier else []
     wrong += [f"score={score!r}"] if (isinstance(score, str) and score in ("lac", "aps", "raps")) or isinstance(
         score, ClassScore) else []
     if wrong:

@@ -278,7 +278,8 @@ class ConformalClassifier(BaseEstimator):
             warnings.warn(
                 f"{len(small)} class(es) have too few conformal calibration points for a finite threshold at "
                 f"alpha={self.alpha:g}, so they are in every prediction set: {shown}; a finite threshold needs at "
-                f"least {min_calibration_size(self.alpha)} per class. Give more calibration data or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
+                f"least {min_calibration_size(self.alpha)} per class. Give more calibration data or a larger alpha.",
+                InfiniteIntervalWarning, stacklevel=3)
 
     @property
     def mondrian_(self) -> bool:

@@ -173,8 +173,8 @@ class ClassificationResult:
             shown = ", ".join(f"{self.levels[k]!r}" for k in np.flatnonzero(inf.any(axis=0)))
             what = (f"class(es) {shown} have an infinite threshold at alpha={alpha:g} in {int(inf.any(axis=1).sum())} "
                     f"of {t.shape[0]} rows, so they are in those sets: a finite threshold needs at least {need} "
-                    "conformal calibration points of the class (see summary()'s Classes table; localized methods need that "
-                    "much forest weight near the row)")
+                    "conformal calibration points of the class (see summary()'s Classes table; localized methods "
+                    "need that much forest weight near the row)")
         else:
             what = (f"{int(inf.sum())} of {t.shape[0]} rows have an infinite threshold at alpha={alpha:g}, so their "
                     f"sets hold every class: a finite threshold needs at least {need} conformal calibration points "
