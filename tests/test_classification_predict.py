@@ -142,3 +142,13 @@ def test_classification_docstring_examples_run(module):
         warnings.simplefilter("ignore")  # small examples may warn about small classes; the outputs are checked
         result = doctest.testmod(importlib.import_module(f"confrf.classification.{module}"))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_cli_refuses_the_interval_reject_option_for_sets(tmp_path, data, capsys):
+    from confrf.__main__ import main
+
+    train, test = data
+    train[["y", "x1", "x2"]].to_csv(tmp_path / "train.csv", index=False)
+    rc = main(["fit", "y ~ x1 + x2", "--data", str(tmp_path / "train.csv"), "--newdata", str(tmp_path / "train.csv"),
+               "--method", "split", "--max-width", "2"])
+    assert rc != 0 and "--max-width is the reject option of prediction intervals" in capsys.readouterr().err
