@@ -129,7 +129,7 @@ def test_prefit_statsmodels_that_cannot_be_matched(data):
     with pytest.raises(InputError, match="do not match this formula's design columns"):
         cf.conformal("C(y01) ~ x1", data=cal, model=logit, prefit=True, method="split")
     mn = sm.MNLogit(train.y01, sm.add_constant(train[["x1", "x2"]])).fit(disp=0)  # classes '0', '1'
-    with pytest.raises(InputError, match=r"classes \['0', '1'\].*levels \['a', 'b', 'c'\]"):
+    with pytest.raises(InputError, match=r"classes \['0', '1'\].*response \['a', 'b', 'c'\]"):
         cf.conformal("y ~ x1 + x2", data=cal, model=mn, prefit=True, method="split")
 
 
@@ -152,3 +152,25 @@ def test_cli_refuses_the_interval_reject_option_for_sets(tmp_path, data, capsys)
     rc = main(["fit", "y ~ x1 + x2", "--data", str(tmp_path / "train.csv"), "--newdata", str(tmp_path / "train.csv"),
                "--method", "split", "--max-width", "2"])
     assert rc != 0 and "--max-width is the reject option of prediction intervals" in capsys.readouterr().err
+
+
+def test_prefit_statsmodels_with_fewer_classes_and_ambiguous_names(data):
+    train, cal = data
+    sub = train[train.y != "a"]
+    mn = sm.MNLogit(sub.y, sm.add_constant(sub[["x1", "x2"]])).fit(disp=0)  # never saw 'a': probability 0
+    res = cf.conformal("y ~ x1 + x2", data=cal, model=mn, prefit=True, method="split", random_state=0)
+    assert (res.predict_proba(cal)["a"] == 0).all()
+    separated = train[train.y != "c"]  # 'a' vs 'b' is x2 > 0 exactly: MNLogit's estimates are NaN
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mn = sm.MNLogit(separated.y, sm.add_constant(separated[["x1", "x2"]])).fit(disp=0)
+        with pytest.raises(InputError, match="gave NaN or inf"):
+            cf.conformal("y ~ x1 + x2", data=cal, model=mn, prefit=True, method="split")
+    codes = train.assign(v=train.yi * 1.0)
+    mn = smf.mnlogit("v ~ x1 + x2", data=codes).fit(disp=0)  # classes '0', '1', '2' of a float response
+    res = cf.conformal("C(v) ~ x1 + x2", data=cal.assign(v=cal.yi * 1.0), model=mn, prefit=True, method="split")
+    assert res.levels == [0.0, 1.0, 2.0]
+    from confrf.classification.models import _match_levels
+
+    with pytest.raises(InputError, match="distinct level"):
+        _match_levels(["1", "1.0"], [1.0, 2.0], "MNLogit", binary=False)

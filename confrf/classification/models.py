@@ -174,7 +174,8 @@ class StatsmodelsProbaResults:
     since nothing else says which level was coded 1. ``MNLogit`` names its
     classes (``model._ynames_map``, the sorted endog values as text); each is
     matched to exactly one level, by its text or, for numeric levels, by its
-    value.
+    value. As for any prefit classifier, a level the model never saw gets
+    probability 0.
 
     Parameters
     ----------
@@ -205,7 +206,7 @@ class StatsmodelsProbaResults:
             raise InputError(f"the prefit statsmodels {name} model gives no class probabilities; use a "
                              "discrete-choice model (sm.Logit, sm.Probit, sm.MNLogit or smf.logit / smf.mnlogit) "
                              "fitted on the same response, or a scikit-learn classifier.")
-        self.classes_ = _match_levels(names, levels, name)
+        self.classes_ = _match_levels(names, levels, name, self.binary)
         self.n_features_in_ = n_features
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
@@ -213,8 +214,8 @@ class StatsmodelsProbaResults:
         return np.column_stack([1.0 - p, p]) if self.binary else p
 
 
-def _match_levels(names: list[str], levels: list, model_name: str) -> list:
-    """The level of each class name of a statsmodels model; an error unless every name matches one level."""
+def _match_levels(names: list[str], levels: list, model_name: str, binary: bool) -> list:
+    """The level of each class name of a statsmodels model; an error unless each matches its own level."""
 
     def same(name: str, level: Any) -> bool:
         if str(level) == name:
@@ -226,18 +227,17 @@ def _match_levels(names: list[str], levels: list, model_name: str) -> list:
         except ValueError:
             return False
 
-    matched = [[lv for lv in levels if same(n, lv)] for n in names]
-    if any(len(m) != 1 for m in matched) or len(names) != len(levels):
-        binary = names == ["0", "1"]
+    matched = [[i for i, lv in enumerate(levels) if same(n, lv)] for n in names]
+    if any(len(m) != 1 for m in matched) or len({m[0] for m in matched}) != len(names):
         raise InputError(
             f"the prefit statsmodels {model_name} model has classes {names}"
             + (" (it predicts P(endog = 1))" if binary else "")
-            + f", which do not match the response's levels {levels[:30]} one to one"
+            + f", which do not each match a distinct level of the response {levels[:30]}"
             + ("; a binary model cannot say which level was coded 1: code the response 0/1 (or False/True) in "
                "both, or fit smf.mnlogit / sm.MNLogit, which names its classes." if binary else
-               "; fit it on the same response (every level present in its training data).")
+               "; fit it on the same response.")
         )
-    return [m[0] for m in matched]
+    return [levels[m[0]] for m in matched]
 
 
 def prefit_classifier(model: Any, n_features: int, levels: list) -> Any:
