@@ -1,6 +1,7 @@
 """Classification predict as regression's: one-row inputs, empty frames, several alphas, chunks, Dask,
 prefit statsmodels results, ``result.model``."""
 
+import pickle
 import warnings
 
 import numpy as np
@@ -103,6 +104,7 @@ def test_prefit_statsmodels_formula_results(data):
                        n_estimators=20)
     np.testing.assert_allclose(res.predict_proba(cal).to_numpy(), mn.predict(cal).to_numpy())
     assert res.predict(cal.head(4)).shape == (4, 5)
+    pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(res)).predict(cal), res.predict(cal))
 
 
 def test_prefit_statsmodels_array_results_match_levels_by_name(data):
