@@ -193,6 +193,7 @@ def _method_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def fit(args: argparse.Namespace) -> int:
     import confrf as cf
+    from confrf.formula.labels import label_column
 
     # every file and the output folder are checked before any fitting
     inputs = [(args.data, "--data"), (args.newdata, "--newdata")] + ([(args.calib, "--calib")] if args.calib else [])
@@ -205,6 +206,10 @@ def fit(args: argparse.Namespace) -> int:
     calib = _read_csv(args.calib, "--calib") if args.calib else None
     newdata = _read_csv(args.newdata, "--newdata")
 
+    if args.max_width is not None and label_column(args.formula, data) is not None:  # before any fitting
+        raise UsageError(f"--max-width is the reject option of prediction intervals, but {args.formula!r} has a "
+                         "class-label response, which gives prediction sets; drop --max-width (the 'size' column "
+                         "says how many classes each set holds).")
     with _step(f"fitting {args.method} on {len(data)} rows"):
         res = cf.conformal(args.formula, data=data, method=args.method, alpha=args.alpha, model=args.model,
                            calib=calib, random_state=args.random_state, n_jobs=args.n_jobs,

@@ -196,6 +196,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
 
     data = as_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
+    _refuse_classification_settings(design, model, opts["score"])
     _warn_float32_trees(model, prefit, X, design.column_names)
     if prefit:
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
@@ -292,3 +293,28 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     True
     """
     return conformal(formula, data, method="qrf-tc", **kwargs)
+
+
+def _refuse_classification_settings(design: Design, model: Any, score: Any) -> None:
+    """A classifier or classification score with a numeric response: say why, and both ways out.
+
+    The mirror of :func:`confrf.classification.api._refuse_regression_settings`.
+    """
+    from sklearn.base import is_classifier
+
+    from .classification.scores import ClassScore
+
+    try:
+        classifier = not isinstance(model, (str, type)) and is_classifier(model)
+    except AttributeError:  # an object outside scikit-learn's estimator protocol (no tags): not a known classifier
+        classifier = False
+    wrong = [f"model={model!r}"] if (isinstance(model, str) and model == "logit") or classifier else []
+    wrong += [f"score={score!r}"] if (isinstance(score, str) and score in ("lac", "aps", "raps")) or isinstance(
+        score, ClassScore) else []
+    if wrong:
+        raise InputError(
+            f"the response {design.response_name!r} is numeric, so conformal() builds prediction intervals, but "
+            f"{' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to classification. Use a regression model "
+            "('gbm', 'rf', 'ols' or a regressor) and score ('absolute', 'quantile', 'scaled'), or make the response a "
+            "class label (C(y) in the formula, or a categorical column) for prediction sets."
+        )

@@ -16,31 +16,32 @@ from typing import Any
 import pandas as pd
 
 from ._validation import check_alpha
-from .results.reject import check_max_width
 
 __all__ = ["predict"]
 
 
-def predict(result: Any, newdata: Any, alpha: float | None = None, *, details: bool = False,
-            max_width: float | None = None) -> Any:
+def predict(result: Any, newdata: Any, alpha: float | None = None, **options: Any) -> Any:
     """Predict every partition of a Dask DataFrame; returns a lazy Dask DataFrame.
 
     ``result.predict(ddf)`` calls this for a Dask DataFrame ``ddf``.
 
     Parameters
     ----------
-    result : ConformalResult
+    result : ConformalResult or ClassificationResult
         A fitted result from :func:`confrf.conformal` (sent to the workers once).
     newdata : dask.dataframe.DataFrame
         Rows to predict; needs the predictors of the formula.
-    alpha, details, max_width
-        As in :meth:`ConformalResult.predict`.
+    alpha : float, optional
+        As in the result's ``predict``.
+    **options
+        Further arguments of the result's ``predict``: ``details`` and
+        ``max_width`` for :meth:`ConformalResult.predict`.
 
     Returns
     -------
     dask.dataframe.DataFrame
-        Same partitions and index as ``newdata``; columns as
-        :meth:`ConformalResult.predict`. Nothing runs until ``.compute()``
+        Same partitions and index as ``newdata``; columns as the result's
+        ``predict`` (intervals, or prediction sets for a class label). Nothing runs until ``.compute()``
         (or ``.to_parquet(...)``, ...).
 
     Examples
@@ -62,17 +63,14 @@ def predict(result: Any, newdata: Any, alpha: float | None = None, *, details: b
                         "for a pandas DataFrame call result.predict(newdata).")
     if alpha is not None:
         check_alpha(alpha)  # now, not when the graph runs
-    if max_width is not None:
-        check_max_width(max_width)
     # one task holds the fitted result; every partition depends on it instead of embedding a copy
     fitted = dask.delayed(result, pure=True)
     return newdata.map_partitions(
-        _predict_partition, fitted, alpha, details, max_width,
-        meta=result._predict_meta(newdata._meta.index, details, max_width),
+        _predict_partition, fitted, alpha, options,
+        meta=result._predict_meta(newdata._meta.index, **options),  # checks the options now, not when the graph runs
     )
 
 
-def _predict_partition(part: pd.DataFrame, result: Any, alpha: float | None, details: bool,
-                       max_width: float | None) -> pd.DataFrame:
+def _predict_partition(part: pd.DataFrame, result: Any, alpha: float | None, options: dict[str, Any]) -> pd.DataFrame:
     # one worker thread per partition: no nested parallelism, no progress bar
-    return result.predict(part, alpha, details=details, max_width=max_width, n_jobs=1, progress=False)
+    return result.predict(part, alpha, n_jobs=1, progress=False, **options)

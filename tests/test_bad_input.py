@@ -172,8 +172,12 @@ CASES = [
 
 @pytest.mark.parametrize("call, error, fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_input_gets_a_confrf_error(df, res, call, error, fragment):
+    assert_confrf_error(call, error, fragment, df, res)
+
+
+def assert_confrf_error(call, error, fragment, *args):
     with pytest.raises(error) as info:
-        call(df, res)
+        call(*args)
     assert isinstance(info.value, cf.ConfrfError)
     assert fragment in str(info.value)
 
@@ -209,3 +213,134 @@ def test_validation_docstring_examples_run():
 
     result = doctest.testmod(validation)
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- classification (issue 15's audit) ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def cdf():
+    rng = np.random.default_rng(1)
+    out = pd.DataFrame({"x": rng.normal(size=N), "z": rng.normal(size=N)})
+    out["y"] = np.where(out.x + rng.normal(size=N) > 0, "a", "b")
+    return out
+
+
+@pytest.fixture(scope="module")
+def cres(cdf):
+    return cf.conformal("y ~ x + z", data=cdf, method="split", model="logit", random_state=0)
+
+
+class ProbaModel:
+    """A user classifier whose predict_proba is broken in one way."""
+
+    def __init__(self, kind="nan"):
+        self.kind = kind
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict_proba(self, X):
+        p = np.full((len(X), len(self.classes_)), 1 / len(self.classes_))
+        if self.kind in ("nan", "inf"):
+            p[3, 0] = np.nan if self.kind == "nan" else np.inf
+        return {"shape": p[:, :1], "sum": 3 * p, "negative": p + [[-0.6, 0.6]]}.get(self.kind, p)
+
+    def get_params(self, deep=True):
+        return {"kind": self.kind}
+
+    def set_params(self, **params):
+        self.kind = params.get("kind", self.kind)
+        return self
+
+
+def cfit(d, formula="y ~ x + z", **kw):
+    return cf.conformal(formula, data=d, **{"method": "split", "model": "logit", "random_state": 0, **kw})
+
+
+def _absent_class_in_calibration(method):
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    y = np.where(X[:, 0] > 0, "a", "b")
+    clf = cf.classification.ConformalClassifier("rf", method=method, random_state=0)
+    clf.fit(np.vstack([X, [[9.0, 9.0]] * 3]), np.append(y, ["c"] * 3))
+    return clf.conformalize(X, y)
+
+
+RAPS = cf.classification.RAPSScore
+CLASS_CASES = [
+    ("proba NaN", lambda d, r: cfit(d, model=ProbaModel("nan")), InputError, "gave NaN or inf in 1 of"),
+    ("proba inf", lambda d, r: cfit(d, model=ProbaModel("inf")), InputError, "gave NaN or inf in 1 of"),
+    ("proba wrong shape", lambda d, r: cfit(d, model=ProbaModel("shape")), InputError, "expected 2 columns"),
+    ("proba not summing to 1", lambda d, r: cfit(d, model=ProbaModel("sum")), InputError, "summing to 1"),
+    ("proba negative", lambda d, r: cfit(d, model=ProbaModel("negative")), InputError, "not probabilities"),
+    ("label NaN (formula)", lambda d, r: cfit(d.assign(y=d.y.where(d.index != 5))), InputError,
+     "NaN or inf in the columns used by the formula: 'y' (1 rows)"),
+    ("label None (arrays)", lambda d, r: cf.classification.ConformalClassifier(method="split").fit(
+        d[["x"]].to_numpy(), d.y.where(d.index != 5).to_numpy()), InputError, "1 missing value(s)"),
+    ("categorical with an unused level", lambda d, r: cfit(d.assign(y=pd.Categorical(d.y, ["a", "b", "zz"]))),
+     InputError, "level(s) ['zz'] that no row has"),
+    ("alpha too small for split", lambda d, r: cfit(d, alpha=0.001), InputError, "at least 999 are needed"),
+    ("score='raps' with a numeric response", lambda d, r: cfit(d.assign(y=d.x * 2.0), model="ols", score="raps"),
+     InputError, "score='raps' belongs to classification"),
+    ("model='logit' with a numeric response", lambda d, r: cfit(d.assign(y=d.x * 2.0)), InputError,
+     "model='logit' belongs to classification"),
+    ("score='absolute' with a label", lambda d, r: cfit(d, score="absolute"), InputError,
+     "score='absolute' belongs to regression"),
+    ("raps lam=-1", lambda d, r: cfit(d, score=RAPS(lam=-1)), InputError, "lam must be a finite number >= 0"),
+    ("raps k_reg=1.5", lambda d, r: cfit(d, score=RAPS(lam=0.1, k_reg=1.5)), InputError, "k_reg must be an integer"),
+    ("raps lam as an option", lambda d, r: cfit(d, score="raps", lam=0.1), InputError, "unknown option(s) ['lam']"),
+    ("classification random_state='x'", lambda d, r: cfit(d, random_state="x"), InputError, "random_state must be"),
+    ("classification random_state=True", lambda d, r: cfit(d, random_state=True), InputError, "random_state must be"),
+    ("classification random_state=-1", lambda d, r: cfit(d, random_state=-1), InputError, "non-negative"),
+    ("class absent from calibration, split-g", lambda d, r: _absent_class_in_calibration("split-g"), InputError,
+     "['c'] have no row in the calibration set"),
+    ("class absent from calibration, lcp-rf-g", lambda d, r: _absent_class_in_calibration("lcp-rf-g"), InputError,
+     "['c'] have no row in the calibration set"),
+    ("evaluate without the response", lambda d, r: r.evaluate(d.drop(columns="y")), InputError,
+     "lacks the response column 'y'"),
+    ("evaluate with a NaN label", lambda d, r: r.evaluate(d.assign(y=d.y.where(d.index != 5))), InputError,
+     "missing in 1 row(s)"),
+    ("compare sets with intervals", lambda d, r: cf.compare(r, cf.split_cp("x ~ z", data=d, random_state=0), test=d),
+     InputError, "are not classification results"),
+    ("compare given a list", lambda d, r: cf.compare([r, r], test=d), InputError, "cf.compare(*results, test=test)"),
+    ("predict chunk_size=0", lambda d, r: r.predict(d, chunk_size=0), InputError, "chunk_size"),
+    ("predict NaN predictor", lambda d, r: r.predict(d.assign(x=d.x.where(d.index != 5))), InputError,
+     "rows are never dropped here"),
+    ("predict several alphas on Dask", lambda d, r: r.predict(
+        __import__("dask.dataframe", fromlist=["x"]).from_pandas(d, npartitions=2), alpha=[0.1, 0.2]),
+     InputError, "Dask"),
+]
+
+
+@pytest.mark.parametrize("call, error, fragment", [c[1:] for c in CLASS_CASES], ids=[c[0] for c in CLASS_CASES])
+def test_bad_classification_input_gets_a_confrf_error(cdf, cres, call, error, fragment):
+    assert_confrf_error(call, error, fragment, cdf, cres)
+
+
+def test_label_kinds_keep_their_values(cdf):
+    """Numeric-looking strings stay text, bool labels are False/True, C(int) keeps the integers: no coercion."""
+    lab = cdf.y == "a"
+    cases = {"y ~ x": (cdf.assign(y=np.where(lab, "1", "2")), ["1", "2"]),
+             "y ~ x ": (cdf.assign(y=lab), [False, True]),
+             "C(y) ~ x": (cdf.assign(y=np.where(lab, 10, 20)), [10, 20])}
+    for formula, (d, levels) in cases.items():
+        res = cfit(d, formula=formula, method="split")
+        assert res.levels == levels and all(type(a) is type(b) for a, b in zip(res.levels, levels))
+        pred = res.predict(d.head(5))
+        assert pred.columns.tolist() == ["pred", "size", *levels] and len(pred) == 5
+        assert set(pred["pred"]) <= set(levels)
+
+
+def test_tiny_alpha_gives_full_sets_reported_and_counted(cdf):
+    res = cfit(cdf, method="split", alpha=0.1)
+    with pytest.warns(cf.exceptions.InfiniteIntervalWarning, match="at least 999 conformal calibration points"):
+        pred = res.predict(cdf, alpha=0.001)
+    assert len(pred) == len(cdf) and (pred["size"] == 2).all()  # every row kept, every set full
+    assert res.summary().frames["last_predict"].loc["Share full", "value"] == 1.0
+
+
+@pytest.mark.parametrize("seed", [lambda: np.random.default_rng(5), lambda: np.random.RandomState(5),
+                                  lambda: np.int64(5), lambda: 5], ids=["Generator", "RandomState", "int64", "int"])
+def test_classification_random_state_kinds_reproduce(cdf, seed):
+    a = cfit(cdf, method="lcp-rf", model="rf", n_estimators=10, random_state=seed()).predict(cdf.head(20))
+    b = cfit(cdf, method="lcp-rf", model="rf", n_estimators=10, random_state=seed()).predict(cdf.head(20))
+    pd.testing.assert_frame_equal(a, b)

@@ -19,6 +19,7 @@ from ..calibrators import get_method
 from ..exceptions import InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
+from ..models import adapt_formula_results
 from .estimator import CLASS_METHODS, ConformalClassifier
 from .result import ClassificationResult
 
@@ -63,6 +64,8 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
     else:
         tr, cal = split_indices(X.shape[0], calib_size, seed)
         X_tr, y_tr, X_cal, y_cal = X[tr], codes[tr], X[cal], codes[cal]
+    if prefit:  # a statsmodels formula-API result: its columns matched to the design by name
+        model = adapt_formula_results(model, design.column_names, design.has_intercept)
     est = ConformalClassifier(
         model=model, method=method, alpha=alpha, score=opts["score"], prefit=prefit, honest=opts["honest"],
         localizer_size=opts["localizer_size"], n_estimators=opts["n_estimators"],

@@ -27,6 +27,21 @@ class ClassComparison:
         Rows: metrics; columns: the results' names.
     evaluations : dict
         Name -> :class:`confrf.classification.evaluation.ClassEvaluation`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import confrf as cf
+    >>> from sklearn.datasets import load_wine
+    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+    >>> test = np.random.default_rng(0).random(len(df)) < 0.3
+    >>> kw = dict(data=df[~test], model="rf", random_state=0)
+    >>> cmp = cf.compare(cf.conformal("target ~ .", method="split", **kw),
+    ...                  cf.conformal("target ~ .", method="split-g", **kw), test=df[test])
+    >>> cmp.frame.columns.tolist()
+    ['split', 'split-g']
+    >>> cmp.frame.loc[["method", "guarantee"], "split-g"].tolist()
+    ['split-g', 'class-conditional']
     """
 
     def __init__(self, frame: pd.DataFrame, evaluations: dict[str, ClassEvaluation], level: float) -> None:
@@ -65,7 +80,9 @@ def compare_sets(results: tuple, test: Any, names: list[str], level: float) -> C
     """Evaluate every classification result on ``test`` (see :func:`confrf.compare`)."""
     bad = [type(r).__name__ for r in results if not isinstance(r, ClassificationResult)]
     if bad:
-        raise InputError(f"compare() takes results of one kind: these are not classification results: {bad}.")
+        raise InputError(f"compare() takes results of one kind, but {bad} are not classification results: prediction "
+                         "sets and prediction intervals have different metrics (set size vs width). Compare the "
+                         "classification results and the regression results in two calls.")
     evaluations, columns = {}, {}
     for name, res in zip(names, results):
         ev = res.evaluate(test, level=level)

@@ -18,12 +18,13 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
-from .._validation import as_float_matrix, check_alpha
+from .._parallel import concat_chunks, governs_threads, map_row_chunks
+from .._validation import as_float_matrix, check_alpha, check_bool, check_int, check_n_jobs, min_calibration_size
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
 from ..estimator import _seeds
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..formula.labels import response_levels
-from .models import ProbaModel, check_has_proba, make_classifier
+from .models import ProbaModel, is_statsmodels_results, make_classifier, prefit_classifier
 from .scores import CALIBRATION_STREAM, PREDICTION_STREAM, get_class_score, label_sets, uniforms
 
 #: methods that carry over to classification (the kernel baselines need regression training scores)
@@ -151,12 +152,15 @@ class ConformalClassifier(BaseEstimator):
         opts = self._method_options()
         X = as_float_matrix(X, "X")
         if self.prefit:
-            check_has_proba(self.model)
+            if classes is None and is_statsmodels_results(self.model):
+                raise InputError("prefit=True with statsmodels results: give the class levels (classes=...), "
+                                 "which its classes are matched to.")
             self.classes_ = list(classes) if classes is not None else list(getattr(self.model, "classes_", []))
             if len(self.classes_) < 2:
                 raise InputError("prefit=True: give the class levels (classes=...) or a model with classes_ "
                                  "holding at least two classes.")
-            self.model_ = ProbaModel(self.model, self.classes_, classes_are_codes=False)
+            model = prefit_classifier(self.model, X.shape[1], self.classes_)
+            self.model_ = ProbaModel(model, self.classes_, classes_are_codes=False)
             self.n_features_in_, self.n_train_, self.fit_time_ = X.shape[1], 0, 0.0
             self.train_counts_ = None
         elif not hasattr(self, "model_"):
@@ -202,19 +206,39 @@ class ConformalClassifier(BaseEstimator):
         """Most probable class of every row (first level on ties)."""
         return np.asarray(self.classes_, dtype=object)[np.argmax(self.predict_proba(X), axis=1)]
 
-    def predict_details(self, X: Any, alpha: float | None = None) -> dict[str, np.ndarray]:
+    @governs_threads
+    def predict_details(self, X: Any, alpha: float | None = None, *, n_jobs: int | None = None,
+                        chunk_size: int | None = None, progress: bool | None = None) -> dict[str, np.ndarray]:
         """proba, scores (n, K), sets (n, K bool), and the thresholds t, closed, level.
 
         t, closed and level are (n,) for one threshold per row and (n, K)
         for class-conditional calibration (column k: calibrated on class k).
+        Rows are predicted in chunks as :meth:`confrf.ConformalRegressor.predict_details`
+        does (``n_jobs``, ``chunk_size``, ``progress``); the sets do not depend
+        on them (a randomized score draws every row's U before chunking).
         """
         X = self._check_X(X)
         a = check_alpha(self.alpha if alpha is None else alpha)
+        n_jobs = check_n_jobs(n_jobs)
+        chunk_size = check_int(chunk_size, "chunk_size", allow_none=True)
+        progress = None if progress is None else check_bool(progress, "progress")
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting sets.")
+        self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
+        if X.shape[0] == 0:
+            # classifiers refuse 0 rows: predict one calibration row for the keys and dtypes, keep none
+            one = self._predict_rows(self.calib_X_[:1], a, uniforms(self.score_, 1, PREDICTION_STREAM, 0))
+            return {k: v[:0] for k, v in one.items()}
+        u = uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3])
+        parts = map_row_chunks(
+            lambda rows: self._predict_rows(X[rows], a, None if u is None else u[rows]),
+            X.shape[0], chunk_size=chunk_size, n_jobs=self.n_jobs if n_jobs is None else n_jobs, progress=progress,
+        )
+        return concat_chunks(parts)
+
+    def _predict_rows(self, X: np.ndarray, a: float, u: np.ndarray | None) -> dict[str, np.ndarray]:
         proba = self.model_.proba(X)
-        S = self.score_.matrix(proba, uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3]))
-        self.calibrator_.prepare(a)
+        S = self.score_.matrix(proba, u)
         if self.mondrian_:
             K, m = len(self.classes_), X.shape[0]
             t, closed, level = np.empty((m, K)), np.empty((m, K), dtype=bool), np.empty((m, K))
@@ -253,8 +277,9 @@ class ConformalClassifier(BaseEstimator):
             shown = ", ".join(f"{self.classes_[int(c)]!r} ({int(table.loc[c, 'conformal'])})" for c in small)
             warnings.warn(
                 f"{len(small)} class(es) have too few conformal calibration points for a finite threshold at "
-                f"alpha={self.alpha:g}, so they are in every prediction set: {shown}. Give more calibration data "
-                "or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
+                f"alpha={self.alpha:g}, so they are in every prediction set: {shown}; a finite threshold needs at "
+                f"least {min_calibration_size(self.alpha)} per class. Give more calibration data or a larger alpha.",
+                InfiniteIntervalWarning, stacklevel=3)
 
     @property
     def mondrian_(self) -> bool:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._validation import check_alpha
 from ..exceptions import InputError
 from ..metrics import clopper_pearson
 from ..formula import as_frame
@@ -82,6 +83,22 @@ class ClassEvaluation:
         Per row: y (true label), pred, size, covered.
     frames : dict
         The tables above by name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import confrf as cf
+    >>> from sklearn.datasets import load_wine
+    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+    >>> test = np.random.default_rng(0).random(len(df)) < 0.3
+    >>> res = cf.conformal("target ~ .", data=df[~test], method="split", model="rf", random_state=0)
+    >>> ev = res.evaluate(df[test])
+    >>> int(ev.metrics["n"]) == int(test.sum()), bool(0 <= ev.metrics["coverage"] <= 1)
+    (True, True)
+    >>> ev.by_class.columns.tolist()
+    ['n', 'coverage', 'ci_lower', 'ci_upper', 'mean_size']
+    >>> sorted(ev.frames)
+    ['by_class', 'by_size', 'metrics']
     """
 
     def __init__(self, result: "ClassificationResult", rows: pd.DataFrame, sets: np.ndarray, codes: np.ndarray,
@@ -142,6 +159,8 @@ def evaluate_sets(result: "ClassificationResult", test: Any, *, alpha: float | N
         raise InputError("the test data has no rows.")
     if not 0 < level < 1:
         raise InputError(f"level must lie in (0, 1), got {level!r}.")
+    if alpha is not None:
+        alpha = check_alpha(alpha)  # one level: the evaluation is of one set per row
     codes = result.design.codes(test)  # unseen labels raise here, before any prediction
     pred = result.predict(test, alpha)
     sets = pred[result.level_columns].to_numpy(dtype=bool)

@@ -13,9 +13,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..exceptions import InputError
-from ..models import clone_seeded
+from ..models import FormulaResultsAdapter, clone_seeded, wrap_prefit
 
 CLASSIFIER_SHORTCUTS = ("gbm", "rf", "logit")
+#: tolerance on class probabilities (float32 models round; a row off by more is not a probability vector)
+PROBA_TOL = 1e-5
 CLASSIFIER_NAMES = {"gbm": "HistGradientBoostingClassifier", "rf": "RandomForestClassifier",
                     "logit": "Logit/MNLogit (statsmodels)"}
 
@@ -135,16 +137,124 @@ class ProbaModel:
         self.n_levels = len(levels)
 
     def proba(self, X: np.ndarray) -> np.ndarray:
+        if X.shape[0] == 0:  # scikit-learn refuses 0 rows; the answer is simply empty
+            return np.zeros((0, self.n_levels))
         p = np.asarray(self.model.predict_proba(X), dtype=np.float64)
         if p.ndim != 2 or p.shape[1] != self.columns.shape[0]:
             raise InputError(f"predict_proba returned shape {p.shape}; expected {self.columns.shape[0]} columns "
                              "(one per entry of classes_).")
         if not np.all(np.isfinite(p)):
-            raise InputError(f"the classifier's probabilities have NaN or inf in "
-                             f"{int((~np.isfinite(p)).any(axis=1).sum())} row(s).")
+            raise InputError(f"the classifier's predict_proba gave NaN or inf in "
+                             f"{int((~np.isfinite(p)).any(axis=1).sum())} of {p.shape[0]} row(s); conformal scores "
+                             "need finite probabilities. Check the model's input (its training may have diverged) "
+                             "or use another classifier.")
+        bad = (p < -PROBA_TOL).any(axis=1) | (p > 1 + PROBA_TOL).any(axis=1) | (np.abs(p.sum(axis=1) - 1) > PROBA_TOL)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"the classifier's predict_proba gave {int(bad.sum())} row(s) that are not probabilities "
+                             f"(each in [0, 1], summing to 1), e.g. row {i}: {np.round(p[i], 6).tolist()}; scores "
+                             "built on them would be meaningless. Use a classifier with calibrated probabilities, or "
+                             "normalize them (e.g. softmax) in a wrapper.")
         out = np.zeros((p.shape[0], self.n_levels))
         out[:, self.columns] = p  # levels the model never saw keep probability 0
         return out
+
+
+def is_statsmodels_results(model: Any) -> bool:
+    """A fitted statsmodels results object (array or formula API), or confrf's formula adapter of one."""
+    return isinstance(model, FormulaResultsAdapter) or (
+        hasattr(model, "params") and hasattr(getattr(model, "model", None), "exog"))
+
+
+class StatsmodelsProbaResults:
+    """A prefit statsmodels discrete-choice result as a classifier whose ``classes_`` are response levels.
+
+    Binary models (``Logit``, ``Probit``) predict P(endog = 1): their classes
+    are 0 and 1, which must be the response's levels (0/1 or False/True),
+    since nothing else says which level was coded 1. ``MNLogit`` names its
+    classes (``model._ynames_map``, the sorted endog values as text); each is
+    matched to exactly one level, by its text or, for numeric levels, by its
+    value. As for any prefit classifier, a level the model never saw gets
+    probability 0.
+
+    Parameters
+    ----------
+    results : statsmodels results or FormulaResultsAdapter
+        ``smf.logit(...).fit()`` adapted to the design by the formula API, or
+        an array-API result (``sm.MNLogit(y, X).fit()``), whose exog is the
+        design with or without a leading constant column.
+    n_features : int
+        Columns of the design.
+    levels : list
+        The response's class levels.
+    """
+
+    def __init__(self, results: Any, n_features: int, levels: list) -> None:
+        from statsmodels.discrete.discrete_model import BinaryModel, MultinomialModel
+
+        self.exog = results if isinstance(results, FormulaResultsAdapter) else wrap_prefit(results, n_features)
+        self.results = self.exog.results
+        sm_model = self.results.model
+        name = type(sm_model).__name__
+        if isinstance(sm_model, MultinomialModel):  # first: statsmodels derives it from BinaryModel
+            names = [str(sm_model._ynames_map[j]) for j in range(len(sm_model._ynames_map))]
+            self.binary = False
+        elif isinstance(sm_model, BinaryModel):
+            names = ["0", "1"]
+            self.binary = True
+        else:
+            raise InputError(f"the prefit statsmodels {name} model gives no class probabilities; use a "
+                             "discrete-choice model (sm.Logit, sm.Probit, sm.MNLogit or smf.logit / smf.mnlogit) "
+                             "fitted on the same response, or a scikit-learn classifier.")
+        self.classes_ = _match_levels(names, levels, name, self.binary)
+        self.n_features_in_ = n_features
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        p = np.asarray(self.exog.predict(X), dtype=np.float64)
+        return np.column_stack([1.0 - p, p]) if self.binary else p
+
+
+def _match_levels(names: list[str], levels: list, model_name: str, binary: bool) -> list:
+    """The level of each class name of a statsmodels model; an error unless each matches its own level."""
+
+    def same(name: str, level: Any) -> bool:
+        if str(level) == name:
+            return True
+        if isinstance(level, (bool, np.bool_)):
+            return name == str(int(level))  # Logit's 0/1 for False/True
+        try:
+            return isinstance(level, (int, float, np.number)) and float(name) == float(level)
+        except ValueError:
+            return False
+
+    matched = [[i for i, lv in enumerate(levels) if same(n, lv)] for n in names]
+    if any(len(m) != 1 for m in matched) or len({m[0] for m in matched}) != len(names):
+        raise InputError(
+            f"the prefit statsmodels {model_name} model has classes {names}"
+            + (" (it predicts P(endog = 1))" if binary else "")
+            + f", which do not each match a distinct level of the response {levels[:30]}"
+            + ("; a binary model cannot say which level was coded 1: code the response 0/1 (or False/True) in "
+               "both, or fit smf.mnlogit / sm.MNLogit, which names its classes." if binary else
+               "; fit it on the same response.")
+        )
+    return [levels[m[0]] for m in matched]
+
+
+def prefit_classifier(model: Any, n_features: int, levels: list) -> Any:
+    """A prefit model with ``predict_proba`` and ``classes_``: statsmodels results adapted, others as given."""
+    if is_statsmodels_results(model):
+        return StatsmodelsProbaResults(model, n_features, levels)
+    check_has_proba(model)
+    return model
+
+
+def base_classifier(model: Any) -> Any:
+    """The fitted classifier as the user knows it: statsmodels results unwrapped."""
+    if isinstance(model, StatsmodelsProbaResults):
+        return model.results
+    if isinstance(model, StatsmodelsLogit):
+        return model.results_
+    return model
 
 
 def classifier_name(model: Any) -> str:
@@ -155,4 +265,7 @@ def classifier_name(model: Any) -> str:
         model = model.model
     if isinstance(model, StatsmodelsLogit):
         return CLASSIFIER_NAMES["logit"]
+    if isinstance(model, StatsmodelsProbaResults) or is_statsmodels_results(model):
+        results = model.results if isinstance(model, (StatsmodelsProbaResults, FormulaResultsAdapter)) else model
+        return type(results.model).__name__ + " (statsmodels, prefit)"
     return type(model).__name__

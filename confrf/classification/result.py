@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..calibrators import Guarantee, PACReport
-from ..exceptions import InputError
+from .._validation import check_alphas, min_calibration_size
+from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from ..results.diagnostics import calibration_ess, distribution_row
+from ..results.result import _is_dask_collection, _multi_alpha_frame
 from ..results.report import add_assumptions, add_header, short_text
 from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .estimator import ConformalClassifier
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
-from .models import classifier_name
+from .models import base_classifier, classifier_name
 
 TITLES = {"split-g": "Class-conditional split conformal (Mondrian)",
           "lcp-rf-g": "Class-conditional LCP-RF (Mondrian, forest on the localizer part)"}
@@ -90,28 +93,107 @@ class ClassificationResult:
         est = self.estimator
         return classifier_name(est.model_ if est.prefit else est.model)
 
+    @property
+    def model(self) -> Any:
+        """The fitted base classifier.
+
+        A prefit model as given (statsmodels results unwrapped); a model
+        confrf fitted was fitted on the class codes 0..K-1 (the positions of
+        :attr:`levels`), statsmodels results for ``model="logit"``. Its inputs
+        are the design columns, as built by ``result.design.transform(newdata)``.
+        """
+        return base_classifier(self.estimator.model_.model)
+
     # -- prediction --------------------------------------------------------
-    def predict(self, newdata: Any, alpha: float | None = None) -> pd.DataFrame:
+    def predict(self, newdata: Any, alpha: Any = None, *, n_jobs: int | None = None, chunk_size: int | None = None,
+                progress: bool | None = None) -> Any:
         """Prediction sets of every row of ``newdata``.
+
+        Parameters
+        ----------
+        newdata : DataFrame
+            Needs the predictors of the formula. Also a one-row Series
+            (``df.iloc[0]``), a dict of scalars (one row), a polars frame, or
+            a Dask DataFrame (the result is then a lazy Dask DataFrame, see
+            :func:`confrf.dask.predict`).
+        alpha : float or sequence of floats, optional
+            Another miscoverage level than the fitted one, or several at once
+            (``alpha=[0.05, 0.1]``): then ``pred`` once and, per level in the
+            order given, ``size_0.05``, one column ``<level>_0.05`` per class,
+            ``size_0.1``, ...
+        n_jobs, chunk_size, progress
+            As in :meth:`confrf.ConformalResult.predict`: rows run in chunks
+            of ``chunk_size`` (default 10,000) on ``n_jobs`` threads, with a
+            progress bar after about 2 seconds; the sets do not depend on them.
 
         Returns
         -------
         DataFrame
             Indexed like ``newdata``: ``pred`` (most probable class), ``size``
             (number of classes in the set; 0 is an empty set, K the full set)
-            and one boolean column per class level, named by the level.
+            and one boolean column per class level, named by the level. An
+            empty ``newdata`` gives an empty frame with these columns.
+
+        Examples
+        --------
+        >>> import confrf as cf
+        >>> from sklearn.datasets import load_wine
+        >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+        >>> res = cf.conformal("target ~ .", data=df, method="split", model="rf", random_state=0)
+        >>> res.predict(df.head(2), alpha=[0.05, 0.2]).columns.tolist()[:4]
+        ['pred', 'size_0.05', '0_0.05', '1_0.05']
         """
+        alphas, several = check_alphas(self.alpha if alpha is None else alpha)
+        if _is_dask_collection(newdata):
+            if several:
+                raise InputError("several alpha levels at once are not offered for Dask frames; call predict once "
+                                 "per level.")
+            from ..dask import predict as dask_predict
+
+            return dask_predict(self, newdata, alpha)
         newdata = as_frame(newdata, "newdata")
         X = self.design.transform(newdata)
-        d = self.estimator.predict_details(X, alpha)
+        frames = []
+        for a in alphas:
+            d = self.estimator.predict_details(X, a, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress)
+            frames.append(self._set_frame(d, newdata.index))
+            if a == alphas[0]:
+                self._last_predict = {"n": int(X.shape[0]), **set_facts(d["sets"])}
+            self._warn_infinite(d["t"], a)
+        return _multi_alpha_frame(frames, alphas, shared=("pred",)) if several else frames[0]
+
+    def _warn_infinite(self, t: np.ndarray, alpha: float) -> None:
+        """Full sets from an infinite threshold: say how many and the calibration size a finite one needs."""
+        inf = ~np.isfinite(t)
+        if not inf.any():
+            return
+        parts = ", ".join(f"{k}={v}" for k, v in self.nobs.items() if k != "train")
+        need = min_calibration_size(alpha)
+        if inf.ndim == 2:  # class-conditional: a class calibrated on too few of its points is in every set
+            shown = ", ".join(f"{self.levels[k]!r}" for k in np.flatnonzero(inf.any(axis=0)))
+            what = (f"class(es) {shown} have an infinite threshold at alpha={alpha:g} in {int(inf.any(axis=1).sum())} "
+                    f"of {t.shape[0]} rows, so they are in those sets: a finite threshold needs at least {need} "
+                    "conformal calibration points of the class (see summary()'s Classes table; localized methods "
+                    "need that much forest weight near the row)")
+        else:
+            what = (f"{int(inf.sum())} of {t.shape[0]} rows have an infinite threshold at alpha={alpha:g}, so their "
+                    f"sets hold every class: a finite threshold needs at least {need} conformal calibration points "
+                    f"(this fit: {parts}; localized methods need that much forest weight near the row)")
+        warnings.warn(what + ". Give more calibration data or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
+
+    def _set_frame(self, d: dict[str, np.ndarray], index: pd.Index) -> pd.DataFrame:
         sets = d["sets"]
         levels = np.asarray(self.levels, dtype=object)
-        out = pd.DataFrame({"pred": levels[np.argmax(d["proba"], axis=1)] if len(X) else levels[:0],
-                            "size": sets.sum(axis=1).astype(np.int64)}, index=newdata.index)
+        out = pd.DataFrame({"pred": levels[np.argmax(d["proba"], axis=1)] if len(sets) else levels[:0],
+                            "size": sets.sum(axis=1).astype(np.int64)}, index=index)
         for k, lv in enumerate(self.levels):
             out[lv] = sets[:, k]
-        self._last_predict = {"n": int(X.shape[0]), **set_facts(sets)}
         return out
+
+    def _predict_meta(self, index: pd.Index) -> pd.DataFrame:
+        """Empty frame with the columns and dtypes of :meth:`predict` (for lazy Dask output)."""
+        d = self.estimator.predict_details(self.estimator.calib_X_[:0], progress=False)
+        return self._set_frame(d, index[:0])
 
     def predict_proba(self, newdata: Any) -> pd.DataFrame:
         """Class probabilities of the base model, one column per level."""

@@ -65,7 +65,15 @@ def label_column(formula: Any, data: Any) -> str | None:
 def response_levels(col: pd.Series) -> list:
     """Class levels of a label column (see the module docstring)."""
     if isinstance(col.dtype, pd.CategoricalDtype):
-        return list(col.cat.remove_unused_categories().cat.categories)
+        # as R's randomForest ("Can't have empty classes"): a class without rows can be neither fitted nor calibrated
+        unused = [c for c in col.cat.categories if c not in set(col.cat.remove_unused_categories().cat.categories)]
+        if unused:
+            raise InputError(
+                f"the response {col.name!r} is a categorical with level(s) {unused[:10]} that no row has; a class "
+                "without rows can be neither fitted nor calibrated, so its sets would carry no guarantee. Drop the "
+                f"unused levels first: df[{col.name!r}] = df[{col.name!r}].cat.remove_unused_categories()."
+            )
+        return list(col.cat.categories)
     if pd.api.types.is_bool_dtype(col):
         return [v for v in (False, True) if (col == v).any()]
     values = [v.item() if isinstance(v, np.generic) else v for v in pd.unique(col.dropna())]  # plain Python values

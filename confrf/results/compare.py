@@ -119,7 +119,9 @@ def compare(*results: ConformalResult, test: Any, names: list[str] | None = None
         return compare_sets(results, test, _names(results, names), level)
     bad = [type(r).__name__ for r in results if not isinstance(r, ConformalResult)]
     if bad:
-        raise InputError(f"compare() takes fitted results (ConformalResult), got {bad}.")
+        unpack = ("; pass them as separate arguments, cf.compare(a, b, test=test) (or cf.compare(*results, "
+                  "test=test))") if any(isinstance(r, (list, tuple, dict)) for r in results) else ""
+        raise InputError(f"compare() takes fitted results (ConformalResult), got {bad}{unpack}.")
     names = _names(results, names)
     evaluations: dict[str, Evaluation] = {}
     columns: dict[str, pd.Series] = {}

@@ -35,12 +35,13 @@ def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max
 _SHARED = ("fit", "group")
 
 
-def _multi_alpha_frame(frames: list[pd.DataFrame], alphas: list[float]) -> pd.DataFrame:
-    """One frame for several levels: shared columns once, then ``lwr_<alpha>``, ``upr_<alpha>``, ... per level."""
+def _multi_alpha_frame(frames: list[pd.DataFrame], alphas: list[float],
+                       shared: tuple[str, ...] = _SHARED) -> pd.DataFrame:
+    """One frame for several levels: ``shared`` columns once, then ``lwr_<alpha>``, ``upr_<alpha>``, ... per level."""
     first = frames[0]
-    parts = [first[[c for c in _SHARED if c in first.columns]]]
+    parts = [first[[c for c in shared if c in first.columns]]]
     for a, f in zip(alphas, frames):
-        per = f[[c for c in f.columns if c not in _SHARED]]
+        per = f[[c for c in f.columns if c not in shared]]
         parts.append(per.set_axis([f"{c}_{a!r}" for c in per.columns], axis=1))  # repr: distinct levels, distinct names
     return pd.concat(parts, axis=1)
 
@@ -198,8 +199,11 @@ class ConformalResult:
             )
         return _multi_alpha_frame(frames, alphas) if several else frames[0]
 
-    def _predict_meta(self, index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
+    def _predict_meta(self, index: pd.Index, details: bool = False, max_width: float | None = None) -> pd.DataFrame:
         """Empty frame with the columns and dtypes of :meth:`predict` (for lazy Dask output)."""
+        details = check_bool(details, "details")
+        if max_width is not None:
+            check_max_width(max_width)
         est = self.estimator
         labels = None if est.calib_groups_ is None else np.asarray(est.calib_groups_)[:1]
         d = est.predict_details(est.calib_X_[:1], groups=labels, progress=False)
