@@ -96,13 +96,22 @@ def check_n_jobs(value: object) -> int | None:
 
 
 def check_max_features(value: object) -> Any:
-    """scikit-learn's ``max_features``: a share in (0, 1], a count >= 1, "sqrt", "log2" or None."""
-    if value is None or value in ("sqrt", "log2"):
+    """The localizer's ``max_features``: "tune", or scikit-learn's (a share in (0, 1], a count >= 1, "sqrt", "log2", None)."""
+    if value is None or (isinstance(value, str) and value in ("tune", "sqrt", "log2")):
         return value
     if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return check_int(value, "max_features")
     return check_real(value, "max_features", low=0.0, high=1.0, high_open=False,
-                      hint='a share of the features, a count, "sqrt", "log2" or None')
+                      hint='"tune", a share of the features, a count, "sqrt", "log2" or None')
+
+
+def check_min_samples_leaf(value: object) -> Any:
+    """The localizer's ``min_samples_leaf``: "tune", "auto" (ceil(sqrt(n))) or a count >= 1."""
+    if isinstance(value, str) and value in ("tune", "auto"):
+        return value
+    if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return check_int(value, "min_samples_leaf")
+    raise InputError(f"min_samples_leaf must be 'tune', 'auto' or a positive integer, got {value!r}.")
 
 
 def check_bool(value: object, name: str) -> bool:
