@@ -284,7 +284,8 @@ class ConformalRegressor(BaseEstimator):
         check_fraction(self.localizer_size, "localizer_size")
         check_int(self.n_estimators, "n_estimators")
         check_int(self.max_depth, "max_depth", allow_none=True)
-        check_max_features(self.max_features)
+        if not (isinstance(self.max_features, str) and self.max_features == "tune"):  # LCP-RF's tuned default
+            check_max_features(self.max_features)
         check_n_jobs(self.n_jobs)
         check_random_state(self.random_state)
         method_options(self.method, self.options)
