@@ -18,7 +18,7 @@ from confrf.exceptions import ConfrfWarning
 
 
 class _Est:  # the shared settings a method factory reads
-    n_estimators, max_features, max_depth, honest, n_jobs, localizer_size = 10, 1.0, None, True, 1, 0.5
+    n_estimators, max_features, max_depth, honest, n_jobs, localizer_size, alpha = 10, 1.0, None, True, 1, 0.5, 0.1
 
     def __init__(self, min_samples_leaf):
         self.min_samples_leaf = min_samples_leaf
