@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import confrf as cf  # noqa: E402
-from confrf.localizers import tuning  # noqa: E402
+from confrf.localizers import forest, tuning  # noqa: E402
 from peerbench.data import DATASETS, make_split  # noqa: E402
 from peerbench.methods import Interval, Shared, clock, run_qrf_normalized  # noqa: E402
 from peerbench.report import evaluate  # noqa: E402
@@ -46,6 +46,30 @@ def _choose_argmin(losses: list[np.ndarray], infinite: list[float]) -> int:
     return min(ok, key=lambda i: (float(np.mean(losses[i])), i))
 
 
+def _choose_median(losses: list[np.ndarray], infinite: list[float]) -> int:
+    """As _choose_argmin with the median loss (for a fidelity-like loss, whose benchmark metric is a median)."""
+    ok = [i for i, s in enumerate(infinite) if s <= tuning.MAX_INFINITE]
+    if not ok:
+        ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
+    return min(ok, key=lambda i: (float(np.median(losses[i])), i))
+
+
+def _fidelity_loss(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
+    """|t - v| / v per point (the benchmark's fidelity error in score units), an infinite t counted as ``cap``."""
+    t = np.where(np.isinf(t), cap, t)
+    return np.abs(t - v) / np.maximum(v, 1e-12 * cap)
+
+
+def _leaf_grid(factor: float):
+    def leaf_candidates(n_grow: int, top: int) -> list[int]:
+        out, m = [], float(top)
+        while m >= tuning.MIN_LEAF:
+            out.append(int(round(m)))
+            m /= factor
+        return sorted(set(min(c, max(1, n_grow)) for c in out or [top]))
+    return leaf_candidates
+
+
 #: name -> (patches of confrf.localizers.tuning, estimator settings)
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
@@ -54,6 +78,21 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "argmin-leaf1": ({"_choose": _choose_argmin, "MIN_LEAF": 1}, {}),
     "argmin-trees40": ({"_choose": _choose_argmin, "TUNE_TREES": 40}, {}),
     "argmin-leaf1-trees40": ({"_choose": _choose_argmin, "MIN_LEAF": 1, "TUNE_TREES": 40}, {}),
+    "fid": ({"_choose": _choose_median, "half_interval_score": _fidelity_loss}, {}),
+    "fid-trees40": ({"_choose": _choose_median, "half_interval_score": _fidelity_loss, "TUNE_TREES": 40}, {}),
+    "argmin-grid1.41": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5)}, {}),
+    "argmin-grid1.41-trees40": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5),
+                                 "TUNE_TREES": 40}, {}),
+    "grid1.41": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5)}, {}),
+    "grid1.41-trees30": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5), "TUNE_TREES": 30}, {}),
+    "grid1.41-trees30-mf1": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5), "TUNE_TREES": 30,
+                              "FEATURE_SHARES": (1.0,)}, {}),
+    "grid1.41-trees40-mf1": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5), "TUNE_TREES": 40,
+                              "FEATURE_SHARES": (1.0,)}, {}),
+    "argmin-grid1.41-trees40-mf1": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5),
+                                     "TUNE_TREES": 40, "FEATURE_SHARES": (1.0,)}, {}),
+    "trees25": ({"TUNE_TREES": 25}, {}),
+    "norefine": ({"refined_leaves": lambda m, leaves: []}, {}),
     "argmin-loc0.3": ({"_choose": _choose_argmin}, {"localizer_size": 0.3}),
     "argmin-loc0.7": ({"_choose": _choose_argmin}, {"localizer_size": 0.7}),
 }
@@ -61,14 +100,17 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 
 @contextmanager
 def patched(patches: dict[str, Any]) -> Iterator[None]:
-    old = {k: getattr(tuning, k) for k in patches}
+    def target(key: str) -> tuple[Any, str]:  # "forest.name" patches the name forest.py imported
+        return (forest, key.split(".", 1)[1]) if key.startswith("forest.") else (tuning, key)
+
+    old = {k: getattr(*target(k)) for k in patches}
     try:
         for k, v in patches.items():
-            setattr(tuning, k, v)
+            setattr(*target(k), v)
         yield
     finally:
         for k, v in old.items():
-            setattr(tuning, k, v)
+            setattr(*target(k), v)
 
 
 def run_variant(name: str, sh: Shared) -> Interval:
