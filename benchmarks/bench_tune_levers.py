@@ -93,6 +93,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                                      "TUNE_TREES": 40, "FEATURE_SHARES": (1.0,)}, {}),
     "trees25": ({"TUNE_TREES": 25}, {}),
     "norefine": ({"refined_leaves": lambda m, leaves: []}, {}),
+    "loc0.3": ({}, {"localizer_size": 0.3}),
+    "loc0.4": ({}, {"localizer_size": 0.4}),
     "argmin-loc0.3": ({"_choose": _choose_argmin}, {"localizer_size": 0.3}),
     "argmin-loc0.7": ({"_choose": _choose_argmin}, {"localizer_size": 0.7}),
 }
