@@ -70,6 +70,14 @@ def _leaf_grid(factor: float):
     return leaf_candidates
 
 
+def _subsampled_forest(share: float):
+    """scikit-learn's forest with each tree grown on a bootstrap sample of ``share`` of the growing points."""
+    from functools import partial
+
+    from sklearn.ensemble import RandomForestRegressor
+    return partial(RandomForestRegressor, max_samples=share)
+
+
 #: name -> (patches of confrf.localizers.tuning, estimator settings)
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
@@ -95,6 +103,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "norefine": ({"refined_leaves": lambda m, leaves: []}, {}),
     "loc0.3": ({}, {"localizer_size": 0.3}),
     "loc0.4": ({}, {"localizer_size": 0.4}),
+    "subsample0.5": ({"forest.RandomForestRegressor": _subsampled_forest(0.5)}, {}),
     "argmin-loc0.3": ({"_choose": _choose_argmin}, {"localizer_size": 0.3}),
     "argmin-loc0.7": ({"_choose": _choose_argmin}, {"localizer_size": 0.7}),
 }
