@@ -78,6 +78,12 @@ def _subsampled_forest(share: float):
     return partial(RandomForestRegressor, max_samples=share)
 
 
+def _forest_without_bootstrap(**kwargs: Any) -> Any:
+    """scikit-learn's forest with every tree on all growing points (diversity only from max_features)."""
+    from sklearn.ensemble import RandomForestRegressor
+    return RandomForestRegressor(**{**kwargs, "bootstrap": False})
+
+
 #: name -> (patches of confrf.localizers.tuning, estimator settings)
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
@@ -104,6 +110,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "loc0.3": ({}, {"localizer_size": 0.3}),
     "loc0.4": ({}, {"localizer_size": 0.4}),
     "subsample0.5": ({"forest.RandomForestRegressor": _subsampled_forest(0.5)}, {}),
+    "no-bootstrap": ({"forest.RandomForestRegressor": _forest_without_bootstrap}, {}),
     "argmin-loc0.3": ({"_choose": _choose_argmin}, {"localizer_size": 0.3}),
     "argmin-loc0.7": ({"_choose": _choose_argmin}, {"localizer_size": 0.7}),
 }
