@@ -84,7 +84,9 @@ def _forest_without_bootstrap(**kwargs: Any) -> Any:
     return RandomForestRegressor(**{**kwargs, "bootstrap": False})
 
 
-#: name -> (patches of confrf.localizers.tuning, estimator settings)
+#: name -> (patches of confrf.localizers.tuning, estimator settings). Every variant includes today's
+#: sqrt(2) refinement of the leaf grid unless it says "norefine" (the default before it); the rows of
+#: docs/benchmarks/tuning_levers.md above the "new default" were run before the refinement existed.
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
     "sqrt-n": ({}, {"min_samples_leaf": "auto", "max_features": 1.0}),
