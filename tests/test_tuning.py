@@ -16,7 +16,7 @@ from confrf.calibrators.lcp_rf import LCPForestCalibrator
 from confrf.exceptions import InputError
 from confrf.localizers import ForestLocalizer
 from confrf.localizers.tuning import (MAX_INFINITE, MIN_LEAF, _choose, feature_candidates, half_interval_score,
-                                     leaf_candidates, tune_forest)
+                                     leaf_candidates, refined_leaves, tune_forest)
 
 
 def _data(n, seed=0, p=4):
@@ -128,6 +128,36 @@ def test_grids():
     assert min(leaf_candidates(10**6, 1000)) >= MIN_LEAF
     assert leaf_candidates(30, 6) == [3, 6]
     assert feature_candidates(9) == [1.0, 1 / 3] and feature_candidates(1) == [1.0]
+    # the refinement: a factor sqrt(2) either side, within the halving grid's range
+    assert refined_leaves(9, [4, 9, 18, 36, 71]) == [6, 13]
+    assert refined_leaves(71, [4, 9, 18, 36, 71]) == [50]
+    assert refined_leaves(4, [4, 9, 18, 36, 71]) == [6]
+    assert refined_leaves(3, [3, 6]) == [4]
+
+
+def test_refinement_around_the_first_choice():
+    X, V = _data(1500, seed=2)
+    tun = tune_forest(X, V, alpha=0.1, leaves=[5, 10, 20, 39], max_features=[1.0, 0.5], forest_kwargs={},
+                      random_state=0, n_jobs=1)
+    grid = [(m, f) for f in (1.0, 0.5) for m in (39, 20, 10, 5)]
+    assert list(tun.candidates[:8]) == grid  # the halving grid first, its order unchanged (baseline first)
+    extra = tun.candidates[8:]
+    assert extra and len({f for _, f in extra}) == 1  # the refinement keeps the first choice's max_features
+    # the neighbours of one grid leaf (the first choice), none of them already on the grid
+    leaves = [m for m, _ in extra]
+    assert any(leaves == refined_leaves(m0, [5, 10, 20, 39]) for m0 in (39, 20, 10, 5))
+    assert tun.chosen in tun.candidates and len(tun.scores) == len(tun.candidates) == len(tun.infinite)
+
+
+def test_default_estimator_tunes():
+    """ConformalRegressor's defaults ("tune" for both settings) pass its option checks and tune LCP-RF."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(800, 3))
+    y = X[:, 0] + (0.1 + X[:, 1]) * rng.normal(size=800)
+    est = cf.ConformalRegressor(model=LinearRegression(), random_state=0).fit(X[:300], y[:300])
+    est.conformalize(X[300:], y[300:])
+    loc = est.calibrator_.localizer
+    assert loc.tuning_ is not None and (loc.min_samples_leaf_, loc.max_features_) == loc.tuning_.chosen
 
 
 def test_scoring_and_choice_rules():

@@ -1,0 +1,196 @@
+#!/usr/bin/env python
+"""Fast loop for the forest-tuning levers of LCP-RF (issue 12): LCP-RF variants next to the best peer.
+
+Usage (from the repository root)::
+
+    python benchmarks/bench_tune_levers.py --datasets california diamonds toy --seeds 3
+    python benchmarks/bench_tune_levers.py --variants default argmin --max-rows 4000
+
+Same protocol, data and metrics as ``bench_peers.py`` (its ``peerbench``
+helpers), but only LCP-RF variants and the QRF normalized split peer. A
+variant patches the tuning rule's module settings (``confrf.localizers.tuning``)
+and/or passes estimator settings; every variant keeps the conformal points
+out of every choice (the patches act on the tuning, which only sees the
+localizer part). Prints one line per (data, seed, variant) and a table of the
+means over seeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import confrf as cf  # noqa: E402
+from confrf.localizers import forest, tuning  # noqa: E402
+from peerbench.data import DATASETS, make_split  # noqa: E402
+from peerbench.methods import Interval, Shared, clock, run_qrf_normalized  # noqa: E402
+from peerbench.report import evaluate  # noqa: E402
+
+
+def _choose_argmin(losses: list[np.ndarray], infinite: list[float]) -> int:
+    """Lowest mean loss among the candidates with at most MAX_INFINITE infinite intervals (no SE rule)."""
+    ok = [i for i, s in enumerate(infinite) if s <= tuning.MAX_INFINITE]
+    if not ok:
+        ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
+    return min(ok, key=lambda i: (float(np.mean(losses[i])), i))
+
+
+def _choose_median(losses: list[np.ndarray], infinite: list[float]) -> int:
+    """As _choose_argmin with the median loss (for a fidelity-like loss, whose benchmark metric is a median)."""
+    ok = [i for i, s in enumerate(infinite) if s <= tuning.MAX_INFINITE]
+    if not ok:
+        ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
+    return min(ok, key=lambda i: (float(np.median(losses[i])), i))
+
+
+def _fidelity_loss(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
+    """|t - v| / v per point (the benchmark's fidelity error in score units), an infinite t counted as ``cap``."""
+    t = np.where(np.isinf(t), cap, t)
+    return np.abs(t - v) / np.maximum(v, 1e-12 * cap)
+
+
+def _leaf_grid(factor: float):
+    def leaf_candidates(n_grow: int, top: int) -> list[int]:
+        out, m = [], float(top)
+        while m >= tuning.MIN_LEAF:
+            out.append(int(round(m)))
+            m /= factor
+        return sorted(set(min(c, max(1, n_grow)) for c in out or [top]))
+    return leaf_candidates
+
+
+def _subsampled_forest(share: float):
+    """scikit-learn's forest with each tree grown on a bootstrap sample of ``share`` of the growing points."""
+    from functools import partial
+
+    from sklearn.ensemble import RandomForestRegressor
+    return partial(RandomForestRegressor, max_samples=share)
+
+
+def _forest_without_bootstrap(**kwargs: Any) -> Any:
+    """scikit-learn's forest with every tree on all growing points (diversity only from max_features)."""
+    from sklearn.ensemble import RandomForestRegressor
+    return RandomForestRegressor(**{**kwargs, "bootstrap": False})
+
+
+#: name -> (patches of confrf.localizers.tuning, estimator settings). Every variant includes today's
+#: sqrt(2) refinement of the leaf grid unless it says "norefine" (the default before it); the rows of
+#: docs/benchmarks/tuning_levers.md above the "new default" were run before the refinement existed.
+VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "default": ({}, {}),
+    "sqrt-n": ({}, {"min_samples_leaf": "auto", "max_features": 1.0}),
+    "argmin": ({"_choose": _choose_argmin}, {}),
+    "argmin-leaf1": ({"_choose": _choose_argmin, "MIN_LEAF": 1}, {}),
+    "argmin-trees40": ({"_choose": _choose_argmin, "TUNE_TREES": 40}, {}),
+    "argmin-leaf1-trees40": ({"_choose": _choose_argmin, "MIN_LEAF": 1, "TUNE_TREES": 40}, {}),
+    "fid": ({"_choose": _choose_median, "half_interval_score": _fidelity_loss}, {}),
+    "fid-trees40": ({"_choose": _choose_median, "half_interval_score": _fidelity_loss, "TUNE_TREES": 40}, {}),
+    "argmin-grid1.41": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5)}, {}),
+    "argmin-grid1.41-trees40": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5),
+                                 "TUNE_TREES": 40}, {}),
+    "grid1.41": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5)}, {}),
+    "grid1.41-trees30": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5), "TUNE_TREES": 30}, {}),
+    "grid1.41-trees30-mf1": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5), "TUNE_TREES": 30,
+                              "FEATURE_SHARES": (1.0,)}, {}),
+    "grid1.41-trees40-mf1": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5), "TUNE_TREES": 40,
+                              "FEATURE_SHARES": (1.0,)}, {}),
+    "argmin-grid1.41-trees40-mf1": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5),
+                                     "TUNE_TREES": 40, "FEATURE_SHARES": (1.0,)}, {}),
+    "trees25": ({"TUNE_TREES": 25}, {}),
+    "norefine": ({"refined_leaves": lambda m, leaves: []}, {}),
+    "loc0.3": ({}, {"localizer_size": 0.3}),
+    "loc0.4": ({}, {"localizer_size": 0.4}),
+    "subsample0.5": ({"forest.RandomForestRegressor": _subsampled_forest(0.5)}, {}),
+    "no-bootstrap": ({"forest.RandomForestRegressor": _forest_without_bootstrap}, {}),
+    "argmin-loc0.3": ({"_choose": _choose_argmin}, {"localizer_size": 0.3}),
+    "argmin-loc0.7": ({"_choose": _choose_argmin}, {"localizer_size": 0.7}),
+}
+
+
+@contextmanager
+def patched(patches: dict[str, Any]) -> Iterator[None]:
+    def target(key: str) -> tuple[Any, str]:  # "forest.name" patches the name forest.py imported
+        return (forest, key.split(".", 1)[1]) if key.startswith("forest.") else (tuning, key)
+
+    old = {k: getattr(*target(k)) for k in patches}
+    try:
+        for k, v in patches.items():
+            setattr(*target(k), v)
+        yield
+    finally:
+        for k, v in old.items():
+            setattr(*target(k), v)
+
+
+def run_variant(name: str, sh: Shared) -> Interval:
+    patches, settings = VARIANTS[name]
+    s = sh.split
+    est = cf.ConformalRegressor(model=sh.mu, prefit=True, method="lcp-rf", alpha=sh.alpha, random_state=sh.seed,
+                                n_jobs=sh.n_jobs, **settings)
+    with patched(patches):
+        _, sec = clock(lambda: est.conformalize(s.X_cal, s.y_cal))
+    loc = est.calibrator_.localizer
+    extra = {"leaf": loc.min_samples_leaf_, "mf": loc.max_features_}
+    I, psec = clock(lambda: est.predict_interval(s.X_te))
+    return Interval(I[:, 0], I[:, 1], sec, psec, sh.mu_seconds, extra)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", nargs="+", default=["california", "diamonds", "toy"], choices=DATASETS)
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n-sim", type=int, default=3000)
+    ap.add_argument("--max-rows", type=int, default=6000)
+    ap.add_argument("--no-peer", action="store_true", help="skip the QRF normalized split row")
+    args = ap.parse_args(argv)
+    # what peerbench's make_split / evaluate read
+    args.alpha, args.no_hole, args.wsc_delta, args.wsc_directions, args.n_jobs = 0.1, False, 0.1, 200, 1
+    from threadpoolctl import threadpool_limits
+
+    rows, cache = [], {}
+    with threadpool_limits(limits=1, user_api="openmp"):
+        for data in args.datasets:
+            for seed in range(args.seed, args.seed + args.seeds):
+                sh = Shared(make_split(data, seed, args, cache), seed, args.alpha, 1)
+                sh.fit_base()
+                runs = [(v, lambda sh=sh, v=v: run_variant(v, sh)) for v in args.variants]
+                if not args.no_peer:
+                    runs.append(("qrf-normalized", lambda sh=sh: run_qrf_normalized(sh)))
+                for v, fn in runs:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        I = fn()
+                    r = evaluate(sh, I, args)
+                    row = {"data": data, "seed": seed, "variant": v, "cov": r["coverage"],
+                           "wsc": r["worst_slab_coverage"], "inf": r["share_infinite"],
+                           "err_hat": r["fidelity_error"], "err_star": r["oracle_error"],
+                           "med_w": r["median_width"], "sec": I.calib_seconds,
+                           "leaf": I.extra.get("leaf"), "mf": I.extra.get("mf")}
+                    rows.append(row)
+                    print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
+                          flush=True)
+    df = pd.DataFrame(rows)
+    df["err_star"] = df["err_star"].astype(float)
+    tab = df.groupby(["data", "variant"], sort=False)[["cov", "wsc", "inf", "err_hat", "err_star", "med_w",
+                                                       "sec"]].mean()
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(tab.round(3))
+        print(df.groupby("variant", sort=False)["err_hat"].mean().round(3).rename("err_hat averaged over data"))
+    return 0 if not math.isnan(df["err_hat"].mean()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
