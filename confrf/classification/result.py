@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..calibrators import Guarantee, PACReport
+from ..calibrators import Guarantee
 from .._validation import check_alphas, min_calibration_size
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from ..results.diagnostics import calibration_ess, distribution_row
-from ..results.result import _is_dask_collection, _multi_alpha_frame
-from ..results.report import add_assumptions, add_header, short_text
+from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame
+from ..results.report import add_assumptions, add_header
 from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .estimator import ConformalClassifier
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
@@ -25,7 +25,7 @@ TITLES = {"split-g": "Class-conditional split conformal (Mondrian)",
           "lcp-rf-g": "Class-conditional LCP-RF (Mondrian, forest on the localizer part)"}
 
 
-class ClassificationResult:
+class ClassificationResult(ResultBase):
     """A fitted conformal classifier from :func:`confrf.conformal` with a class-label response.
 
     Attributes
@@ -51,24 +51,10 @@ class ClassificationResult:
 
     def __init__(self, *, design: LabelDesign, estimator: ConformalClassifier, options: dict[str, Any],
                  nobs: dict[str, int], random_state: Any) -> None:
-        self.design = design
-        self.estimator = estimator
-        self.options = options
-        self.nobs = nobs
-        self.random_state = random_state
-        self._last_predict: dict[str, float] | None = None
+        super().__init__(design=design, estimator=estimator, options=options, nobs=nobs, random_state=random_state)
 
-    @property
-    def formula(self) -> str:
-        return self.design.formula
-
-    @property
-    def method(self) -> str:
-        return self.estimator.method
-
-    @property
-    def alpha(self) -> float:
-        return float(self.estimator.alpha)
+    _PAC_HINT = "use method='qrf-tc' or guarantee='pac' with 'lcp-rf'."
+    pac_report = ResultBase.pac_report  # own attribute: the API page lists no inherited members
 
     @property
     def levels(self) -> list:
@@ -209,14 +195,6 @@ class ClassificationResult:
         """
         return evaluate_sets(self, test, alpha=alpha, level=level)
 
-    def pac_report(self, alpha: float | None = None) -> PACReport:
-        """The training-conditional calibration (``method="qrf-tc"`` or ``guarantee="pac"``)."""
-        report = getattr(self.estimator.calibrator_, "pac_report", None)
-        if report is None:
-            raise InputError(f"method {self.method!r} has no training-conditional calibration; "
-                             "use method='qrf-tc' or guarantee='pac' with 'lcp-rf'.")
-        return report(self.alpha if alpha is None else alpha)
-
     @property
     def plot(self) -> "ClassPlots":
         """Plots: ``.set_sizes(data)`` and ``.coverage_by_class(test)``; each returns the Axes."""
@@ -279,11 +257,5 @@ class ClassificationResult:
         s.add_section("last_predict", two_column_table(items, title="Last predict"), pd.DataFrame({"value": dict(items)}))
         return s
 
-    def __repr__(self) -> str:
-        parts = ", ".join(f"{k}={v}" for k, v in self.nobs.items())
-        g = self.guarantee
-        return (f"<ClassificationResult {self.method} alpha={self.alpha:g}: {self.formula!r}; {len(self.levels)} "
-                f"classes; {parts}; guarantee: {g.kind}{'' if g.certified else ' (not certified)'}>")
-
-    def __str__(self) -> str:
-        return short_text(self)
+    def _repr_extra(self) -> str:
+        return f"{len(self.levels)} classes; "

@@ -11,16 +11,17 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._validation import check_alphas, check_bool, check_real
-from ..calibrators import Guarantee, PACReport
+from ..calibrators import Guarantee
 from ..estimator import ConformalRegressor
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import Design, as_frame
 from ..models import base_model
+from .base import ResultBase, _is_dask_collection, _multi_alpha_frame
 from .diagnostics import CalibrationDiagnostics, calibration_diagnostics
 from .evaluation import Evaluation, evaluate
 from .plots import ResultPlots
 from .reject import check_max_width, rejected
-from .report import add_diagnostics, add_header, short_text
+from .report import add_diagnostics, add_header
 from .summary import Summary, frame_table, two_column_table
 
 def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
@@ -31,27 +32,7 @@ def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max
     return out
 
 
-#: columns of a predict frame that do not depend on alpha
-_SHARED = ("fit", "group")
-
-
-def _multi_alpha_frame(frames: list[pd.DataFrame], alphas: list[float],
-                       shared: tuple[str, ...] = _SHARED) -> pd.DataFrame:
-    """One frame for several levels: ``shared`` columns once, then ``lwr_<alpha>``, ``upr_<alpha>``, ... per level."""
-    first = frames[0]
-    parts = [first[[c for c in shared if c in first.columns]]]
-    for a, f in zip(alphas, frames):
-        per = f[[c for c in f.columns if c not in shared]]
-        parts.append(per.set_axis([f"{c}_{a!r}" for c in per.columns], axis=1))  # repr: distinct levels, distinct names
-    return pd.concat(parts, axis=1)
-
-
-def _is_dask_collection(obj: Any) -> bool:
-    # no dask import unless the object comes from dask
-    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr")
-
-
-class ConformalResult:
+class ConformalResult(ResultBase):
     """A fitted conformal model from :func:`confrf.conformal`.
 
     Attributes
@@ -79,27 +60,13 @@ class ConformalResult:
 
     def __init__(self, *, design: Design, estimator: ConformalRegressor, options: dict[str, Any],
                  nobs: dict[str, int], random_state: Any, group_labeler: Any = None) -> None:
-        self.design = design
+        super().__init__(design=design, estimator=estimator, options=options, nobs=nobs, random_state=random_state)
         self.group_labeler = group_labeler  # reads user-given groups from raw rows (split-g / lcp-rf-g)
-        self.estimator = estimator
-        self.options = options
-        self.nobs = nobs
-        self.random_state = random_state
-        self._last_predict: dict[str, int] | None = None
+
+    _PAC_HINT = "use method='qrf-tc' or guarantee='pac' (lcp-rf, split-g, lcp-rf-g)."
+    pac_report = ResultBase.pac_report  # own attribute: the API page lists no inherited members
 
     # -- basic facts -------------------------------------------------------
-    @property
-    def formula(self) -> str:
-        return self.design.formula
-
-    @property
-    def method(self) -> str:
-        return self.estimator.method
-
-    @property
-    def alpha(self) -> float:
-        return float(self.estimator.alpha)
-
     @property
     def guarantee(self) -> Guarantee:
         """The coverage statement that holds for this fit (at its alpha)."""
@@ -257,19 +224,6 @@ class ConformalResult:
         """
         return calibration_diagnostics(self.estimator, self.alpha)
 
-    def pac_report(self, alpha: float | None = None) -> PACReport:
-        """The training-conditional calibration: alpha, delta, epsilon, K, n2, a_hat, D2 coverage, guarantee.
-
-        Only for ``method="qrf-tc"``, and ``"lcp-rf"``, ``"split-g"``, ``"lcp-rf-g"``
-        with ``guarantee="pac"``; returns a :class:`confrf.PACReport`
-        (``.to_frame()`` for a DataFrame; ``.groups`` per group for the groupwise methods).
-        """
-        report = getattr(self.estimator.calibrator_, "pac_report", None)
-        if report is None:
-            raise InputError(f"method {self.method!r} has no training-conditional calibration; "
-                             "use method='qrf-tc' or guarantee='pac' (lcp-rf, split-g, lcp-rf-g).")
-        return report(self.alpha if alpha is None else alpha)
-
     def evaluate(self, test: Any, *, alpha: float | None = None, oracle: Any = None, max_width: float | None = None,
                  level: float = 0.95, delta: float = 0.1, n_directions: int = 1000,
                  random_state: int | None = 0) -> Evaluation:
@@ -342,11 +296,3 @@ class ConformalResult:
         s.add_section("last_predict", two_column_table(pred_items, title="Last predict"),
                       pd.DataFrame({"value": dict(pred_items)}))
         return s
-
-    def __repr__(self) -> str:
-        parts = ", ".join(f"{k}={v}" for k, v in self.nobs.items())
-        return (f"<ConformalResult {self.method} alpha={self.alpha:g}: {self.formula!r}; {parts}; "
-                f"guarantee: {self.guarantee.kind}{'' if self.guarantee.certified else ' (not certified)'}>")
-
-    def __str__(self) -> str:
-        return short_text(self)
