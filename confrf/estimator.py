@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from ._estimator_base import _seeds  # noqa: F401  (kept importable as confrf.estimator._seeds)
+from ._estimator_base import EstimatorChecks, check_predict_args, check_same_rows
 from ._parallel import concat_chunks, governs_threads, map_row_chunks
 from ._validation import (
     as_float_matrix,
@@ -25,7 +27,6 @@ from ._validation import (
     check_n_jobs,
     check_random_state,
     check_response_scale,
-    seed_entropy,
 )
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
@@ -34,19 +35,7 @@ from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
 
-def _seeds(random_state: Any, k: int) -> list[int | None]:
-    """Independent sub-seeds so each random step is reproducible on its own.
-
-    A Generator or RandomState is drawn from once per call (scikit-learn's convention).
-    """
-    entropy = seed_entropy(random_state)
-    if entropy is None:
-        return [None] * k
-    ss = np.random.SeedSequence(entropy)
-    return [int(s) for s in ss.generate_state(k) % (2**31 - 1)]
-
-
-class ConformalRegressor(BaseEstimator):
+class ConformalRegressor(EstimatorChecks, BaseEstimator):
     """Conformal prediction intervals on numpy arrays.
 
     Parameters
@@ -137,12 +126,10 @@ class ConformalRegressor(BaseEstimator):
         its out-of-fold scores here, at the cost of ``cv`` more model fits.
         """
         self._check_options()
-        if self.prefit:
-            raise InputError("prefit=True: the model is already fitted; call conformalize() directly.")
+        self._refuse_prefit()
         X = as_float_matrix(X, "X")
         y = check_response_scale(as_float_vector(y, "y"), "y")
-        if X.shape[0] != y.shape[0]:
-            raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        check_same_rows(X, y.shape[0])
         if X.shape[0] < 2:
             raise InputError(f"fit needs at least 2 training rows, got {X.shape[0]}.")
         seeds = self._seeds()
@@ -173,18 +160,15 @@ class ConformalRegressor(BaseEstimator):
         self._check_options()
         X = as_float_matrix(X, "X")
         y = check_response_scale(as_float_vector(y, "y"), "y")
-        if X.shape[0] != y.shape[0]:
-            raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]}.")
+        check_same_rows(X, y.shape[0])
         if self.prefit:
             self.model_ = prefit_score_models(get_score(self.score), self.model, X.shape[1])
             self.train_X_ = self.train_scores_ = None
             self.n_features_in_ = X.shape[1]
             self.n_train_ = 0
             self.fit_time_ = 0.0
-        elif not hasattr(self, "model_"):
-            raise NotFittedError("call fit(X_train, y_train) before conformalize(), or pass prefit=True with a fitted model.")
-        elif X.shape[1] != self.n_features_in_:
-            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
+        else:
+            self._check_trained(X)
         self.score_ = get_score(self.score)
         seeds = self._seeds()
         t0 = time.perf_counter()
@@ -228,10 +212,8 @@ class ConformalRegressor(BaseEstimator):
         last bit (BLAS blocks matrix products by row count).
         """
         X = self._check_X(X)
-        a = check_alpha(self.alpha if alpha is None else alpha)
-        n_jobs = check_n_jobs(n_jobs)
-        chunk_size = check_int(chunk_size, "chunk_size", allow_none=True)
-        progress = None if progress is None else check_bool(progress, "progress")
+        a, n_jobs, chunk_size, progress = check_predict_args(self.alpha if alpha is None else alpha, n_jobs,
+                                                             chunk_size, progress)
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
         labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
@@ -290,21 +272,6 @@ class ConformalRegressor(BaseEstimator):
         check_n_jobs(self.n_jobs)
         check_random_state(self.random_state)
         method_options(self.method, self.options)
-
-    def _seeds(self) -> list[int | None]:
-        return _seeds(self.random_state, 4)
-
-    def _model(self) -> Any:
-        if not hasattr(self, "model_"):
-            raise NotFittedError("the base model is not fitted; call fit() (or conformalize() with prefit=True).")
-        return self.model_
-
-    def _check_X(self, X: Any) -> np.ndarray:
-        self._model()
-        X = as_float_matrix(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
-        return X
 
     def _make_calibrator(self, seed: int | None) -> Calibrator:
         return get_method(self.method).factory(self, method_options(self.method, self.options), seed)

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from .._estimator_base import EstimatorChecks, check_predict_args, check_same_rows
 from .._parallel import concat_chunks, governs_threads, map_row_chunks
-from .._validation import as_float_matrix, check_alpha, check_bool, check_int, check_n_jobs, min_calibration_size
+from .._validation import as_float_matrix, check_alpha, min_calibration_size
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
-from ..estimator import _seeds
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..formula.labels import response_levels
 from .models import ProbaModel, is_statsmodels_results, make_classifier, prefit_classifier
@@ -53,7 +53,7 @@ def encode_labels(y: Any, levels: list, what: str) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-class ConformalClassifier(BaseEstimator):
+class ConformalClassifier(EstimatorChecks, BaseEstimator):
     """Conformal prediction sets on numpy arrays.
 
     Parameters
@@ -122,13 +122,11 @@ class ConformalClassifier(BaseEstimator):
     def fit(self, X: Any, y: Any, classes: Any = None) -> "ConformalClassifier":
         """Fit the base classifier on training data; ``classes``: the levels (default: those of ``y``)."""
         self._method_options()
-        if self.prefit:
-            raise InputError("prefit=True: the model is already fitted; call conformalize() directly.")
+        self._refuse_prefit()
         X = as_float_matrix(X, "X")
         self.classes_ = class_levels(y) if classes is None else list(classes)
         codes = encode_labels(y, self.classes_, "y")
-        if X.shape[0] != codes.shape[0]:
-            raise InputError(f"X has {X.shape[0]} rows but y has {codes.shape[0]}.")
+        check_same_rows(X, codes.shape[0])
         present = np.unique(codes)
         if present.shape[0] < 2:
             raise InputError(f"the training response has a single class ({self.classes_[present[0]]!r}); "
@@ -163,13 +161,10 @@ class ConformalClassifier(BaseEstimator):
             self.model_ = ProbaModel(model, self.classes_, classes_are_codes=False)
             self.n_features_in_, self.n_train_, self.fit_time_ = X.shape[1], 0, 0.0
             self.train_counts_ = None
-        elif not hasattr(self, "model_"):
-            raise NotFittedError("call fit(X_train, y_train) before conformalize(), or pass prefit=True with a fitted model.")
-        elif X.shape[1] != self.n_features_in_:
-            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
+        else:
+            self._check_trained(X)
         codes = encode_labels(y, self.classes_, "the calibration response")
-        if X.shape[0] != codes.shape[0]:
-            raise InputError(f"X has {X.shape[0]} rows but y has {codes.shape[0]}.")
+        check_same_rows(X, codes.shape[0])
         counts = np.bincount(codes, minlength=len(self.classes_))
         if (counts == 0).any():
             absent = [self.classes_[k] for k in np.flatnonzero(counts == 0)]
@@ -218,10 +213,8 @@ class ConformalClassifier(BaseEstimator):
         on them (a randomized score draws every row's U before chunking).
         """
         X = self._check_X(X)
-        a = check_alpha(self.alpha if alpha is None else alpha)
-        n_jobs = check_n_jobs(n_jobs)
-        chunk_size = check_int(chunk_size, "chunk_size", allow_none=True)
-        progress = None if progress is None else check_bool(progress, "progress")
+        a, n_jobs, chunk_size, progress = check_predict_args(self.alpha if alpha is None else alpha, n_jobs,
+                                                             chunk_size, progress)
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting sets.")
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
@@ -308,21 +301,10 @@ class ConformalClassifier(BaseEstimator):
                 opts.update(groups="labels", min_group_size=None)  # every class keeps its own threshold
         return opts
 
-    def _seeds(self) -> list[int | None]:
-        return _seeds(self.random_state, 4)
-
     def _calibrator(self) -> Calibrator:
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() first.")
         return self.calibrator_
-
-    def _check_X(self, X: Any) -> np.ndarray:
-        if not hasattr(self, "model_"):
-            raise NotFittedError("the base model is not fitted; call fit() (or conformalize() with prefit=True).")
-        X = as_float_matrix(X, "X")
-        if X.shape[1] != self.n_features_in_:
-            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
-        return X
 
 
 def mondrian_guarantee(cal: GroupwiseCalibrator, alpha: float) -> Guarantee:

@@ -1,0 +1,75 @@
+"""Helpers the array-level estimators share (:class:`confrf.ConformalRegressor`, ``ConformalClassifier``).
+
+Only checks and seeds: each estimator keeps its own explicit ``__init__``, which
+scikit-learn's ``get_params``/``set_params``/``clone`` read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_float_matrix, check_alpha, check_bool, check_int, check_n_jobs, seed_entropy
+from .exceptions import InputError, NotFittedError
+
+
+def _seeds(random_state: Any, k: int) -> list[int | None]:
+    """Independent sub-seeds so each random step is reproducible on its own.
+
+    A Generator or RandomState is drawn from once per call (scikit-learn's convention).
+    """
+    entropy = seed_entropy(random_state)
+    if entropy is None:
+        return [None] * k
+    ss = np.random.SeedSequence(entropy)
+    return [int(s) for s in ss.generate_state(k) % (2**31 - 1)]
+
+
+def check_same_rows(X: np.ndarray, n_y: int) -> None:
+    """X and the response have one entry per row."""
+    if X.shape[0] != n_y:
+        raise InputError(f"X has {X.shape[0]} rows but y has {n_y}.")
+
+
+def check_predict_args(alpha: Any, n_jobs: Any, chunk_size: Any, progress: Any) -> tuple[float, Any, Any, Any]:
+    """The level and the chunking arguments of ``predict_details``, checked."""
+    return (check_alpha(alpha), check_n_jobs(n_jobs), check_int(chunk_size, "chunk_size", allow_none=True),
+            None if progress is None else check_bool(progress, "progress"))
+
+
+class EstimatorChecks:
+    """Seeds and fitted-state checks of an estimator with ``random_state``, ``model_`` and ``n_features_in_``."""
+
+    random_state: Any
+    prefit: bool
+    n_features_in_: int
+
+    def _seeds(self) -> list[int | None]:
+        return _seeds(self.random_state, 4)
+
+    def _model(self) -> Any:
+        if not hasattr(self, "model_"):
+            raise NotFittedError("the base model is not fitted; call fit() (or conformalize() with prefit=True).")
+        return self.model_
+
+    def _check_columns(self, X: np.ndarray) -> None:
+        if X.shape[1] != self.n_features_in_:
+            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
+
+    def _check_X(self, X: Any) -> np.ndarray:
+        self._model()
+        X = as_float_matrix(X, "X")
+        self._check_columns(X)
+        return X
+
+    def _refuse_prefit(self) -> None:
+        """``fit`` with ``prefit=True``: the model is fitted already."""
+        if self.prefit:
+            raise InputError("prefit=True: the model is already fitted; call conformalize() directly.")
+
+    def _check_trained(self, X: np.ndarray) -> None:
+        """``conformalize`` without ``prefit``: ``fit`` came first, on as many columns as ``X`` has."""
+        if not hasattr(self, "model_"):
+            raise NotFittedError("call fit(X_train, y_train) before conformalize(), or pass prefit=True with a fitted model.")
+        self._check_columns(X)
