@@ -95,14 +95,25 @@ def check_n_jobs(value: object) -> int | None:
     return int(value)
 
 
+#: the forest options' "choose it for me" value (confrf.localizers.tuning.TUNE)
+_TUNE = "tune"
+
+
 def check_max_features(value: object) -> Any:
-    """scikit-learn's ``max_features``: a share in (0, 1], a count >= 1, "sqrt", "log2" or None."""
-    if value is None or value in ("sqrt", "log2"):
+    """``max_features``: "tune", or scikit-learn's values: a share in (0, 1], a count >= 1, "sqrt", "log2", None."""
+    if value is None or (isinstance(value, str) and value in (_TUNE, "sqrt", "log2")):
         return value
     if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return check_int(value, "max_features")
     return check_real(value, "max_features", low=0.0, high=1.0, high_open=False,
-                      hint='a share of the features, a count, "sqrt", "log2" or None')
+                      hint='a share of the features, a count, "tune", "sqrt", "log2" or None')
+
+
+def check_min_samples_leaf(value: object) -> Any:
+    """``min_samples_leaf``: "tune", "auto" or a count >= 1 (a share of the rows is not accepted)."""
+    if isinstance(value, str) and value in (_TUNE, "auto"):
+        return value
+    return check_int(value, "min_samples_leaf", hint='or "tune" (the default) or "auto" (ceil(sqrt(n)))')
 
 
 def check_bool(value: object, name: str) -> bool:

@@ -21,6 +21,7 @@ from ._validation import (
     check_fraction,
     check_int,
     check_max_features,
+    check_min_samples_leaf,
     check_n_jobs,
     check_random_state,
     check_response_scale,
@@ -284,6 +285,7 @@ class ConformalRegressor(BaseEstimator):
         check_fraction(self.localizer_size, "localizer_size")
         check_int(self.n_estimators, "n_estimators")
         check_int(self.max_depth, "max_depth", allow_none=True)
+        check_min_samples_leaf(self.min_samples_leaf)
         check_max_features(self.max_features)
         check_n_jobs(self.n_jobs)
         check_random_state(self.random_state)

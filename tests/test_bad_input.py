@@ -73,6 +73,9 @@ CASES = [
     ("n_estimators=2.5", lambda d, r: fit(d, n_estimators=2.5), InputError, "n_estimators must be an integer"),
     ("n_estimators='10'", lambda d, r: fit(d, n_estimators="10"), InputError, "n_estimators must be an integer"),
     ("max_depth=0", lambda d, r: fit(d, max_depth=0), InputError, "max_depth must be an integer >= 1 or None"),
+    ("min_samples_leaf=0", lambda d, r: fit(d, min_samples_leaf=0), InputError, "min_samples_leaf must be an integer >= 1"),
+    ("min_samples_leaf=0.1", lambda d, r: fit(d, min_samples_leaf=0.1), InputError, '"tune" (the default)'),
+    ("min_samples_leaf='Auto'", lambda d, r: fit(d, min_samples_leaf="Auto"), InputError, "min_samples_leaf"),
     ("max_features='x'", lambda d, r: fit(d, max_features="x"), InputError, "max_features"),
     ("max_features=1.5", lambda d, r: fit(d, max_features=1.5), InputError, "max_features must lie in (0, 1]"),
     ("n_jobs=0", lambda d, r: fit(d, n_jobs=0), InputError, "n_jobs must be None, a positive integer or -1"),
@@ -189,6 +192,12 @@ def test_alpha_of_any_numeric_type_is_read_as_typed(df, alpha):
 @pytest.mark.parametrize("calib_size", [np.float32(0.5), Decimal("0.5"), Fraction(1, 2), np.float64(0.5)])
 def test_calib_size_of_any_numeric_type(df, calib_size):
     assert fit(df, calib_size=calib_size).nobs["train"] == N // 2
+
+
+@pytest.mark.parametrize("options", [{}, {"max_features": "tune"}, {"min_samples_leaf": "auto", "max_features": 1.0}])
+def test_forest_defaults_pass_the_checks(df, options):
+    # the defaults ("tune") must pass the shared checkers: a merge once made every default lcp_rf call fail
+    assert fit(df, **options).estimator.localizer_.min_samples_leaf_ >= 1
 
 
 def test_scalar_dict_is_one_row_and_numpy_scalars_are_numbers(df, res):
