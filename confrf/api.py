@@ -13,7 +13,7 @@ from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
 from .formula import Design, as_frame
 from .formula.labels import label_column
-from .models import adapt_formula_results, no_predictor_model
+from .models import adapt_formula_results, check_linear_scale, no_predictor_model
 from .group_labels import kept_positions, split_group_option
 from .localizers._float32 import F32_MAX, blurred_columns
 from .results import ConformalResult
@@ -197,6 +197,8 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     data = as_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
     _warn_float32_trees(model, prefit, X, design.column_names)
+    if model == "ols" and not prefit and opts["score"] != "quantile":  # names the columns before the model sees them
+        check_linear_scale(X, design.has_intercept, design.column_names)
     if prefit:
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
     if X.shape[1] == 0:

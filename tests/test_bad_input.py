@@ -14,6 +14,10 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+import statsmodels.api as sm
+from sklearn.cluster import KMeans
+from sklearn.linear_model import LinearRegression, LogisticRegression
+
 import confrf as cf
 from confrf.exceptions import ArgumentTypeError, FormulaError, InputError
 
@@ -112,7 +116,22 @@ CASES = [
     ("y ~ 1 with a sklearn model", lambda d, r: cf.split_cp("y ~ 1", data=d, model=TwoColumnModel()),
      InputError, "cannot be fitted on zero columns"),
     ("formula None", lambda d, r: fit(d, None), FormulaError, "must be a string"),
+    ("response also a predictor", lambda d, r: fit(d, "y ~ x + y"), FormulaError, "cannot be its own predictor"),
+    ("column named Intercept", lambda d, r: fit(d.assign(Intercept=d.x), "y ~ Intercept"), FormulaError,
+     "clashes with the name of the formula's intercept"),
+    ("x * 1e-20 with OLS", lambda d, r: fit(d.assign(x=d.x * 1e-20)), InputError, "would silently drop them"),
+    ("x * 1e20 with OLS, arrays", lambda d, r: cf.ConformalRegressor(model="ols").fit(XY[0] * 1e20, XY[1]),
+     InputError, "X column(s) [0]"),
     # -- models -------------------------------------------------------------------------------
+    ("classifier as model", lambda d, r: fit(d, model=LogisticRegression()), InputError, "is a classifier"),
+    ("clusterer as prefit model", lambda d, r: fit(d, model=KMeans(2, n_init=1).fit(d[["x"]].to_numpy()), prefit=True),
+     InputError, "is a clusterer"),
+    ("prefit sm.OLS with a constant, too few columns",
+     lambda d, r: fit(d, "y ~ x + z", model=sm.OLS(d.y.to_numpy(), sm.add_constant(d[["x"]].to_numpy())).fit(),
+                      prefit=True), InputError, "so it needs 3"),
+    ("prefit sklearn fitted on other columns",
+     lambda d, r: fit(d, "y ~ x + z", model=LinearRegression().fit(d[["x", "y"]], d.y), prefit=True),
+     InputError, "not in the design: ['y']"),
     ("predict returns (n, 2)", lambda d, r: cf.split_cp("y ~ x", data=d, model=TwoColumnModel()),
      InputError, "returned an array of shape"),
     ("prefit smf, other formula", lambda d, r: fit(d, model=__import__("statsmodels.formula.api", fromlist=["ols"])
@@ -198,6 +217,19 @@ def test_calib_size_of_any_numeric_type(df, calib_size):
 def test_forest_defaults_pass_the_checks(df, options):
     # the defaults ("tune") must pass the shared checkers: a merge once made every default lcp_rf call fail
     assert fit(df, **options).estimator.localizer_.min_samples_leaf_ >= 1
+
+
+def _prefit(df, model):
+    return fit(df, "y ~ x + z", model=model, prefit=True).predict(df.head(5))
+
+
+def test_prefit_models_with_named_columns_are_matched_by_name(df):
+    # fitted on the design's columns in another order: the names decide, not the positions
+    want = _prefit(df, LinearRegression().fit(df[["x", "z"]].to_numpy(), df.y))
+    for model in (LinearRegression().fit(df[["z", "x"]], df.y),
+                  sm.OLS(df.y, sm.add_constant(df[["z", "x"]], prepend=False)).fit(),
+                  sm.OLS(df.y.to_numpy(), sm.add_constant(df[["x", "z"]].to_numpy())).fit()):
+        pd.testing.assert_frame_equal(_prefit(df, model), want, rtol=1e-9)
 
 
 def test_scalar_dict_is_one_row_and_numpy_scalars_are_numbers(df, res):

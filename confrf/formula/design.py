@@ -181,6 +181,17 @@ class Design:
                 f"the response {str(parsed.lhs)!r} in formula {formula!r} does not use "
                 "any data column; put a numeric column on the left of ~"
             )
+        both = [v for v in lhs_vars if v in rhs_vars]
+        if both:  # y ~ x + y: the response would predict itself
+            raise FormulaError(
+                f"column(s) {show(both)} of the response {str(parsed.lhs)!r} also appear on the right of ~ in "
+                f"formula {formula!r}; a response cannot be its own predictor: remove it from the right-hand side"
+            )
+        if "Intercept" in rhs_vars:  # formulaic names the intercept column "Intercept" too
+            raise FormulaError(
+                "data has a column named 'Intercept', which clashes with the name of the formula's intercept; "
+                "rename it, e.g. data.rename(columns={'Intercept': 'intercept_'})"
+            )
         dup = sorted(set(data.columns[data.columns.duplicated()]) & set(rhs_vars + lhs_vars))
         if dup:
             raise InputError(f"data has several columns named {show(dup)}; rename them")
