@@ -232,6 +232,17 @@ def as_float_array(X: object, name: str) -> np.ndarray:
         ) from None
 
 
+def feature_names(X: object) -> np.ndarray | None:
+    """A DataFrame's column names as scikit-learn keeps them (``feature_names_in_``); None for arrays.
+
+    Only all-string names count, as in scikit-learn: integer column labels are positions in disguise.
+    """
+    cols = getattr(X, "columns", None)
+    if cols is None or not all(isinstance(c, str) for c in cols):
+        return None
+    return np.asarray(cols, dtype=object)
+
+
 def _numeric_col(col: Any) -> bool:
     try:
         np.asarray(col, dtype=np.float64)

@@ -171,6 +171,17 @@ CASES = [
      InputError, "X must hold numbers only"),
     ("DataFrame X with text", lambda d, r: cf.ConformalRegressor(model="ols").fit(d[["x", "g"]], d.y),
      InputError, "non-numeric column(s): ['g']"),
+    ("DataFrame X, columns reordered at predict",
+     lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
+     .conformalize(d[["x", "z"]], d.y).predict_interval(d[["z", "x"]]), InputError, "reorder them"),
+    ("DataFrame X, other columns at conformalize",
+     lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
+     .conformalize(d[["x", "y"]], d.y), InputError, "give the same columns"),
+    ("one row as a 1-D X", lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
+     .conformalize(d[["x", "z"]], d.y).predict_interval(np.array([0.1, 0.2])), InputError, "X.reshape(1, -1)"),
+    ("refit voids the calibration", lambda d, r: cf.ConformalRegressor(model="ols", method="split")
+     .fit(d[["x", "z"]], d.y).conformalize(d[["x", "z"]], d.y).fit(d[["x"]], d.y).predict_interval(d[["x"]]),
+     cf.NotFittedError, "call conformalize()"),
     ("complex y", lambda d, r: cf.ConformalRegressor(model="ols").fit(XY[0], XY[1] + 1j), InputError, "complex"),
     ("no training rows", lambda d, r: cf.ConformalRegressor(model="ols").fit(np.empty((0, 1)), np.empty(0)),
      InputError, "at least 2 training rows"),
@@ -217,6 +228,11 @@ def test_calib_size_of_any_numeric_type(df, calib_size):
 def test_forest_defaults_pass_the_checks(df, options):
     # the defaults ("tune") must pass the shared checkers: a merge once made every default lcp_rf call fail
     assert fit(df, **options).estimator.localizer_.min_samples_leaf_ >= 1
+
+
+def test_point_predictions_between_fit_and_conformalize(df):
+    reg = cf.ConformalRegressor(model="ols").fit(df[["x", "z"]], df.y)
+    assert reg.predict(df[["x", "z"]].head(4)).shape == (4,)
 
 
 def _prefit(df, model):
