@@ -196,6 +196,22 @@ CASES = [
     ("lcp cv=True", lambda d, r: cf.conformal("y ~ x", data=d, method="lcp", cv=True), InputError, "cv must be"),
     ("estimator random_state=1.5", lambda d, r: cf.ConformalRegressor(model="ols", random_state=1.5).fit(*XY),
      InputError, "random_state"),
+    # -- metrics and planning helpers -----------------------------------------------------------
+    ("clopper_pearson lengths differ", lambda d, r: cf.metrics.clopper_pearson(np.array([1, 2, 3]), np.array([3, 3])),
+     InputError, "k and n must have the same length"),
+    ("share_infinite of nothing", lambda d, r: cf.metrics.share_infinite([], []), InputError, "at least one row"),
+    ("quantiles q=90 (percent)", lambda d, r: cf.metrics.quantiles([1.0, 2.0], 90), InputError, "not percents"),
+    ("coverage_table is_covered=0.3", lambda d, r: cf.metrics.coverage_table([0.3, 1.0], ["a", "b"]), InputError,
+     "is_covered must be booleans"),
+    ("width_bins NaN width", lambda d, r: cf.metrics.width_bins([np.nan, 1.0, 2.0]), InputError, "not NaN"),
+    ("coverage_by_width NaN width", lambda d, r: cf.metrics.coverage_by_width([True, True], [np.nan, 1.0]),
+     InputError, "not NaN"),
+    ("width_spearman NaN width", lambda d, r: cf.metrics.width_spearman([np.nan, 1.0], [0.0, 1.0], [0.0, 0.0]),
+     InputError, "not NaN"),
+    ("width_spearman of nothing", lambda d, r: cf.metrics.width_spearman([], [], []), InputError, "at least one row"),
+    ("pac_n2 alpha=1e-9 (used to exhaust memory)", lambda d, r: cf.pac_n2(alpha=1e-9, delta=0.1), InputError,
+     "beyond any data set"),
+    ("pac_epsilon n2=1e9", lambda d, r: cf.pac_epsilon(10**9, alpha=0.1, delta=0.1), InputError, "beyond any data set"),
     ("lcp_threshold 2-D scores", lambda d, r: cf.lcp_threshold(np.full((20, 20), 0.05), np.ones((19, 1)), 0.1),
      InputError, "scores must be 1-D"),
     ("lcp_threshold 3-D weights", lambda d, r: cf.lcp_threshold(np.zeros((2, 20, 20)), np.ones(19), 0.1),
@@ -233,6 +249,11 @@ def test_forest_defaults_pass_the_checks(df, options):
 def test_point_predictions_between_fit_and_conformalize(df):
     reg = cf.ConformalRegressor(model="ols").fit(df[["x", "z"]], df.y)
     assert reg.predict(df[["x", "z"]].head(4)).shape == (4,)
+
+
+def test_empty_set_has_width_zero():
+    # CQR reports an empty set by lwr > upr: its length is 0, not negative (mean widths were pulled down)
+    assert cf.metrics.interval_width([3.0, 0.0], [1.0, 2.0]).tolist() == [0.0, 2.0]
 
 
 def _prefit(df, model):
