@@ -151,6 +151,8 @@ CASES = [
     ("predict chunk_size=2.5", lambda d, r: r.predict(d.head(2), chunk_size=2.5), InputError, "chunk_size"),
     ("predict n_jobs='2'", lambda d, r: r.predict(d.head(2), n_jobs="2"), InputError, "n_jobs"),
     ("predict progress='no'", lambda d, r: r.predict(d.head(2), progress="no"), InputError, "progress"),
+    ("predict 1/0 for a True/False factor", lambda d, r: fit(d.assign(b=d.x > 0.5), "y ~ x + C(b)")
+     .predict(d.head(2).assign(b=[1, 0])), InputError, "level(s) [1, 0] not seen at fit"),
     ("predict text in numeric column", lambda d, r: r.predict(d.head(2).assign(x=["a", "b"])), InputError,
      "numeric at fit"),
     ("forest_weights include_self='yes'", lambda d, r: r.forest_weights(d.head(2), include_self="yes"),

@@ -327,7 +327,7 @@ class Design:
             raise InputError(
                 "column(s) "
                 + ", ".join(f"{v!r} (dtype {frame[v].dtype})" for v in wrong)
-                + f" were numeric at fit but are not in {what}; convert them, "
+                + f" were numeric at fit but are not numeric in {what}; convert them, "
                 "e.g. with pd.to_numeric"
             )
         self._check_levels(frame)
@@ -384,6 +384,8 @@ class Design:
         for expr, column, levels in self._levels:
             values = frame[column]
             unseen = ~values.isin(levels).to_numpy(dtype=bool)
+            # 1 == True for isin, but formulaic codes 1 against levels [False, True] as no level at all
+            unseen |= _is_bool(values) != all(isinstance(v, (bool, np.bool_)) for v in levels)
             if unseen.any():
                 new = list(pd.unique(values[unseen]))
                 problems.append(
@@ -396,6 +398,15 @@ class Design:
                 "; ".join(problems)
                 + "; map them to a seen level or refit with data that contains them"
             )
+
+
+def _is_bool(values: pd.Series) -> np.ndarray:
+    """Which values are booleans (bool dtype, or bools inside an object column)."""
+    if pd.api.types.is_bool_dtype(values):
+        return np.ones(len(values), dtype=bool)
+    if values.dtype == object:
+        return values.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+    return np.zeros(len(values), dtype=bool)
 
 
 def _transform_hint(exc: Exception) -> str:
