@@ -11,7 +11,8 @@ from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from .calibrators import get_method
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
-from .formula import Design, as_frame
+from .formula import Design
+from .formula.frame import as_training_frame
 from .formula.labels import label_column
 from .models import adapt_formula_results, check_linear_scale, no_predictor_model
 from .group_labels import kept_positions, split_group_option
@@ -194,7 +195,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     calib_size = check_fraction(calib_size, "calib_size")
     prefit = check_bool(opts["prefit"], "prefit")
 
-    data = as_frame(data, "data")
+    data = as_training_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
     _warn_float32_trees(model, prefit, X, design.column_names)
     if model == "ols" and not prefit and opts["score"] != "quantile":  # names the columns before the model sees them
@@ -204,7 +205,7 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     if X.shape[1] == 0:
         model = no_predictor_model(model, design, method, prefit)
     if calib is not None:
-        calib = as_frame(calib, "calib")
+        calib = as_training_frame(calib, "calib")
         X_cal = design.transform(calib, what="calib")
         y_cal = design.response(calib, what="calib")
         X_tr, y_tr = X, y

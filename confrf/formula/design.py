@@ -10,7 +10,7 @@ from formulaic import ModelSpec
 from formulaic.errors import FormulaicError
 
 from ..exceptions import FormulaError, InputError
-from .frame import as_frame, bad_rows, drop_unused_categories, prepare_columns
+from .frame import as_frame, as_training_frame, bad_rows, drop_unused_categories, prepare_columns
 from .messages import clean, describe_bad, describe_matrix, show
 from .parse import (
     bare_columns,
@@ -168,7 +168,7 @@ class Design:
         """
         if na_action not in _NA_ACTIONS:
             raise InputError(f"na_action must be 'raise' or 'drop', got {na_action!r}")
-        data = as_frame(data, "data")
+        data = as_training_frame(data, "data")
         parsed = parse(expand_dot(formula, data))
         if len(data) < 2:
             raise InputError(f"data has {len(data)} row(s); at least 2 are needed to fit")
@@ -318,8 +318,10 @@ class Design:
         if bad.any():
             raise InputError(
                 describe_bad(per_col, int(bad.sum()), what)
-                + "; drop or impute these rows before predicting (one prediction "
-                "is made per row, so rows are never dropped here)"
+                + ("; drop or impute these rows before predicting (one prediction "
+                   "is made per row, so rows are never dropped here)" if what == "newdata" else
+                   f"; drop or impute these rows of {what} first (na_action='drop' applies to the "
+                   "training data only, so no row of it is dropped silently)")
             )
         # A numeric column arriving as strings would be re-coded as categorical.
         wrong = [v for v in self._numeric if not pd.api.types.is_numeric_dtype(frame[v])]

@@ -32,6 +32,21 @@ def as_frame(data: Any, what: str) -> pd.DataFrame:
     return frame
 
 
+def as_training_frame(data: Any, what: str) -> pd.DataFrame:
+    """:func:`as_frame` for data that trains or calibrates: a Series is refused, not read as one row.
+
+    ``df["price"]`` passed as ``data`` would otherwise become one row with a
+    column per value, and the error would be about "1 row".
+    """
+    if isinstance(data, pd.Series):
+        name = "column" if data.name is None else f"column {data.name!r}"
+        raise ArgumentTypeError(
+            f"{what} is a pandas Series ({name}, {len(data)} values); fitting and calibration need a DataFrame "
+            f"with the response and the predictors: pass the whole frame (df, not df[...]), or {what}.to_frame()"
+        )
+    return as_frame(data, what)
+
+
 def _to_pandas(data: Any, what: str) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
