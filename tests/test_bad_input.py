@@ -141,6 +141,8 @@ CASES = [
     ("prefit smf, other formula", lambda d, r: fit(d, model=__import__("statsmodels.formula.api", fromlist=["ols"])
                                                    .ols("y ~ x + C(g)", data=d).fit(), prefit=True),
      InputError, "give confrf the same formula"),
+    ("quantile score, a pair of names", lambda d, r: fit(d, score="quantile", model=("ols", "rf")), InputError,
+     "a name gives both quantiles by itself"),
     ("model is a class", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__("sklearn.linear_model", fromlist=["x"])
                                                  .LinearRegression), InputError, "model=LinearRegression()"),
     ("prefit model not fitted", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__(
