@@ -159,6 +159,8 @@ CASES = [
     ("predict progress='no'", lambda d, r: r.predict(d.head(2), progress="no"), InputError, "progress"),
     ("predict 1/0 for a True/False factor", lambda d, r: fit(d.assign(b=d.x > 0.5), "y ~ x + C(b)")
      .predict(d.head(2).assign(b=[1, 0])), InputError, "level(s) [1, 0] not seen at fit"),
+    ("predict, duplicated column", lambda d, r: r.predict(pd.concat([d.head(2), d.head(2)[["x"]]], axis=1)),
+     InputError, "newdata has several columns named ['x']"),
     ("predict text in numeric column", lambda d, r: r.predict(d.head(2).assign(x=["a", "b"])), InputError,
      "numeric at fit"),
     ("forest_weights include_self='yes'", lambda d, r: r.forest_weights(d.head(2), include_self="yes"),

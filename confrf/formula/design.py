@@ -192,9 +192,7 @@ class Design:
                 "data has a column named 'Intercept', which clashes with the name of the formula's intercept; "
                 "rename it, e.g. data.rename(columns={'Intercept': 'intercept_'})"
             )
-        dup = sorted(set(data.columns[data.columns.duplicated()]) & set(rhs_vars + lhs_vars))
-        if dup:
-            raise InputError(f"data has several columns named {show(dup)}; rename them")
+        _check_unique(data, rhs_vars + lhs_vars, "data")
         # R/statsmodels users expect numbers-as-objects to stay numbers and dates to be refused
         data = prepare_columns(data, rhs_vars + lhs_vars, "data", bare=bare_columns(parsed.rhs) & set(rhs_vars))
         for name in lhs_vars:
@@ -313,6 +311,7 @@ class Design:
                 f"{what} lacks column(s) {show(missing)} used by formula "
                 f"{self.formula!r}; it needs {show(self.variables)}"
             )
+        _check_unique(frame, self.variables, what)
         frame = prepare_columns(frame[self.variables], self.variables, what)
         bad, per_col = bad_rows(frame, self.variables)
         if bad.any():
@@ -400,6 +399,13 @@ class Design:
                 "; ".join(problems)
                 + "; map them to a seen level or refit with data that contains them"
             )
+
+
+def _check_unique(frame: pd.DataFrame, used: list[str], what: str) -> None:
+    """Several columns with one name: which one the formula would read is undefined."""
+    dup = sorted(set(frame.columns[frame.columns.duplicated()]) & set(used))
+    if dup:
+        raise InputError(f"{what} has several columns named {show(dup)}; rename them")
 
 
 def _is_bool(values: pd.Series) -> np.ndarray:
