@@ -194,6 +194,9 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     labeler, est_opts = split_group_option(method_opts)  # user groups: labels read from the rows
     calib_size = check_fraction(calib_size, "calib_size")
     prefit = check_bool(opts["prefit"], "prefit")
+    if prefit and calib is not None:  # data would train nothing, yet be counted as training rows
+        raise InputError("prefit=True: the model is already fitted, so data= is the calibration set and nothing is "
+                         "trained; pass the calibration rows as data= and drop calib=.")
 
     data = as_training_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])

@@ -145,6 +145,8 @@ CASES = [
      "a name gives both quantiles by itself"),
     ("model is a class", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__("sklearn.linear_model", fromlist=["x"])
                                                  .LinearRegression), InputError, "model=LinearRegression()"),
+    ("prefit model with calib=", lambda d, r: fit(d, model=LinearRegression().fit(d[["x"]].to_numpy(), d.y),
+                                                  prefit=True, calib=d), InputError, "drop calib="),
     ("prefit model not fitted", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__(
         "sklearn.linear_model", fromlist=["x"]).LinearRegression(), prefit=True), InputError, "is not fitted"),
     # -- predict ------------------------------------------------------------------------------
