@@ -258,6 +258,12 @@ def test_forest_defaults_pass_the_checks(df, options):
     assert fit(df, **options).estimator.localizer_.min_samples_leaf_ >= 1
 
 
+def test_compare_says_when_responses_differ(df):
+    pos = df.assign(y=np.exp(df.y))
+    text = str(cf.compare(fit(pos, "np.log(y) ~ x"), fit(pos, "y ~ x"), test=pos, n_directions=20))
+    assert "Response" in text and "np.log(y)" in text and "not comparable" in " ".join(text.split())
+
+
 def test_point_predictions_between_fit_and_conformalize(df):
     reg = cf.ConformalRegressor(model="ols").fit(df[["x", "z"]], df.y)
     assert reg.predict(df[["x", "z"]].head(4)).shape == (4,)
