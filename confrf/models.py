@@ -57,12 +57,12 @@ class StatsmodelsRegressor(RegressorMixin, BaseEstimator):
         import statsmodels.api as sm
 
         cls = self.model_class if self.model_class is not None else sm.OLS
-        exog = self._exog(X)
-        if getattr(cls, "__name__", "") in _PINV_MODELS:
-            check_linear_scale(X, self.fit_intercept)
-        self.results_ = cls(np.asarray(y, dtype=np.float64), exog, **(self.model_kwargs or {})).fit(
+        self.results_ = cls(np.asarray(y, dtype=np.float64), self._exog(X), **(self.model_kwargs or {})).fit(
             **(self.fit_kwargs or {})
         )
+        rank = getattr(self.results_.model, "rank", None)  # statsmodels' rank (a looser cutoff than its pinv's)
+        if getattr(cls, "__name__", "") in _PINV_MODELS and rank is not None and rank < self.results_.model.exog.shape[1]:
+            check_linear_scale(X, self.fit_intercept)
         self.n_features_in_ = np.asarray(X).shape[1]
         return self
 
@@ -114,12 +114,17 @@ def check_linear_scale(X: np.ndarray, fit_intercept: bool, names: list[str] | No
 
 
 def _constant_position(results: Any) -> int | None:
-    """Column of the explicit constant in a statsmodels model's exog (statsmodels detects it), or None."""
+    """Column of the added constant in a statsmodels model's exog, or None.
+
+    statsmodels detects a constant column (``k_constant``, ``const_idx``); it
+    counts as added (not a constant design column) when named as
+    ``sm.add_constant`` or a formula names it.
+    """
     m = results.model
-    if not getattr(m, "k_constant", 0):
-        return None
     idx = getattr(getattr(m, "data", None), "const_idx", None)
-    return None if idx is None else int(idx)
+    if not getattr(m, "k_constant", 0) or idx is None:
+        return None
+    return int(idx) if str(m.exog_names[int(idx)]) in ("const", "Intercept") else None
 
 
 class _PrefitStatsmodelsResults:
