@@ -260,21 +260,17 @@ class FormulaResultsAdapter:
     def __init__(self, results: Any, column_names: list[str], has_intercept: bool,
                  intercept: str | None = "Intercept") -> None:
         exog_names = list(results.model.exog_names)
-        ours = {_norm(c): i for i, c in enumerate(column_names)}
-        missing = [e for e in exog_names if e != intercept and _norm(e) not in ours]
-        unused = sorted(set(ours) - {_norm(e) for e in exog_names})
-        if missing or unused or (intercept in exog_names) != has_intercept:
+        positions, mismatch = _match_names(exog_names, column_names, intercept)
+        if mismatch or (intercept in exog_names) != has_intercept:
             formula = getattr(results.model, "formula", None)
             source = f"formula {formula!r}" if formula is not None else "fitted on a named frame"
             raise InputError(
                 f"the prefit statsmodels model ({source}) has columns {exog_names}, which do not match "
-                f"this formula's design columns {column_names} (intercept: {has_intercept})"
-                + (f"; not in the design: {missing}" if missing else "")
-                + (f"; not in the model: {unused}" if unused else "")
-                + "; give confrf the same formula the model was fitted with."
+                f"this formula's design columns {column_names} (intercept: {has_intercept}){mismatch}; "
+                "give confrf the same formula the model was fitted with."
             )
         self.results = results
-        self.positions = [-1 if e == intercept else ours[_norm(e)] for e in exog_names]
+        self.positions = positions
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
@@ -289,24 +285,30 @@ class NamedFeaturesAdapter:
     def __init__(self, model: Any, column_names: list[str]) -> None:
         check_regressor(model)
         names = [str(c) for c in model.feature_names_in_]
-        ours = {_norm(c): i for i, c in enumerate(column_names)}
-        missing = [c for c in names if _norm(c) not in ours]
-        unused = sorted(set(ours) - {_norm(c) for c in names})
-        if missing or unused:
+        self.positions, mismatch = _match_names(names, column_names)
+        if mismatch:
             raise InputError(
                 f"the prefit {type(model).__name__} was fitted on columns {names}, which do not match this "
-                f"formula's design columns {column_names}"
-                + (f"; not in the design: {missing}" if missing else "")
-                + (f"; not in the model: {unused}" if unused else "")
-                + "; fit it on result.design.transform(data) (or a frame with the design's column names)."
+                f"formula's design columns {column_names}{mismatch}; fit it on result.design.transform(data) "
+                "(or a frame with the design's column names)."
             )
         self.model = model
         self.names = list(model.feature_names_in_)
-        self.positions = [ours[_norm(c)] for c in names]
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         frame = pd.DataFrame(np.asarray(X, dtype=np.float64)[:, self.positions], columns=self.names)
         return np.asarray(self.model.predict(frame))
+
+
+def _match_names(theirs: list[str], column_names: list[str], intercept: str | None = None) -> tuple[list[int], str]:
+    """Design position of each of a model's columns (-1: its intercept), and what does not match ("" if all does)."""
+    ours = {_norm(c): i for i, c in enumerate(column_names)}
+    missing = [c for c in theirs if c != intercept and _norm(c) not in ours]
+    unused = sorted(set(ours) - {_norm(c) for c in theirs})
+    if missing or unused:
+        return [], ((f"; not in the design: {missing}" if missing else "")
+                    + (f"; not in the model: {unused}" if unused else ""))
+    return [-1 if c == intercept else ours[_norm(c)] for c in theirs], ""
 
 
 def _norm(name: str) -> str:
