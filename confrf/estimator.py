@@ -186,6 +186,9 @@ class ConformalRegressor(BaseEstimator):
             self.model_ = prefit_score_models(get_score(self.score), self.model, X.shape[1])
             self.train_X_ = self.train_scores_ = None
             self.n_features_in_ = X.shape[1]
+            # a model fitted on a DataFrame knows its columns: X's must be the same, in the same order
+            self._set_feature_names(getattr(self.model, "feature_names_in_", None))
+            self._check_columns(X, names)
             self._set_feature_names(names)
             self.n_train_ = 0
             self.fit_time_ = 0.0

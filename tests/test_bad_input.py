@@ -189,6 +189,9 @@ CASES = [
     ("DataFrame X, other columns at conformalize",
      lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
      .conformalize(d[["x", "y"]], d.y), InputError, "give the same columns"),
+    ("prefit model fitted on a DataFrame, X columns reordered",
+     lambda d, r: cf.ConformalRegressor(model=LinearRegression().fit(d[["x", "z"]], d.y), prefit=True, method="split")
+     .conformalize(d[["z", "x"]], d.y), InputError, "reorder them"),
     ("one row as a 1-D X", lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
      .conformalize(d[["x", "z"]], d.y).predict_interval(np.array([0.1, 0.2])), InputError, "X.reshape(1, -1)"),
     ("refit voids the calibration", lambda d, r: cf.ConformalRegressor(model="ols", method="split")
