@@ -178,8 +178,27 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
             f"model must be a name in {list(SHORTCUTS)} or an object with fit() and predict(), got {type(model).__name__}; "
             "for an already fitted model pass prefit=True."
         )
+    _refuse_statsmodels_model(model)
     check_regressor(model)
-    return clone_seeded(model, random_state)
+    try:
+        return clone_seeded(model, random_state)
+    except (TypeError, RuntimeError) as exc:  # scikit-learn's clone needs get_params()
+        raise InputError(
+            f"cannot make a fresh copy of the model {type(model).__name__} to fit ({exc}); confrf clones the model "
+            "with scikit-learn's clone, which needs get_params()/set_params(): pass a scikit-learn estimator, or fit "
+            "the model yourself and pass prefit=True."
+        ) from None
+
+
+def _refuse_statsmodels_model(model: Any) -> None:
+    """An unfitted statsmodels model (sm.OLS(y, X), smf.ols(...)) carries its own data: it is not a recipe to refit."""
+    if type(model).__module__.startswith("statsmodels") and hasattr(model, "endog") and hasattr(model, "exog") \
+            and not hasattr(model, "params"):
+        raise InputError(
+            f"model is an unfitted statsmodels {type(model).__name__} (it carries its own data); pass model='ols', "
+            f"or StatsmodelsRegressor(model_class=sm.{type(model).__name__}) from confrf.models for confrf to fit it, "
+            "or call .fit() on it and pass the results with prefit=True."
+        )
 
 
 def check_regressor(model: Any) -> None:
@@ -210,6 +229,7 @@ def wrap_prefit(model: Any, n_features: int) -> Any:
     """Use an already fitted model as is (statsmodels results are adapted)."""
     if hasattr(model, "model") and hasattr(model, "params") and hasattr(getattr(model, "model"), "exog"):
         return _PrefitStatsmodelsResults(model, n_features)
+    _refuse_statsmodels_model(model)
     if not hasattr(model, "predict") or isinstance(model, type):
         raise InputError(f"prefit=True needs a fitted model with a predict() method, got {model!r}.")
     if isinstance(model, BaseEstimator):

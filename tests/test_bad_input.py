@@ -56,6 +56,14 @@ class TwoColumnModel:
         return self
 
 
+class Plain:  # fit/predict, but no get_params: scikit-learn's clone cannot copy it
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.zeros(len(X))
+
+
 XY = (np.linspace(0, 1, 200).reshape(-1, 1), np.linspace(0, 1, 200))
 CASES = [
     # -- formula API options ------------------------------------------------------------------
@@ -143,6 +151,12 @@ CASES = [
      InputError, "give confrf the same formula"),
     ("quantile score, a pair of names", lambda d, r: fit(d, score="quantile", model=("ols", "rf")), InputError,
      "a name gives both quantiles by itself"),
+    ("unfitted statsmodels model", lambda d, r: fit(d, model=sm.OLS(d.y, d[["x"]])), InputError,
+     "unfitted statsmodels OLS"),
+    ("unfitted statsmodels model, prefit", lambda d, r: fit(d, model=sm.OLS(d.y, d[["x"]]), prefit=True), InputError,
+     "call .fit() on it"),
+    ("model without get_params", lambda d, r: cf.split_cp("y ~ x", data=d, model=Plain()), InputError,
+     "cannot make a fresh copy"),
     ("model is a class", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__("sklearn.linear_model", fromlist=["x"])
                                                  .LinearRegression), InputError, "model=LinearRegression()"),
     ("prefit model with calib=", lambda d, r: fit(d, model=LinearRegression().fit(d[["x"]].to_numpy(), d.y),
