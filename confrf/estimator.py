@@ -25,6 +25,7 @@ from ._validation import (
     check_n_jobs,
     check_random_state,
     check_response_scale,
+    feature_names,
     seed_entropy,
 )
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
@@ -139,6 +140,7 @@ class ConformalRegressor(BaseEstimator):
         self._check_options()
         if self.prefit:
             raise InputError("prefit=True: the model is already fitted; call conformalize() directly.")
+        names = feature_names(X)
         X = as_float_matrix(X, "X")
         y = check_response_scale(as_float_vector(y, "y"), "y")
         if X.shape[0] != y.shape[0]:
@@ -149,7 +151,10 @@ class ConformalRegressor(BaseEstimator):
         t0 = time.perf_counter()
         score = get_score(self.score)
         kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
+        for stale in ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_"):  # a refit voids the calibration
+            self.__dict__.pop(stale, None)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
+        self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
         self.train_X_ = self.train_scores_ = None
         opts = method_options(self.method, self.options)
         if get_method(self.method).uses_training(opts):
@@ -159,6 +164,7 @@ class ConformalRegressor(BaseEstimator):
             self.train_cv_ = cv
         self.fit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]
+        self._set_feature_names(names)
         self.n_train_ = X.shape[0]
         return self
 
@@ -171,6 +177,7 @@ class ConformalRegressor(BaseEstimator):
         labels of new rows when predicting).
         """
         self._check_options()
+        names = feature_names(X)
         X = as_float_matrix(X, "X")
         y = check_response_scale(as_float_vector(y, "y"), "y")
         if X.shape[0] != y.shape[0]:
@@ -179,12 +186,16 @@ class ConformalRegressor(BaseEstimator):
             self.model_ = prefit_score_models(get_score(self.score), self.model, X.shape[1])
             self.train_X_ = self.train_scores_ = None
             self.n_features_in_ = X.shape[1]
+            # a model fitted on a DataFrame knows its columns: X's must be the same, in the same order
+            self._set_feature_names(getattr(self.model, "feature_names_in_", None))
+            self._check_columns(X, names)
+            self._set_feature_names(names)
             self.n_train_ = 0
             self.fit_time_ = 0.0
         elif not hasattr(self, "model_"):
             raise NotFittedError("call fit(X_train, y_train) before conformalize(), or pass prefit=True with a fitted model.")
-        elif X.shape[1] != self.n_features_in_:
-            raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
+        else:
+            self._check_columns(X, names)
         self.score_ = get_score(self.score)
         seeds = self._seeds()
         t0 = time.perf_counter()
@@ -301,10 +312,32 @@ class ConformalRegressor(BaseEstimator):
 
     def _check_X(self, X: Any) -> np.ndarray:
         self._model()
+        names, ndim = feature_names(X), np.ndim(X)
         X = as_float_matrix(X, "X")
+        if ndim == 1 and X.shape[0] == self.n_features_in_ != 1:
+            raise InputError(f"X is 1-D with {X.shape[0]} values: a single row must be 2-D, "
+                             "X.reshape(1, -1) (a 1-D X is read as one feature, as a column).")
+        self._check_columns(X, names)
+        return X
+
+    def _set_feature_names(self, names: np.ndarray | None) -> None:
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    def _check_columns(self, X: np.ndarray, names: np.ndarray | None) -> None:
+        """Same number of columns as at fit and, for DataFrames, the same names in the same order (scikit-learn's rule)."""
+        fitted = getattr(self, "feature_names_in_", None)
+        if names is not None and fitted is not None and list(names) != list(fitted):
+            same = sorted(map(str, names)) == sorted(map(str, fitted))
+            raise InputError(
+                f"X has columns {list(names)[:10]} but the model was fitted on {list(fitted)[:10]}"
+                + ("; reorder them: X[model.feature_names_in_]" if same else "; give the same columns")
+                + " (columns are used by position, so a different order would silently change every prediction)."
+            )
         if X.shape[1] != self.n_features_in_:
             raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
-        return X
 
     def _make_calibrator(self, seed: int | None) -> Calibrator:
         return get_method(self.method).factory(self, method_options(self.method, self.options), seed)
