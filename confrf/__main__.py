@@ -113,6 +113,11 @@ def _read_csv(path: str, option: str) -> pd.DataFrame:
         raise UsageError(f"{option} {path}: {exc.strerror or exc}") from None
     if frame.empty:
         raise UsageError(f"{option} {path}: the file has a header line but no data rows")
+    if frame.shape[1] == 1:  # a ;- or tab-separated file reads as one column named "x;g;y"
+        sep = next((c for c in (";", "\t", "|") if c in str(frame.columns[0])), None)
+        if sep is not None:
+            raise UsageError(f"{option} {path}: the header {str(frame.columns[0])!r} reads as a single column: the "
+                             f"file seems separated by {sep!r}, not commas; save it as comma-separated CSV")
     return frame
 
 

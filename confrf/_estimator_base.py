@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_alpha, check_bool, check_int, check_n_jobs, seed_entropy
+from ._validation import check_alpha, check_bool, check_int, check_n_jobs, seed_entropy
 from .exceptions import InputError, NotFittedError
 
 
@@ -39,7 +39,7 @@ def check_predict_args(alpha: Any, n_jobs: Any, chunk_size: Any, progress: Any) 
 
 
 class EstimatorChecks:
-    """Seeds and fitted-state checks of an estimator with ``random_state``, ``model_`` and ``n_features_in_``."""
+    """Seeds and fitted-state checks (the estimator has ``random_state``, ``prefit``, ``model_``, ``n_features_in_``)."""
 
     random_state: Any
     prefit: bool
@@ -53,23 +53,16 @@ class EstimatorChecks:
             raise NotFittedError("the base model is not fitted; call fit() (or conformalize() with prefit=True).")
         return self.model_
 
-    def _check_columns(self, X: np.ndarray) -> None:
+    def _check_n_columns(self, X: np.ndarray) -> None:
         if X.shape[1] != self.n_features_in_:
             raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
-
-    def _check_X(self, X: Any) -> np.ndarray:
-        self._model()
-        X = as_float_matrix(X, "X")
-        self._check_columns(X)
-        return X
 
     def _refuse_prefit(self) -> None:
         """``fit`` with ``prefit=True``: the model is fitted already."""
         if self.prefit:
             raise InputError("prefit=True: the model is already fitted; call conformalize() directly.")
 
-    def _check_trained(self, X: np.ndarray) -> None:
-        """``conformalize`` without ``prefit``: ``fit`` came first, on as many columns as ``X`` has."""
+    def _require_fit(self) -> None:
+        """``conformalize`` without ``prefit``: ``fit`` came first."""
         if not hasattr(self, "model_"):
             raise NotFittedError("call fit(X_train, y_train) before conformalize(), or pass prefit=True with a fitted model.")
-        self._check_columns(X)

@@ -95,23 +95,25 @@ def check_n_jobs(value: object) -> int | None:
     return int(value)
 
 
+#: the forest options' "choose it for me" value (confrf.localizers.tuning.TUNE)
+_TUNE = "tune"
+
+
 def check_max_features(value: object) -> Any:
-    """The localizer's ``max_features``: "tune", or scikit-learn's (a share in (0, 1], a count >= 1, "sqrt", "log2", None)."""
-    if value is None or (isinstance(value, str) and value in ("tune", "sqrt", "log2")):
+    """``max_features``: "tune", or scikit-learn's values: a share in (0, 1], a count >= 1, "sqrt", "log2", None."""
+    if value is None or (isinstance(value, str) and value in (_TUNE, "sqrt", "log2")):
         return value
     if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return check_int(value, "max_features")
     return check_real(value, "max_features", low=0.0, high=1.0, high_open=False,
-                      hint='"tune", a share of the features, a count, "sqrt", "log2" or None')
+                      hint='a share of the features, a count, "tune", "sqrt", "log2" or None')
 
 
 def check_min_samples_leaf(value: object) -> Any:
-    """The localizer's ``min_samples_leaf``: "tune", "auto" (ceil(sqrt(n))) or a count >= 1."""
-    if isinstance(value, str) and value in ("tune", "auto"):
+    """``min_samples_leaf``: "tune", "auto" or a count >= 1 (a share of the rows is not accepted)."""
+    if isinstance(value, str) and value in (_TUNE, "auto"):
         return value
-    if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return check_int(value, "min_samples_leaf")
-    raise InputError(f"min_samples_leaf must be 'tune', 'auto' or a positive integer, got {value!r}.")
+    return check_int(value, "min_samples_leaf", hint='or "tune" (the default) or "auto" (ceil(sqrt(n)))')
 
 
 def check_bool(value: object, name: str) -> bool:
@@ -228,6 +230,17 @@ def as_float_array(X: object, name: str) -> np.ndarray:
             f"{name} must hold numbers only{where}; it cannot be read as float64 ({exc}). Encode strings or "
             "categories as numbers first, or use the formula API (cf.conformal), which codes them."
         ) from None
+
+
+def feature_names(X: object) -> np.ndarray | None:
+    """A DataFrame's column names as scikit-learn keeps them (``feature_names_in_``); None for arrays.
+
+    Only all-string names count, as in scikit-learn: integer column labels are positions in disguise.
+    """
+    cols = getattr(X, "columns", None)
+    if cols is None or not all(isinstance(c, str) for c in cols):
+        return None
+    return np.asarray(cols, dtype=object)
 
 
 def _numeric_col(col: Any) -> bool:

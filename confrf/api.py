@@ -11,9 +11,10 @@ from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from .calibrators import get_method
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
-from .formula import Design, as_frame
+from .formula import Design
+from .formula.frame import as_training_frame
 from .formula.labels import label_column
-from .models import adapt_formula_results, no_predictor_model
+from .models import adapt_formula_results, check_linear_scale, no_predictor_model
 from .group_labels import kept_positions, split_group_option
 from .localizers._float32 import F32_MAX, blurred_columns
 from .results import ConformalResult
@@ -193,17 +194,22 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     labeler, est_opts = split_group_option(method_opts)  # user groups: labels read from the rows
     calib_size = check_fraction(calib_size, "calib_size")
     prefit = check_bool(opts["prefit"], "prefit")
+    if prefit and calib is not None:  # data would train nothing, yet be counted as training rows
+        raise InputError("prefit=True: the model is already fitted, so data= is the calibration set and nothing is "
+                         "trained; pass the calibration rows as data= and drop calib=.")
 
-    data = as_frame(data, "data")
+    data = as_training_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
     _refuse_classification_settings(design, model, opts["score"])
     _warn_float32_trees(model, prefit, X, design.column_names)
+    if model == "ols" and not prefit and opts["score"] != "quantile":  # names the columns before the model sees them
+        check_linear_scale(X, design.has_intercept, design.column_names)
     if prefit:
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
     if X.shape[1] == 0:
         model = no_predictor_model(model, design, method, prefit)
     if calib is not None:
-        calib = as_frame(calib, "calib")
+        calib = as_training_frame(calib, "calib")
         X_cal = design.transform(calib, what="calib")
         y_cal = design.response(calib, what="calib")
         X_tr, y_tr = X, y

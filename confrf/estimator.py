@@ -27,6 +27,7 @@ from ._validation import (
     check_n_jobs,
     check_random_state,
     check_response_scale,
+    feature_names,
 )
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
@@ -127,6 +128,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         """
         self._check_options()
         self._refuse_prefit()
+        names = feature_names(X)
         X = as_float_matrix(X, "X")
         y = check_response_scale(as_float_vector(y, "y"), "y")
         check_same_rows(X, y.shape[0])
@@ -136,7 +138,10 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         t0 = time.perf_counter()
         score = get_score(self.score)
         kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
+        for stale in ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_"):  # a refit voids the calibration
+            self.__dict__.pop(stale, None)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
+        self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
         self.train_X_ = self.train_scores_ = None
         opts = method_options(self.method, self.options)
         if get_method(self.method).uses_training(opts):
@@ -146,6 +151,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             self.train_cv_ = cv
         self.fit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]
+        self._set_feature_names(names)
         self.n_train_ = X.shape[0]
         return self
 
@@ -158,6 +164,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         labels of new rows when predicting).
         """
         self._check_options()
+        names = feature_names(X)
         X = as_float_matrix(X, "X")
         y = check_response_scale(as_float_vector(y, "y"), "y")
         check_same_rows(X, y.shape[0])
@@ -165,10 +172,15 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             self.model_ = prefit_score_models(get_score(self.score), self.model, X.shape[1])
             self.train_X_ = self.train_scores_ = None
             self.n_features_in_ = X.shape[1]
+            # a model fitted on a DataFrame knows its columns: X's must be the same, in the same order
+            self._set_feature_names(getattr(self.model, "feature_names_in_", None))
+            self._check_columns(X, names)
+            self._set_feature_names(names)
             self.n_train_ = 0
             self.fit_time_ = 0.0
         else:
-            self._check_trained(X)
+            self._require_fit()
+            self._check_columns(X, names)
         self.score_ = get_score(self.score)
         seeds = self._seeds()
         t0 = time.perf_counter()
@@ -272,6 +284,34 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         check_n_jobs(self.n_jobs)
         check_random_state(self.random_state)
         method_options(self.method, self.options)
+
+    def _check_X(self, X: Any) -> np.ndarray:
+        self._model()
+        names, ndim = feature_names(X), np.ndim(X)
+        X = as_float_matrix(X, "X")
+        if ndim == 1 and X.shape[0] == self.n_features_in_ != 1:
+            raise InputError(f"X is 1-D with {X.shape[0]} values: a single row must be 2-D, "
+                             "X.reshape(1, -1) (a 1-D X is read as one feature, as a column).")
+        self._check_columns(X, names)
+        return X
+
+    def _set_feature_names(self, names: np.ndarray | None) -> None:
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    def _check_columns(self, X: np.ndarray, names: np.ndarray | None) -> None:
+        """Same number of columns as at fit and, for DataFrames, the same names in the same order (scikit-learn's rule)."""
+        fitted = getattr(self, "feature_names_in_", None)
+        if names is not None and fitted is not None and list(names) != list(fitted):
+            same = sorted(map(str, names)) == sorted(map(str, fitted))
+            raise InputError(
+                f"X has columns {list(names)[:10]} but the model was fitted on {list(fitted)[:10]}"
+                + ("; reorder them: X[model.feature_names_in_]" if same else "; give the same columns")
+                + " (columns are used by position, so a different order would silently change every prediction)."
+            )
+        self._check_n_columns(X)
 
     def _make_calibrator(self, seed: int | None) -> Calibrator:
         return get_method(self.method).factory(self, method_options(self.method, self.options), seed)

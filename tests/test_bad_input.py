@@ -14,6 +14,10 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
+import statsmodels.api as sm
+from sklearn.cluster import KMeans
+from sklearn.linear_model import LinearRegression, LogisticRegression
+
 import confrf as cf
 from confrf.exceptions import ArgumentTypeError, FormulaError, InputError
 
@@ -52,6 +56,14 @@ class TwoColumnModel:
         return self
 
 
+class Plain:  # fit/predict, but no get_params: scikit-learn's clone cannot copy it
+    def fit(self, X, y):
+        return self
+
+    def predict(self, X):
+        return np.zeros(len(X))
+
+
 XY = (np.linspace(0, 1, 200).reshape(-1, 1), np.linspace(0, 1, 200))
 CASES = [
     # -- formula API options ------------------------------------------------------------------
@@ -73,6 +85,9 @@ CASES = [
     ("n_estimators=2.5", lambda d, r: fit(d, n_estimators=2.5), InputError, "n_estimators must be an integer"),
     ("n_estimators='10'", lambda d, r: fit(d, n_estimators="10"), InputError, "n_estimators must be an integer"),
     ("max_depth=0", lambda d, r: fit(d, max_depth=0), InputError, "max_depth must be an integer >= 1 or None"),
+    ("min_samples_leaf=0", lambda d, r: fit(d, min_samples_leaf=0), InputError, "min_samples_leaf must be an integer >= 1"),
+    ("min_samples_leaf=0.1", lambda d, r: fit(d, min_samples_leaf=0.1), InputError, '"tune" (the default)'),
+    ("min_samples_leaf='Auto'", lambda d, r: fit(d, min_samples_leaf="Auto"), InputError, "min_samples_leaf"),
     ("max_features='x'", lambda d, r: fit(d, max_features="x"), InputError, "max_features"),
     ("max_features=1.5", lambda d, r: fit(d, max_features=1.5), InputError, "max_features must lie in (0, 1]"),
     ("n_jobs=0", lambda d, r: fit(d, n_jobs=0), InputError, "n_jobs must be None, a positive integer or -1"),
@@ -83,6 +98,10 @@ CASES = [
     ("calib=list", lambda d, r: fit(d, calib=[1, 2]), ArgumentTypeError, "calib must be"),
     ("calib lacks response", lambda d, r: fit(d, calib=d[["x"]]), InputError, "calib lacks the response"),
     ("calib NaN", lambda d, r: fit(d, calib=d.assign(x=np.nan)), InputError, "NaN or inf in calib"),
+    ("calib NaN with na_action='drop'", lambda d, r: fit(d, calib=d.assign(x=np.nan), na_action="drop"), InputError,
+     "na_action='drop' applies to the training data only"),
+    ("data is a Series", lambda d, r: fit(d.x), ArgumentTypeError, "data is a pandas Series (column 'x', 300 values)"),
+    ("calib is a Series", lambda d, r: fit(d, calib=d.y), ArgumentTypeError, "calib is a pandas Series"),
     ("data empty", lambda d, r: fit(d.iloc[:0]), InputError, "0 row(s)"),
     ("data one row", lambda d, r: fit(d.iloc[:1]), InputError, "1 row(s)"),
     ("duplicated column", lambda d, r: fit(pd.concat([d, d[["x"]]], axis=1)), InputError, "several columns named"),
@@ -109,14 +128,39 @@ CASES = [
     ("y ~ 1 with a sklearn model", lambda d, r: cf.split_cp("y ~ 1", data=d, model=TwoColumnModel()),
      InputError, "cannot be fitted on zero columns"),
     ("formula None", lambda d, r: fit(d, None), FormulaError, "must be a string"),
+    ("response also a predictor", lambda d, r: fit(d, "y ~ x + y"), FormulaError, "cannot be its own predictor"),
+    ("column named Intercept", lambda d, r: fit(d.assign(Intercept=d.x), "y ~ Intercept"), FormulaError,
+     "clashes with the name of the formula's intercept"),
+    ("x * 1e-20 with OLS", lambda d, r: fit(d.assign(x=d.x * 1e-20)), InputError, "would silently drop them"),
+    ("x * 1e20 with OLS, arrays", lambda d, r: cf.ConformalRegressor(model="ols").fit(XY[0] * 1e20, XY[1]),
+     InputError, "X column(s) [0]"),
     # -- models -------------------------------------------------------------------------------
+    ("classifier as model", lambda d, r: fit(d, model=LogisticRegression()), InputError, "is a classifier"),
+    ("clusterer as prefit model", lambda d, r: fit(d, model=KMeans(2, n_init=1).fit(d[["x"]].to_numpy()), prefit=True),
+     InputError, "is a clusterer"),
+    ("prefit sm.OLS with a constant, too few columns",
+     lambda d, r: fit(d, "y ~ x + z", model=sm.OLS(d.y.to_numpy(), sm.add_constant(d[["x"]].to_numpy())).fit(),
+                      prefit=True), InputError, "so it needs 3"),
+    ("prefit sklearn fitted on other columns",
+     lambda d, r: fit(d, "y ~ x + z", model=LinearRegression().fit(d[["x", "y"]], d.y), prefit=True),
+     InputError, "not in the design: ['y']"),
     ("predict returns (n, 2)", lambda d, r: cf.split_cp("y ~ x", data=d, model=TwoColumnModel()),
      InputError, "returned an array of shape"),
     ("prefit smf, other formula", lambda d, r: fit(d, model=__import__("statsmodels.formula.api", fromlist=["ols"])
                                                    .ols("y ~ x + C(g)", data=d).fit(), prefit=True),
      InputError, "give confrf the same formula"),
+    ("quantile score, a pair of names", lambda d, r: fit(d, score="quantile", model=("ols", "rf")), InputError,
+     "a name gives both quantiles by itself"),
+    ("unfitted statsmodels model", lambda d, r: fit(d, model=sm.OLS(d.y, d[["x"]])), InputError,
+     "unfitted statsmodels OLS"),
+    ("unfitted statsmodels model, prefit", lambda d, r: fit(d, model=sm.OLS(d.y, d[["x"]]), prefit=True), InputError,
+     "call .fit() on it"),
+    ("model without get_params", lambda d, r: cf.split_cp("y ~ x", data=d, model=Plain()), InputError,
+     "cannot make a fresh copy"),
     ("model is a class", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__("sklearn.linear_model", fromlist=["x"])
                                                  .LinearRegression), InputError, "model=LinearRegression()"),
+    ("prefit model with calib=", lambda d, r: fit(d, model=LinearRegression().fit(d[["x"]].to_numpy(), d.y),
+                                                  prefit=True, calib=d), InputError, "drop calib="),
     ("prefit model not fitted", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__(
         "sklearn.linear_model", fromlist=["x"]).LinearRegression(), prefit=True), InputError, "is not fitted"),
     # -- predict ------------------------------------------------------------------------------
@@ -129,6 +173,15 @@ CASES = [
     ("predict chunk_size=2.5", lambda d, r: r.predict(d.head(2), chunk_size=2.5), InputError, "chunk_size"),
     ("predict n_jobs='2'", lambda d, r: r.predict(d.head(2), n_jobs="2"), InputError, "n_jobs"),
     ("predict progress='no'", lambda d, r: r.predict(d.head(2), progress="no"), InputError, "progress"),
+    ("predict 1/0 for a True/False factor", lambda d, r: fit(d.assign(b=d.x > 0.5), "y ~ x + C(b)")
+     .predict(d.head(2).assign(b=[1, 0])), InputError, "level(s) [1, 0] not seen at fit"),
+    ("predict, duplicated column", lambda d, r: r.predict(pd.concat([d.head(2), d.head(2)[["x"]]], axis=1)),
+     InputError, "newdata has several columns named ['x']"),
+    ("predict pd.NA in an object column", lambda d, r: r.predict(d.head(2).assign(x=pd.Series([0.1, pd.NA], dtype=object))),
+     InputError, "NaN or inf in newdata: 'x'"),
+    ("predict complex column", lambda d, r: r.predict(d.head(2).assign(x=[1 + 1j, 2 + 0j])), InputError,
+     "holds complex numbers"),
+    ("complex column at fit", lambda d, r: fit(d.assign(x=d.x + 0j)), InputError, "holds complex numbers"),
     ("predict text in numeric column", lambda d, r: r.predict(d.head(2).assign(x=["a", "b"])), InputError,
      "numeric at fit"),
     ("forest_weights include_self='yes'", lambda d, r: r.forest_weights(d.head(2), include_self="yes"),
@@ -149,6 +202,20 @@ CASES = [
      InputError, "X must hold numbers only"),
     ("DataFrame X with text", lambda d, r: cf.ConformalRegressor(model="ols").fit(d[["x", "g"]], d.y),
      InputError, "non-numeric column(s): ['g']"),
+    ("DataFrame X, columns reordered at predict",
+     lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
+     .conformalize(d[["x", "z"]], d.y).predict_interval(d[["z", "x"]]), InputError, "reorder them"),
+    ("DataFrame X, other columns at conformalize",
+     lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
+     .conformalize(d[["x", "y"]], d.y), InputError, "give the same columns"),
+    ("prefit model fitted on a DataFrame, X columns reordered",
+     lambda d, r: cf.ConformalRegressor(model=LinearRegression().fit(d[["x", "z"]], d.y), prefit=True, method="split")
+     .conformalize(d[["z", "x"]], d.y), InputError, "reorder them"),
+    ("one row as a 1-D X", lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
+     .conformalize(d[["x", "z"]], d.y).predict_interval(np.array([0.1, 0.2])), InputError, "X.reshape(1, -1)"),
+    ("refit voids the calibration", lambda d, r: cf.ConformalRegressor(model="ols", method="split")
+     .fit(d[["x", "z"]], d.y).conformalize(d[["x", "z"]], d.y).fit(d[["x"]], d.y).predict_interval(d[["x"]]),
+     cf.NotFittedError, "call conformalize()"),
     ("complex y", lambda d, r: cf.ConformalRegressor(model="ols").fit(XY[0], XY[1] + 1j), InputError, "complex"),
     ("no training rows", lambda d, r: cf.ConformalRegressor(model="ols").fit(np.empty((0, 1)), np.empty(0)),
      InputError, "at least 2 training rows"),
@@ -160,9 +227,29 @@ CASES = [
     ("qrf-tc grid_size=2.5", lambda d, r: cf.qrf_tc("y ~ x", data=d, grid_size=2.5), InputError, "grid_size"),
     ("lcp bandwidth=True", lambda d, r: cf.conformal("y ~ x", data=d, method="lcp", bandwidth=True), InputError,
      "bandwidth must be a number"),
+    ("lcp bandwidth=1e-300", lambda d, r: cf.conformal("y ~ x", data=d, method="lcp", bandwidth=1e-300), InputError,
+     "bandwidth must lie in (1e-150, 1e+150)"),
+    ("slcp bandwidth=1e-300", lambda d, r: cf.conformal("y ~ x", data=d, method="slcp", bandwidth=1e-300), InputError,
+     "bandwidth must lie in"),
     ("lcp cv=True", lambda d, r: cf.conformal("y ~ x", data=d, method="lcp", cv=True), InputError, "cv must be"),
     ("estimator random_state=1.5", lambda d, r: cf.ConformalRegressor(model="ols", random_state=1.5).fit(*XY),
      InputError, "random_state"),
+    # -- metrics and planning helpers -----------------------------------------------------------
+    ("clopper_pearson lengths differ", lambda d, r: cf.metrics.clopper_pearson(np.array([1, 2, 3]), np.array([3, 3])),
+     InputError, "k and n must have the same length"),
+    ("share_infinite of nothing", lambda d, r: cf.metrics.share_infinite([], []), InputError, "at least one row"),
+    ("quantiles q=90 (percent)", lambda d, r: cf.metrics.quantiles([1.0, 2.0], 90), InputError, "not percents"),
+    ("coverage_table is_covered=0.3", lambda d, r: cf.metrics.coverage_table([0.3, 1.0], ["a", "b"]), InputError,
+     "is_covered must be booleans"),
+    ("width_bins NaN width", lambda d, r: cf.metrics.width_bins([np.nan, 1.0, 2.0]), InputError, "not NaN"),
+    ("coverage_by_width NaN width", lambda d, r: cf.metrics.coverage_by_width([True, True], [np.nan, 1.0]),
+     InputError, "not NaN"),
+    ("width_spearman NaN width", lambda d, r: cf.metrics.width_spearman([np.nan, 1.0], [0.0, 1.0], [0.0, 0.0]),
+     InputError, "not NaN"),
+    ("width_spearman of nothing", lambda d, r: cf.metrics.width_spearman([], [], []), InputError, "at least one row"),
+    ("pac_n2 alpha=1e-9 (used to exhaust memory)", lambda d, r: cf.pac_n2(alpha=1e-9, delta=0.1), InputError,
+     "beyond any data set"),
+    ("pac_epsilon n2=1e9", lambda d, r: cf.pac_epsilon(10**9, alpha=0.1, delta=0.1), InputError, "beyond any data set"),
     ("lcp_threshold 2-D scores", lambda d, r: cf.lcp_threshold(np.full((20, 20), 0.05), np.ones((19, 1)), 0.1),
      InputError, "scores must be 1-D"),
     ("lcp_threshold 3-D weights", lambda d, r: cf.lcp_threshold(np.zeros((2, 20, 20)), np.ones(19), 0.1),
@@ -193,6 +280,41 @@ def test_alpha_of_any_numeric_type_is_read_as_typed(df, alpha):
 @pytest.mark.parametrize("calib_size", [np.float32(0.5), Decimal("0.5"), Fraction(1, 2), np.float64(0.5)])
 def test_calib_size_of_any_numeric_type(df, calib_size):
     assert fit(df, calib_size=calib_size).nobs["train"] == N // 2
+
+
+@pytest.mark.parametrize("options", [{}, {"max_features": "tune"}, {"min_samples_leaf": "auto", "max_features": 1.0}])
+def test_forest_defaults_pass_the_checks(df, options):
+    # the defaults ("tune") must pass the shared checkers: a merge once made every default lcp_rf call fail
+    assert fit(df, **options).estimator.localizer_.min_samples_leaf_ >= 1
+
+
+def test_compare_says_when_responses_differ(df):
+    pos = df.assign(y=np.exp(df.y))
+    text = str(cf.compare(fit(pos, "np.log(y) ~ x"), fit(pos, "y ~ x"), test=pos, n_directions=20))
+    assert "Response" in text and "np.log(y)" in text and "not comparable" in " ".join(text.split())
+
+
+def test_point_predictions_between_fit_and_conformalize(df):
+    reg = cf.ConformalRegressor(model="ols").fit(df[["x", "z"]], df.y)
+    assert reg.predict(df[["x", "z"]].head(4)).shape == (4,)
+
+
+def test_empty_set_has_width_zero():
+    # CQR reports an empty set by lwr > upr: its length is 0, not negative (mean widths were pulled down)
+    assert cf.metrics.interval_width([3.0, 0.0], [1.0, 2.0]).tolist() == [0.0, 2.0]
+
+
+def _prefit(df, model):
+    return fit(df, "y ~ x + z", model=model, prefit=True).predict(df.head(5))
+
+
+def test_prefit_models_with_named_columns_are_matched_by_name(df):
+    # fitted on the design's columns in another order: the names decide, not the positions
+    want = _prefit(df, LinearRegression().fit(df[["x", "z"]].to_numpy(), df.y))
+    for model in (LinearRegression().fit(df[["z", "x"]], df.y),
+                  sm.OLS(df.y, sm.add_constant(df[["z", "x"]], prepend=False)).fit(),
+                  sm.OLS(df.y.to_numpy(), sm.add_constant(df[["x", "z"]].to_numpy())).fit()):
+        pd.testing.assert_frame_equal(_prefit(df, model), want, rtol=1e-9)
 
 
 def test_scalar_dict_is_one_row_and_numpy_scalars_are_numbers(df, res):

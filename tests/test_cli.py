@@ -88,6 +88,8 @@ def test_directory_as_data(csvs, capsys, no_fitting):
     ("", "the file is empty"),
     ("y,x1,x2\n", "no data rows"),
     ("y,x1\n1,2\n3,4,5,6\n", "not a readable CSV file (Error tokenizing data"),
+    ("y;x1;x2\n1;2;3\n4;5;6\n", "seems separated by ';', not commas"),
+    ("y\tx1\n1\t2\n", "seems separated by '\\t'"),
 ])
 def test_malformed_or_empty_csv(csvs, capsys, no_fitting, content, message):
     (csvs / "bad.csv").write_text(content)

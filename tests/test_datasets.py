@@ -439,7 +439,7 @@ def test_list_datasets(real):
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", ["_simulate", "_real"])
+@pytest.mark.parametrize("module", ["_simulate", "_simdata", "_sim_models", "_folded", "_real"])
 def test_docstring_examples(module, no_network):
     import importlib
 

@@ -152,6 +152,17 @@ def d2_required_count(n2: int, alpha: float, epsilon: float) -> int:
 #: above this n2 the boundary check of binomial_k is done in floats with a relative margin
 _EXACT_MAX_N2 = 4000
 _MARGIN = 1e-9
+#: the binomial tail is evaluated at every k <= n2 (8 bytes each): beyond this no data set has such a D2
+_MAX_N2 = 10**7
+
+
+def _check_planned_n2(n2: int, alpha: float, delta: float, why: str = "") -> None:
+    if n2 > _MAX_N2:
+        raise InputError(
+            f"a correction part D2 of {n2:.3g} points {why or ''}is beyond the {_MAX_N2:.0e} points the exact binomial "
+            f"tail is computed for (and beyond any data set) at alpha={alpha!r}, delta={delta!r}; choose a larger "
+            "alpha, delta or epsilon."
+        )
 
 
 def _exact_tail_le(n2: int, alpha: float, k: int, delta: float) -> bool:
@@ -195,6 +206,7 @@ def binomial_k(n2: int, alpha: float, delta: float) -> int:
     n2 = _count(n2, "n2", "size of the correction part D2")
     alpha = check_alpha(alpha)
     delta = open_unit(delta, "delta")
+    _check_planned_n2(n2, alpha, delta)
     tails = binom.sf(np.arange(-1, n2 + 1), n2, 1.0 - alpha)  # tails[k] = P(X >= k), k = 0..n2+1
     ok = tails <= delta
     k = int(np.argmax(ok)) if ok.any() else n2 + 1  # the tail is non-increasing in k
@@ -225,6 +237,7 @@ def _binomial_delta(n2: int, alpha: float, epsilon: float) -> float:
 def _binomial_n2(alpha: float, delta: float, epsilon: float | None) -> int:
     # finite intervals need k <= n2, i.e. (1 - alpha)^n2 <= delta
     n = max(1, math.ceil(math.log(delta) / math.log1p(-alpha)) - 2)
+    _check_planned_n2(n, alpha, delta, why="(the fewest that give finite intervals) ")
     while binomial_k(n, alpha, delta) > n:
         n += 1
     if epsilon is None:

@@ -162,7 +162,8 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             self.n_features_in_, self.n_train_, self.fit_time_ = X.shape[1], 0, 0.0
             self.train_counts_ = None
         else:
-            self._check_trained(X)
+            self._require_fit()
+            self._check_n_columns(X)
         codes = encode_labels(y, self.classes_, "the calibration response")
         check_same_rows(X, codes.shape[0])
         counts = np.bincount(codes, minlength=len(self.classes_))
@@ -305,6 +306,12 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() first.")
         return self.calibrator_
+
+    def _check_X(self, X: Any) -> np.ndarray:
+        self._model()
+        X = as_float_matrix(X, "X")
+        self._check_n_columns(X)
+        return X
 
 
 def mondrian_guarantee(cal: GroupwiseCalibrator, alpha: float) -> Guarantee:

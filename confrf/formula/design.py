@@ -10,7 +10,7 @@ from formulaic import ModelSpec
 from formulaic.errors import FormulaicError
 
 from ..exceptions import FormulaError, InputError
-from .frame import as_frame, bad_rows, drop_unused_categories, prepare_columns
+from .frame import as_frame, as_training_frame, bad_rows, drop_unused_categories, prepare_columns
 from .messages import clean, describe_bad, describe_matrix, show
 from .parse import (
     bare_columns,
@@ -168,7 +168,7 @@ class Design:
         """
         if na_action not in _NA_ACTIONS:
             raise InputError(f"na_action must be 'raise' or 'drop', got {na_action!r}")
-        data = as_frame(data, "data")
+        data = as_training_frame(data, "data")
         parsed = parse(expand_dot(formula, data))
         if len(data) < 2:
             raise InputError(f"data has {len(data)} row(s); at least 2 are needed to fit")
@@ -181,9 +181,18 @@ class Design:
                 f"the response {str(parsed.lhs)!r} in formula {formula!r} does not use "
                 "any data column; put a numeric column on the left of ~"
             )
-        dup = sorted(set(data.columns[data.columns.duplicated()]) & set(rhs_vars + lhs_vars))
-        if dup:
-            raise InputError(f"data has several columns named {show(dup)}; rename them")
+        both = [v for v in lhs_vars if v in rhs_vars]
+        if both:  # y ~ x + y: the response would predict itself
+            raise FormulaError(
+                f"column(s) {show(both)} of the response {str(parsed.lhs)!r} also appear on the right of ~ in "
+                f"formula {formula!r}; a response cannot be its own predictor: remove it from the right-hand side"
+            )
+        if "Intercept" in rhs_vars:  # formulaic names the intercept column "Intercept" too
+            raise FormulaError(
+                "data has a column named 'Intercept', which clashes with the name of the formula's intercept; "
+                "rename it, e.g. data.rename(columns={'Intercept': 'intercept_'})"
+            )
+        _check_unique(data, rhs_vars + lhs_vars, "data")
         # R/statsmodels users expect numbers-as-objects to stay numbers and dates to be refused
         data = prepare_columns(data, rhs_vars + lhs_vars, "data", bare=bare_columns(parsed.rhs) & set(rhs_vars))
         for name in lhs_vars:
@@ -302,13 +311,16 @@ class Design:
                 f"{what} lacks column(s) {show(missing)} used by formula "
                 f"{self.formula!r}; it needs {show(self.variables)}"
             )
+        _check_unique(frame, self.variables, what)
         frame = prepare_columns(frame[self.variables], self.variables, what)
         bad, per_col = bad_rows(frame, self.variables)
         if bad.any():
             raise InputError(
                 describe_bad(per_col, int(bad.sum()), what)
-                + "; drop or impute these rows before predicting (one prediction "
-                "is made per row, so rows are never dropped here)"
+                + ("; drop or impute these rows before predicting (one prediction "
+                   "is made per row, so rows are never dropped here)" if what == "newdata" else
+                   f"; drop or impute these rows of {what} first (na_action='drop' applies to the "
+                   "training data only, so no row of it is dropped silently)")
             )
         # A numeric column arriving as strings would be re-coded as categorical.
         wrong = [v for v in self._numeric if not pd.api.types.is_numeric_dtype(frame[v])]
@@ -316,7 +328,7 @@ class Design:
             raise InputError(
                 "column(s) "
                 + ", ".join(f"{v!r} (dtype {frame[v].dtype})" for v in wrong)
-                + f" were numeric at fit but are not in {what}; convert them, "
+                + f" were numeric at fit but are not numeric in {what}; convert them, "
                 "e.g. with pd.to_numeric"
             )
         self._check_levels(frame)
@@ -373,6 +385,8 @@ class Design:
         for expr, column, levels in self._levels:
             values = frame[column]
             unseen = ~values.isin(levels).to_numpy(dtype=bool)
+            # 1 == True for isin, but formulaic codes 1 against levels [False, True] as no level at all
+            unseen |= _is_bool(values) != all(isinstance(v, (bool, np.bool_)) for v in levels)
             if unseen.any():
                 new = list(pd.unique(values[unseen]))
                 problems.append(
@@ -385,6 +399,22 @@ class Design:
                 "; ".join(problems)
                 + "; map them to a seen level or refit with data that contains them"
             )
+
+
+def _check_unique(frame: pd.DataFrame, used: list[str], what: str) -> None:
+    """Several columns with one name: which one the formula would read is undefined."""
+    dup = sorted(set(frame.columns[frame.columns.duplicated()]) & set(used))
+    if dup:
+        raise InputError(f"{what} has several columns named {show(dup)}; rename them")
+
+
+def _is_bool(values: pd.Series) -> np.ndarray:
+    """Which values are booleans (bool dtype, or bools inside an object column)."""
+    if pd.api.types.is_bool_dtype(values):
+        return np.ones(len(values), dtype=bool)
+    if values.dtype == object:
+        return values.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+    return np.zeros(len(values), dtype=bool)
 
 
 def _transform_hint(exc: Exception) -> str:

@@ -32,6 +32,21 @@ def as_frame(data: Any, what: str) -> pd.DataFrame:
     return frame
 
 
+def as_training_frame(data: Any, what: str) -> pd.DataFrame:
+    """:func:`as_frame` for data that trains or calibrates: a Series is refused, not read as one row.
+
+    ``df["price"]`` passed as ``data`` would otherwise become one row with a
+    column per value, and the error would be about "1 row".
+    """
+    if isinstance(data, pd.Series):
+        name = "column" if data.name is None else f"column {data.name!r}"
+        raise ArgumentTypeError(
+            f"{what} is a pandas Series ({name}, {len(data)} values); fitting and calibration need a DataFrame "
+            f"with the response and the predictors: pass the whole frame (df, not df[...]), or {what}.to_frame()"
+        )
+    return as_frame(data, what)
+
+
 def _to_pandas(data: Any, what: str) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
@@ -110,9 +125,13 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
                 "or categories: add a column such as (d - d.min()).dt.days, d.dt.year or d.dt.month "
                 "(as C(month) for a factor) and use it instead"
             )
+        kind = pd.api.types.infer_dtype(col, skipna=True) if col.dtype == object else None  # one pass, in C
+        if pd.api.types.is_complex_dtype(col) or kind == "complex":  # casting would drop the imaginary part
+            raise InputError(f"column {name!r} of {what} holds complex numbers; formulas need real numbers: "
+                             "use its .real, .imag or abs() as columns")
         if col.dtype != object and not pd.api.types.is_string_dtype(col):
             continue
-        kind = pd.api.types.infer_dtype(col, skipna=True)  # one pass in C, not a Python call per row
+        kind = kind or pd.api.types.infer_dtype(col, skipna=True)
         if kind in ("mixed", "mixed-integer"):  # rare: find the numbers among the other values
             values = col.dropna()
             is_num = values.map(lambda v: isinstance(v, (Real, Decimal, np.number))
@@ -127,7 +146,8 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
                 )
             kind = "floating" if is_num.any() else kind
         if kind in _NUMBER_KINDS:
-            converted[name] = col.map(float, na_action="ignore").astype(np.float64)
+            # pd.NA and None become NaN (then reported as missing), not a TypeError of astype
+            converted[name] = col.map(float, na_action="ignore").where(col.notna(), np.nan).astype(np.float64)
         elif name in bare:
             _refuse_one_level_per_row(col, name, what)
     if not converted:

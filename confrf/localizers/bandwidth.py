@@ -33,8 +33,9 @@ def check_kernel(kernel: object) -> str:
 def check_bandwidth(bandwidth: object) -> float | str:
     if bandwidth == "auto":
         return "auto"
-    return check_real(bandwidth, "bandwidth", low=0.0, high=np.inf,
-                      hint="'auto' or a positive number in standardized units")
+    # h^2 must stay a normal float64: below 1e-150 it underflows to 0 (0/0 on identical rows)
+    return check_real(bandwidth, "bandwidth", low=1e-150, high=1e150,
+                      hint="'auto' or a positive number in standardized units (the features' sd is 1)")
 
 
 def kernel_matrix(A: np.ndarray, B: np.ndarray, kernel: str, h: float, relative: bool = False) -> np.ndarray:

@@ -10,6 +10,7 @@ from scipy import stats
 
 from .._validation import as_float_vector
 from ..exceptions import InputError
+from ._inputs import _widths
 from ._widths import _snap
 
 
@@ -50,12 +51,9 @@ def oracle_width_error(width: Any, oracle_width: Any) -> np.ndarray:
     >>> oracle_width_error([2.0, float("inf")], [4.0, 4.0]).tolist()
     [0.5, inf]
     """
-    w = np.asarray(width, dtype=np.float64).ravel()
-    ws = np.asarray(oracle_width, dtype=np.float64).ravel()
+    w, ws = _widths(width), _widths(oracle_width)
     if w.shape != ws.shape:
         raise InputError("width and oracle_width must have the same length.")
-    if np.isnan(w).any() or np.isnan(ws).any() or (ws < 0).any():
-        raise InputError("widths must be >= 0 and not NaN.")
     with np.errstate(divide="ignore", invalid="ignore"):
         err = np.abs(w - ws) / ws
     err = np.where(np.isinf(w), np.inf, err)
@@ -75,10 +73,12 @@ def width_spearman(width: Any, y: Any, fit: Any) -> float:
     >>> width_spearman([1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [0.1, -0.5, 2.0])
     1.0
     """
-    w = _snap(np.asarray(width, dtype=np.float64).ravel())
+    w = _snap(_widths(width))
     r = np.abs(as_float_vector(y, "y") - as_float_vector(fit, "fit"))
     if w.shape != r.shape:
         raise InputError("width, y and fit must have the same length.")
+    if w.size == 0:
+        raise InputError("width_spearman needs at least one row.")
     if w.size < 2 or np.all(w == w[0]) or np.all(r == r[0]):
         return float("nan")
     with warnings.catch_warnings():

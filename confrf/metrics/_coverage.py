@@ -9,7 +9,7 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from ..exceptions import InputError
-from ._inputs import _bounds, _check_level, _y_bounds
+from ._inputs import _check_level, _flags, _y_bounds
 
 
 def covered(y: Any, lwr: Any, upr: Any) -> np.ndarray:
@@ -70,6 +70,11 @@ def clopper_pearson(k: Any, n: Any, level: float = 0.95) -> tuple[Any, Any]:
     level = _check_level(level)
     kk = np.asarray(k)
     nn = np.asarray(n)
+    try:
+        np.broadcast_shapes(kk.shape, nn.shape)
+    except ValueError:
+        raise InputError(f"k and n must have the same length (or one be a single number), got shapes "
+                         f"{kk.shape} and {nn.shape}.") from None
     if not (np.issubdtype(kk.dtype, np.integer) or np.all(np.mod(kk, 1) == 0)) or \
             not (np.issubdtype(nn.dtype, np.integer) or np.all(np.mod(nn, 1) == 0)):
         raise InputError("k and n must be whole numbers (counts).")
@@ -99,7 +104,7 @@ def coverage_table(is_covered: Any, by: Any, level: float = 0.95) -> pd.DataFram
     >>> coverage_table([True, False, True, True], ["a", "a", "b", "b"])["coverage"].tolist()
     [0.5, 1.0]
     """
-    c = np.asarray(is_covered, dtype=bool).ravel()
+    c = _flags(is_covered)
     labels = pd.Series(np.asarray(by, dtype=object).ravel())
     if labels.shape[0] != c.shape[0]:
         raise InputError(f"by has {labels.shape[0]} labels for {c.shape[0]} rows.")

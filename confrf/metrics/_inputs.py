@@ -30,3 +30,22 @@ def _y_bounds(y: Any, lwr: Any, upr: Any) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def _check_level(level: float) -> float:
     return check_real(level, "level", low=0.0, high=1.0, hint="a confidence level, e.g. 0.95")
+
+
+def _flags(is_covered: Any) -> np.ndarray:
+    """``is_covered`` as booleans; 0/1 accepted, anything else (0.3, NaN, 2) refused rather than cast."""
+    c = np.asarray(is_covered).ravel()
+    if c.dtype != bool:
+        if not np.isin(c, (0, 1)).all():
+            raise InputError("is_covered must be booleans (or 0/1), e.g. from confrf.metrics.covered(y, lwr, upr).")
+        c = c.astype(bool)
+    return c
+
+
+def _widths(width: Any) -> np.ndarray:
+    """Interval widths: +inf allowed (infinite intervals), NaN and negative values refused."""
+    w = np.asarray(width, dtype=np.float64).ravel()
+    if np.isnan(w).any() or (w < 0).any():
+        raise InputError("widths must be >= 0 and not NaN (an infinite interval has width +inf); "
+                         "compute them with confrf.metrics.interval_width(lwr, upr).")
+    return w

@@ -11,6 +11,7 @@ import numpy as np
 
 from .._validation import as_float_matrix, check_int, check_real, seed_entropy
 from ..exceptions import InputError
+from ._inputs import _flags
 
 
 @dataclass(frozen=True)
@@ -99,11 +100,7 @@ def worst_slab_coverage(X: Any, is_covered: Any, *, delta: float = 0.1, n_direct
     0.0
     """
     Xm = as_float_matrix(X, "X")
-    c = np.asarray(is_covered).ravel()
-    if c.dtype != bool:
-        if not np.isin(c, (0, 1)).all():
-            raise InputError("is_covered must be booleans (or 0/1).")
-        c = c.astype(bool)
+    c = _flags(is_covered)
     n, p = Xm.shape
     if c.shape[0] != n:
         raise InputError(f"X has {n} rows but is_covered has {c.shape[0]}.")

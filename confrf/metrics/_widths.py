@@ -10,11 +10,14 @@ import pandas as pd
 from .._validation import check_int
 from ..exceptions import InputError
 from ._coverage import coverage_table
-from ._inputs import _bounds
+from ._inputs import _bounds, _widths
 
 
 def interval_width(lwr: Any, upr: Any) -> np.ndarray:
-    """``upr - lwr``; +inf for an infinite interval.
+    """``upr - lwr``; +inf for an infinite interval, 0 for an empty set (``lwr > upr``).
+
+    CQR's exact inversion reports an empty set by ``lwr > upr``; its length is
+    0, not negative, so mean widths are not pulled down by it.
 
     Examples
     --------
@@ -25,7 +28,7 @@ def interval_width(lwr: Any, upr: Any) -> np.ndarray:
     lo, hi = _bounds(lwr, upr)
     with np.errstate(invalid="ignore"):
         w = hi - lo
-    return np.where(np.isfinite(lo) & np.isfinite(hi), w, np.inf)
+    return np.where(np.isfinite(lo) & np.isfinite(hi), np.maximum(w, 0.0), np.inf)
 
 
 def share_infinite(lwr: Any, upr: Any) -> float:
@@ -37,7 +40,10 @@ def share_infinite(lwr: Any, upr: Any) -> float:
     >>> share_infinite([0.0, -float("inf")], [1.0, float("inf")])
     0.5
     """
-    return float(np.isinf(interval_width(lwr, upr)).mean())
+    w = interval_width(lwr, upr)
+    if w.size == 0:
+        raise InputError("the share of infinite intervals among no intervals is undefined; give at least one row.")
+    return float(np.isinf(w).mean())
 
 
 def quantiles(x: Any, q: Any) -> np.ndarray:
@@ -56,6 +62,8 @@ def quantiles(x: Any, q: Any) -> np.ndarray:
     qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
     if s.size == 0 or np.isnan(s).any():
         raise InputError("quantiles need at least one value and no NaN.")
+    if np.isnan(qs).any() or (qs < 0).any() or (qs > 1).any():
+        raise InputError(f"q must lie in [0, 1] (probabilities, not percents), got {q!r}.")
     h = (s.size - 1) * qs
     lo = np.floor(h).astype(np.int64)
     hi = np.ceil(h).astype(np.int64)
@@ -89,7 +97,7 @@ def width_bins(width: Any, n_bins: int = 10) -> np.ndarray:
     >>> width_bins([1.0, 2.0, 3.0, 4.0, float("inf")], n_bins=2).tolist()
     [1, 1, 2, 2, 0]
     """
-    w = _snap(np.asarray(width, dtype=np.float64).ravel())
+    w = _snap(_widths(width))
     check_int(n_bins, "n_bins")
     out = np.zeros(w.shape[0], dtype=np.int64)
     fin = np.isfinite(w)
@@ -122,7 +130,7 @@ def coverage_by_width(is_covered: Any, width: Any, n_bins: int = 10, level: floa
     >>> t["n"].tolist()
     [5, 5, 5, 5]
     """
-    w = np.asarray(width, dtype=np.float64).ravel()
+    w = _widths(width)
     bins = width_bins(w, n_bins)
     table = coverage_table(is_covered, bins, level)
     wf = pd.Series(w).groupby(bins)

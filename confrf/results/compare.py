@@ -30,10 +30,13 @@ class Comparison:
     def summary(self) -> Summary:
         f = self.frame
         pct = f"{self.level:.0%}"
+        # fits of different responses (np.log(y) vs y): widths are on different scales, say so
+        responses = f.loc["response"] if "response" in f.index else None
+        mixed = responses is not None and responses.nunique() > 1
         shown: dict[str, list[str]] = {}
         for name in f.columns:
             c = f[name]
-            col = [str(c["method"]), _fmt(c["alpha"]), _fmt(c["coverage"]),
+            col = [str(c["method"])] + ([str(c["response"])] if mixed else []) + [_fmt(c["alpha"]), _fmt(c["coverage"]),
                    f"[{c['ci_lower']:.3f}, {c['ci_upper']:.3f}]", _fmt(c["width_mean"]), _fmt(c["width_median"]),
                    _fmt(c["share_infinite"]), _fmt(c["worst_slab_coverage"]), _fmt(c["fidelity_median"]),
                    _fmt(c["spearman"])]
@@ -42,7 +45,7 @@ class Comparison:
             col += [_fmt(c["fit_time"]), _fmt(c["conformalize_time"]), _fmt(c["predict_time"]),
                     f"{c['guarantee']}{'' if c['certified'] else ' (NOT cert.)'}"]
             shown[name] = col
-        stubs = ["Method", "alpha", "Coverage", f"{pct} CI (exact)", "Mean width", "Median width", "Share infinite",
+        stubs = ["Method"] + (["Response"] if mixed else []) + ["alpha", "Coverage", f"{pct} CI (exact)", "Mean width", "Median width", "Share infinite",
                  "Worst-slab coverage", "Fidelity error (median)", "Spearman(width, |err|)"]
         if "oracle_error_median" in f.index:
             stubs += ["|q - q*|/q* (median)", "Min cond. coverage"]
@@ -57,6 +60,8 @@ class Comparison:
             f"at least {slab.delta:g} of the rows, {slab.n_directions} seeded directions (the same for every "
             "method). Fidelity error |q(x) - |y - fit|| / |y - fit|, q the half-width. Times in seconds; "
             "predict time measured here on the test rows."
+            + (" The fits model different responses, so their widths are on different scales and not comparable "
+               "across columns (coverage is)." if mixed else "")
         ]))
         return s
 
@@ -131,7 +136,8 @@ def compare(*results: ConformalResult, test: Any, names: list[str] | None = None
         evaluations[name] = ev
         g = res.guarantee
         est = res.estimator
-        col = {"method": res.method, "alpha": res.alpha, **ev.metrics.to_dict()}
+        col = {"method": res.method, "response": res.design.response_name, "alpha": res.alpha,
+               **ev.metrics.to_dict()}
         if ev.oracle is not None:
             col.update(ev.oracle.to_dict())
         col.update({"fit_time": getattr(est, "fit_time_", float("nan")),

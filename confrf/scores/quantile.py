@@ -49,6 +49,13 @@ def quantile_models(model: Any, levels: tuple[float, float], *, fit_intercept: b
     if isinstance(model, (tuple, list)):
         if len(model) != 2:
             raise InputError(f"score='quantile' needs a pair of models (est_lo, est_hi), got {len(model)}.")
+        names = [m for m in model if isinstance(m, str)]
+        if names:  # ("ols", "rf") would fit two mean models, not the two quantiles
+            raise InputError(
+                f"score='quantile' with a pair: give two estimators already set to the lower and upper quantile "
+                f"(e.g. QuantileRegressor(quantile=0.05), QuantileRegressor(quantile=0.95)), not names {names}; "
+                "a name gives both quantiles by itself: model='qr' or model='qgbm'."
+            )
         return [make_model(m, fit_intercept=fit_intercept, random_state=random_state) for m in model]
     params = model.get_params() if hasattr(model, "get_params") else {}
     if "quantile" not in params:
