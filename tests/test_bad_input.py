@@ -135,7 +135,7 @@ CASES = [
     ("x * 1e20 with OLS, arrays", lambda d, r: cf.ConformalRegressor(model="ols").fit(XY[0] * 1e20, XY[1]),
      InputError, "X column(s) [0]"),
     # -- models -------------------------------------------------------------------------------
-    ("classifier as model", lambda d, r: fit(d, model=LogisticRegression()), InputError, "is a classifier"),
+    ("classifier as model", lambda d, r: fit(d, model=LogisticRegression()), InputError, "belongs to classification"),
     ("clusterer as prefit model", lambda d, r: fit(d, model=KMeans(2, n_init=1).fit(d[["x"]].to_numpy()), prefit=True),
      InputError, "is a clusterer"),
     ("prefit sm.OLS with a constant, too few columns",
