@@ -160,6 +160,9 @@ exclude_patterns = [
     # included into benchmarks/index.md, not pages of their own
     "benchmarks/peers.md",
     "benchmarks/scale.md",
+    "benchmarks/tuning_levers.md",
+    "benchmarks/classification.md",
+    "benchmarks/pac.md",
 ]
 templates_path = ["_templates"]
 

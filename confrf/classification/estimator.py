@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.utils import metadata_routing
 
 from .._estimator_base import EstimatorChecks, check_predict_args, check_same_rows
 from .._parallel import concat_chunks, governs_threads, map_row_chunks
@@ -96,6 +97,9 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     >>> clf.predict_sets(X[:2]).shape
     (2, 2)
     """
+
+    # ``classes`` in fit() is a setting, not per-sample metadata: no set_fit_request method
+    __metadata_request__fit = {"classes": metadata_routing.UNUSED}
 
     def __init__(self, model: Any = "gbm", method: str = "lcp-rf", alpha: float = 0.1, score: Any = "lac",
                  prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
