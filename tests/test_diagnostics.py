@@ -126,7 +126,7 @@ def test_leaf_check_uses_beta_and_tree_exponent():
 def test_tie_check_flips_on_discrete_scores():
     cont = assumption_checks(_fit(min_samples_leaf=50), 0.1)
     disc = assumption_checks(_fit(min_samples_leaf=50, discrete=True, model=DummyRegressor()), 0.1)
-    assert cont.status["A1"] == OK and disc.status["A1"] == FAIL
+    assert cont.status["A1"] == OK and disc.status["A1"] == NOTE  # ties do not threaten the guarantee
     est = _fit(min_samples_leaf=50, discrete=True, model=DummyRegressor())
     V = est.calib_scores_
     tied = np.mean([np.sum(V == v) > 1 for v in V])
