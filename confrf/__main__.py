@@ -69,13 +69,17 @@ def _positive_float(text: str) -> float:
 
 
 def _n_jobs(text: str) -> int:
+    from ._validation import check_n_jobs
+    from .exceptions import InputError
+
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be an integer (1, 2, ... threads; -1: all cores), got {text!r}") from None
-    if value == 0:
-        raise argparse.ArgumentTypeError("0 is not a number of threads; use 1, 2, ... or -1 for all cores")
-    return value
+    try:
+        return check_n_jobs(value)  # the library's own rule
+    except InputError:
+        raise argparse.ArgumentTypeError(f"{value} is not a number of threads; use 1, 2, ... or -1 for all cores") from None
 
 
 def _check_input(path: str, option: str) -> None:

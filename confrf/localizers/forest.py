@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from sklearn.ensemble import RandomForestRegressor
 
 from .. import _kernels
-from .._validation import as_float_matrix, as_float_vector
+from .._validation import as_float_matrix, as_float_vector, check_max_features, check_min_samples_leaf
 from ..exceptions import InputError, NotFittedError
 from ._float32 import RankColumns
 from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
@@ -166,11 +166,10 @@ class ForestLocalizer:
         msl, mf = self.min_samples_leaf, self.max_features
         self.tuning_ = None
         t0 = time.perf_counter()
-        if isinstance(msl, str) and msl in ("auto", TUNE):
+        check_min_samples_leaf(msl)
+        check_max_features(mf)
+        if isinstance(msl, str):  # "auto", or the start of the "tune" grid
             msl = auto_min_samples_leaf(X.shape[0])
-        if isinstance(msl, (bool, np.bool_)) or not isinstance(msl, (int, np.integer)) or msl < 1:
-            raise InputError(f"min_samples_leaf must be a positive integer, 'tune' or 'auto', got "
-                             f"{self.min_samples_leaf!r}.")
         self.rank_columns_ = RankColumns.learn(X)
         if self.min_samples_leaf == TUNE or mf == TUNE:
             # choose on the growing data only: the points indexed later never influence the forest
