@@ -43,8 +43,9 @@ Methods
     (Meinshausen weights). No conformal correction: this baseline has no
     coverage guarantee. QRF normalized split: the same forest on half the
     calibration scores, split conformal of |r| / q(x) on the other half.
-    LCP-RF (sqrt-n leaves): LCP-RF with the defaults before issue 12, for
-    comparison with the tuned default.
+    LCP-RF (sqrt-n leaves): LCP-RF with the defaults before issue 12
+    (sqrt-n leaves, all features, raw scores), for comparison with the tuned
+    default.
 
 Metrics per test set (mean and standard error over seeds in the report; raw
 per-seed values in the JSON): coverage; worst-slab coverage

@@ -25,7 +25,7 @@ Targets (issue 8; printed PASS/FAIL, never asserted): 100k calibration and 100k
 test points with 100 trees in under 2 minutes and 4 GB on 2 cores; per-point
 predict cost growing less than 3x when the calibration set grows 10x; issue 12:
 the tuned default fit (model fit + conformalize) at most 2x the previous
-default's ("auto" leaves, every feature at each split) at 10k and 100k.
+default's ("auto" leaves, every feature at each split, raw scores) at 10k and 100k.
 Results go to ``--out`` (markdown + JSON) and to ``docs/benchmarks/scale.md``.
 """
 
@@ -71,10 +71,12 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     tr, cal, te = slice(0, args.n_train), slice(args.n_train, args.n_train + args.n_cal), slice(n_all - args.n_test, n_all)
     T["data"] = time.perf_counter() - t
     leaf = args.leaf if args.leaf in ("auto", "tune") else int(args.leaf)
-    # a given or "auto" leaf keeps the previous default max_features=1.0; "tune" tunes both (the new default)
+    # a given or "auto" leaf keeps the previous defaults max_features=1.0 and raw scores; "tune" tunes all three
+    # (the new default)
     est = ConformalRegressor(method="lcp-rf", model="gbm", n_estimators=args.trees, min_samples_leaf=leaf,
                              max_features="tune" if leaf == "tune" else 1.0,
-                             random_state=args.seed, n_jobs=args.n_jobs)
+                             random_state=args.seed, n_jobs=args.n_jobs,
+                             options={"scale": "tune" if leaf == "tune" else "none"})
     t = time.perf_counter()
     est.fit(X[tr], y[tr])
     T["fit_model"] = time.perf_counter() - t
@@ -115,6 +117,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         "n_conformal": idx.n,
         "min_samples_leaf": loc.min_samples_leaf_,
         "max_features": loc.max_features_,
+        "scale": loc.scale_,
         "neighbours_per_point": float(np.diff(W.indptr).mean()),
         "leaf_entries_per_point": float(idx.leaf_pop[loc.leaves(rows[:200])].sum(axis=1).mean()),
         "index_bytes_in_memory": int(sum(getattr(idx, f).nbytes for f in
@@ -169,7 +172,7 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple
          "honest LCP-RF (half of the calibration set grows the forest, half are conformal points), "
          f"gradient-boosting base model, alpha = 0.1, n_jobs = {results[0]['config']['n_jobs']}. "
          "Each row is one process under `/usr/bin/time -v`; times in seconds.", "",
-         "| calibration | test | leaf size (max_features) | wall (whole job) | model fit | tuning | forest growing | "
+         "| calibration | test | leaf size (max_features, score scale) | wall (whole job) | model fit | tuning | forest growing | "
          "O(nk) index | fit (model + conformalize) | predict all | "
          "predict per point | kernel per point, 1 thread (CPU) | neighbours per point | peak RSS | pickled estimator | coverage |",
          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -177,7 +180,7 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple
         c, T = r["config"], r["times"]
         rss = int(r["time_v"]["max_rss_kb"]) * 1024 / mb if r["time_v"].get("max_rss_kb") else float("nan")
         L.append(f"| {c['n_cal']:,} | {c['n_test']:,} | {c['leaf']} ({r['min_samples_leaf']}, "
-                 f"{r.get('max_features', 1.0):.3g}) | {r['wall_seconds']:.1f} | "
+                 f"{r.get('max_features', 1.0):.3g}, {r.get('scale') or 'none'}) | {r['wall_seconds']:.1f} | "
                  f"{T['fit_model']:.1f} | {T.get('tune', 0.0):.1f} | {T['grow']:.1f} | {T['index']:.2f} | "
                  f"{T.get('default_fit', T['fit_model'] + T['conformalize']):.1f} | {T['predict']:.1f} | "
                  f"{1e6 * T['predict'] / c['n_test']:.0f} µs | {1e6 * T['kernel_2000_1thr'] / min(2000, c['n_test']):.0f} µs "
@@ -211,7 +214,7 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple
             fit = lambda r: r["times"]["fit_model"] + r["times"]["conformalize"]  # noqa: E731
             ratio = fit(by["tune"]) / fit(by["auto"])
             L.append(f"- {n:,} calibration points: tuned default fit {fit(by['tune']):.1f} s vs the previous default "
-                     f"(auto leaves, all features) {fit(by['auto']):.1f} s: {ratio:.2f}x (target <= 2x): "
+                     f"(auto leaves, all features, raw scores) {fit(by['auto']):.1f} s: {ratio:.2f}x (target <= 2x): "
                      f"**{'PASS' if ratio <= 2 else 'FAIL'}**")
         if "tune" in by:
             # within one process, so less exposed to the load of a shared machine than the ratio of two runs
@@ -219,7 +222,8 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple
             fit_t = T["fit_model"] + T["conformalize"]
             L.append(f"  - same run: the tuning took {T['tune']:.1f} s of the {fit_t:.1f} s fit, i.e. the fit without "
                      f"it would take {fit_t - T['tune']:.1f} s: {fit_t / (fit_t - T['tune']):.2f}x; chosen leaf "
-                     f"{by['tune']['min_samples_leaf']}, max_features {by['tune'].get('max_features', 1.0):.3g}")
+                     f"{by['tune']['min_samples_leaf']}, max_features {by['tune'].get('max_features', 1.0):.3g}, "
+                     f"score scale {by['tune'].get('scale') or 'none'}")
     L += ["", "Pickled size of the largest fit, by part (the leaf index stores one int32 member id per point "
           "and tree and rebuilds its derived arrays on load):", ""]
     r = results[-1]

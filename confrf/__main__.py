@@ -191,7 +191,7 @@ def _method_options(args: argparse.Namespace) -> dict[str, Any]:
     """Method options given on the command line (the rest keep the library's defaults), checked against --method."""
     from .calibrators import METHODS
 
-    given = {"groups": args.groups, "guarantee": args.guarantee, "delta": args.delta}
+    given = {"groups": args.groups, "guarantee": args.guarantee, "delta": args.delta, "scale": args.scale}
     given = {k: v for k, v in given.items() if v is not None}
     for name in given:
         if name not in METHODS[args.method].options:
@@ -276,6 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--delta", type=_probability,
                    help="qrf-tc, or lcp-rf with --guarantee pac: the guarantee holds with probability 1 - delta")
     f.add_argument("--groups", help="split-g and lcp-rf-g: 'leiden', 'components', a column name or an expression")
+    f.add_argument("--scale", choices=["tune", "none", "forest"],
+                   help="lcp-rf: localize the raw scores (none), the scores over the forest's prediction (forest), "
+                        "or choose on the localizer part (tune, the default)")
     f.add_argument("--max-width", type=_positive_float,
                    help="reject option: add a column 'rejected', True where the interval is wider than this")
     f.add_argument("--random-state", type=int, default=None)

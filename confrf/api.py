@@ -137,9 +137,13 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``
         (None: one thread for everything confrf runs, the base model's OpenMP
         and BLAS pools included; -1: all cores; see the guide's "Threads").
-        Method options: ``guarantee`` ("marginal" or "pac") and
+        Method options: ``guarantee`` ("marginal" or "pac"),
         ``localizer_data`` ("calibration"; "training" grows the forest on the
-        training part's ``cv``-fold out-of-fold scores) for "lcp-rf";
+        training part's ``cv``-fold out-of-fold scores) and ``scale``
+        ("tune": chosen with the forest settings; "none": the weights
+        localize |y - mu|; "forest": they localize |y - mu| / sigma(x),
+        sigma the forest's prediction of the score, learned on the localizer
+        part, so the guarantee stays exact) for "lcp-rf";
         ``delta``, ``pac_size``, ``pac_bound`` ("binomial" or "hoeffding"),
         ``grid_size``, ``pac_form`` (Hoeffding only) for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).

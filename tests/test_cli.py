@@ -185,6 +185,17 @@ def test_guarantee_and_delta(tmp_path, capsys):
     assert "Training-conditional (PAC) calibration" in err and "0.05" in err
 
 
+def test_scale_option(tmp_path, capsys):
+    sim = cf.datasets.make_sim(1500, random_state=0).frame[["y", "x1", "x2"]]
+    sim.to_csv(tmp_path / "d.csv", index=False)
+    base = ["fit", "y ~ x1 + x2", "--data", str(tmp_path / "d.csv"), "--newdata", str(tmp_path / "d.csv"),
+            "--random-state", "0", "--out", str(tmp_path / "p.csv"), "--summary"]
+    assert main(base + ["--scale", "forest"]) == 0
+    assert "V / sigma(x)" in " ".join(capsys.readouterr().err.split())
+    assert main(base + ["--method", "split", "--scale", "none"]) == 2
+    assert "--scale does not apply to --method split" in capsys.readouterr().err
+
+
 # -- the demo -------------------------------------------------------------------------
 @pytest.fixture
 def small_california(monkeypatch):

@@ -127,7 +127,8 @@ def test_region_rule_hand_built_cases():
 
 # -- equivalences ----------------------------------------------------------------
 #: LCP-RF's forest settings that LCP-RF-G uses by default (it does not tune them)
-SQRT_RULE = {"min_samples_leaf": "auto", "max_features": 1.0}
+# LCP-RF-G's forest: the sqrt rule, every feature, raw scores ("tune" and the scale are LCP-RF's alone)
+SQRT_RULE = {"min_samples_leaf": "auto", "max_features": 1.0, "options": {"scale": "none"}}
 
 
 def _reg(method, X, y, seed=0, groups=None, **kw):
@@ -138,7 +139,6 @@ def _reg(method, X, y, seed=0, groups=None, **kw):
 def test_lcp_rf_g_with_one_group_equals_lcp_rf():
     X, y, _ = _data(500, 1)
     Xt = _data(200, 2)[0]
-    # LCP-RF-G grows the forest with the sqrt rule and every feature ("tune" is LCP-RF's alone): same settings here
     a = _reg("lcp-rf", X, y, **SQRT_RULE).predict_details(Xt)
     b = _reg("lcp-rf-g", X, y, groups=np.zeros(500), options={"groups": "labels"})
     d = b.predict_details(Xt, groups=np.zeros(200))

@@ -15,8 +15,8 @@ from confrf.calibrators.base import random_split
 from confrf.calibrators.lcp_rf import LCPForestCalibrator
 from confrf.exceptions import InputError
 from confrf.localizers import ForestLocalizer
-from confrf.localizers.tuning import (MAX_INFINITE, MIN_LEAF, _choose, feature_candidates, half_interval_score,
-                                     leaf_candidates, refined_leaves, tune_forest)
+from confrf.localizers.tuning import (MAX_INFINITE, MIN_LEAF, ROTATE_BELOW, _choose, feature_candidates,
+                                     half_interval_score, leaf_candidates, refined_leaves, tune_forest)
 
 
 def _data(n, seed=0, p=4):
@@ -82,7 +82,7 @@ def test_estimator_level_honesty_with_the_default_settings():
     Xc2[conf], yc2[conf] = Xc[perm], yc[perm] + 3.0
     b = fit(Xc2, yc2)
     assert a.localizer_.tuning_ == b.localizer_.tuning_
-    assert (a.localizer_.min_samples_leaf_, a.localizer_.max_features_) == a.localizer_.tuning_.chosen
+    assert (a.localizer_.min_samples_leaf_, a.localizer_.max_features_, a.localizer_.scale_) == a.localizer_.tuning_.chosen
     _same_trees(_trees(a.localizer_), _trees(b.localizer_))
 
 
@@ -91,7 +91,7 @@ def test_deterministic_and_n_jobs_free():
     Xt = _data(300, seed=9)[0]
     runs = []
     for n_jobs in (1, 2, 1):
-        loc = ForestLocalizer(n_estimators=12, random_state=4, n_jobs=n_jobs).grow(X[:900], V[:900])
+        loc = ForestLocalizer(n_estimators=12, random_state=4, n_jobs=n_jobs, scale="tune").grow(X[:900], V[:900])
         loc.index(X[900:], V[900:])
         runs.append((loc.tuning_, _trees(loc), loc.thresholds(Xt, 550)[0]))
     for tuning, trees, t in runs[1:]:
@@ -139,12 +139,12 @@ def test_refinement_around_the_first_choice():
     X, V = _data(1500, seed=2)
     tun = tune_forest(X, V, alpha=0.1, leaves=[5, 10, 20, 39], max_features=[1.0, 0.5], forest_kwargs={},
                       random_state=0, n_jobs=1)
-    grid = [(m, f) for f in (1.0, 0.5) for m in (39, 20, 10, 5)]
+    grid = [(m, f, "none") for f in (1.0, 0.5) for m in (39, 20, 10, 5)]
     assert list(tun.candidates[:8]) == grid  # the halving grid first, its order unchanged (baseline first)
     extra = tun.candidates[8:]
-    assert extra and len({f for _, f in extra}) == 1  # the refinement keeps the first choice's max_features
+    assert extra and len({f for _, f, _ in extra}) == 1  # the refinement keeps the first choice's max_features
     # the neighbours of one grid leaf (the first choice), none of them already on the grid
-    leaves = [m for m, _ in extra]
+    leaves = [m for m, _, _ in extra]
     assert any(leaves == refined_leaves(m0, [5, 10, 20, 39]) for m0 in (39, 20, 10, 5))
     assert tun.chosen in tun.candidates and len(tun.scores) == len(tun.candidates) == len(tun.infinite)
 
@@ -157,7 +157,8 @@ def test_default_estimator_tunes():
     est = cf.ConformalRegressor(model=LinearRegression(), random_state=0).fit(X[:300], y[:300])
     est.conformalize(X[300:], y[300:])
     loc = est.calibrator_.localizer
-    assert loc.tuning_ is not None and (loc.min_samples_leaf_, loc.max_features_) == loc.tuning_.chosen
+    assert loc.tuning_ is not None and (loc.min_samples_leaf_, loc.max_features_, loc.scale_) == loc.tuning_.chosen
+    assert {c[2] for c in loc.tuning_.candidates} == {"none", "forest"}  # LCP-RF's default also tunes the scale
 
 
 def test_scoring_and_choice_rules():
@@ -178,23 +179,31 @@ def test_scoring_and_choice_rules():
 
 
 def test_tuned_scores_are_the_simulated_calibration():
-    """A candidate's score is recomputed here from its definition (thirds, two cross-fitted folds)."""
-    X, V = _data(900, seed=5)
-    tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=1,
-                      n_jobs=1)
-    rng = np.random.default_rng(1)
-    use = rng.permutation(900)
-    seed = int(rng.integers(0, 2**31 - 1))
-    g, f1, f2 = use[:300], use[300:600], use[600:]
-    for (m, mf), score in zip(tun.candidates, tun.scores):
-        loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m, max_features=mf, random_state=seed).grow(X[g], V[g])
-        total = 0.0
-        for c, e in ((f1, f2), (f2, f1)):
-            loc.index(X[c], V[c])
-            th = loc.thresholds(X[e], required_count(0.1, c.shape[0]))[0]  # the kernel is tested elsewhere
-            th = np.where(np.isinf(th), 2 * V.max(), th)
-            total += np.sum(th + np.maximum(V[e] - th, 0) / 0.1)
-        assert score == pytest.approx(total / 600, rel=1e-9)
+    """A candidate's score is recomputed here from its definition (thirds, two cross-fitted folds, and below
+    ROTATE_BELOW points every third growing in turn, a point's loss averaged over its two simulations)."""
+    for n in (900, ROTATE_BELOW + 300):
+        X, V = _data(n, seed=5)
+        tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=1,
+                          n_jobs=1, scales=["none", "forest"])
+        rng = np.random.default_rng(1)
+        use = rng.permutation(n)
+        seed = int(rng.integers(0, 2**31 - 1))
+        thirds = (use[: n // 3], use[n // 3: 2 * n // 3], use[2 * n // 3:])
+        rotations = range(3) if n < ROTATE_BELOW else range(1)
+        for (m, mf, sc), score in zip(tun.candidates, tun.scores):
+            loss = {}
+            for r in rotations:
+                g, f1, f2 = thirds[r], thirds[(r + 1) % 3], thirds[(r + 2) % 3]
+                loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m, max_features=mf, random_state=seed,
+                                      scale=sc).grow(X[g], V[g])
+                for c, e in ((f1, f2), (f2, f1)):
+                    loc.index(X[c], V[c])
+                    th = loc.thresholds(X[e], required_count(0.1, c.shape[0]))[0]  # the kernel is tested elsewhere
+                    th = np.where(np.isinf(th), 2 * V.max(), th)
+                    for i, l in zip(e, th + np.maximum(V[e] - th, 0) / 0.1):
+                        loss.setdefault(i, []).append(l)
+            assert {len(v) for v in loss.values()} == {2 if n < ROTATE_BELOW else 1}  # simulations per test point
+            assert score == pytest.approx(np.mean([np.mean(v) for v in loss.values()]), rel=1e-9)
 
 
 @pytest.mark.long
@@ -225,7 +234,8 @@ def test_summary_shows_the_candidates_and_the_choice():
     table = s.frames["tuning"]
     assert len(table) == len(loc.tuning_.candidates) and table["chosen"].sum() == 1
     chosen = table[table["chosen"]].iloc[0]
-    assert (chosen["min_samples_leaf"], chosen["max_features"]) == (loc.min_samples_leaf_, loc.max_features_)
+    assert (chosen["min_samples_leaf"], chosen["max_features"], chosen["scale"]) == loc.tuning_.chosen
+    assert loc.tuning_.chosen == (loc.min_samples_leaf_, loc.max_features_, loc.scale_)
     text = " ".join(str(s).split())
     assert "guarantee stays exact" in text and f"{loc.min_samples_leaf_}/" in text and "*:" in text
 
@@ -277,7 +287,7 @@ def test_tuning_leaves_get_the_final_conformal_mass():
     kw = dict(alpha=0.1, leaves=[12], max_features=[1.0, 0.5], forest_kwargs={}, random_state=2, n_jobs=1)
     half = tune_forest(X, V, conformal_ratio=0.5, **kw)
     six = tune_forest(X, V, **{**kw, "leaves": [6]})
-    assert half.scores == six.scores and half.candidates == ((12, 1.0), (12, 0.5))
+    assert half.scores == six.scores and half.candidates == ((12, 1.0, "none"), (12, 0.5, "none"))
     # the calibrator passes its part sizes: localizer_size 0.7 -> 3 conformal points per 7 growing points
     X, V = _data(1000, seed=7)
     cal = LCPForestCalibrator(ForestLocalizer(n_estimators=5, random_state=0), localizer_size=0.7)

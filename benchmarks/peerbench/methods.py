@@ -25,8 +25,8 @@ CONFRF_METHODS = {
     "lcp": ("LCP", "lcp", {}),
     "slcp": ("SLCP", "slcp", {}),
     "lcp-rf": ("LCP-RF", "lcp-rf", {}),
-    # the default before leaf tuning (issue 12): leaves of ceil(sqrt(n_localizer)), every feature at each split
-    "lcp-rf-auto": ("LCP-RF (sqrt-n leaves)", "lcp-rf", {}),
+    # the default before issue 12: leaves of ceil(sqrt(n_localizer)), every feature at each split, raw scores
+    "lcp-rf-auto": ("LCP-RF (sqrt-n leaves)", "lcp-rf", {"scale": "none"}),
     "lcp-rf-g": ("LCP-RF-G", "lcp-rf-g", {}),
     "qrf-tc": ("QRF-TC", "qrf-tc", {}),
     # the paper's form of the PAC correction: D2 target 1 - alpha (guarantee 1 - alpha - epsilon);

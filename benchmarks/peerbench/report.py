@@ -118,7 +118,8 @@ def targets(res: dict[str, Any]) -> list[str]:
         return []
     L = ["### Targets for LCP-RF with default options", "",
          "Against the other methods with a finite-sample guarantee (marginal or PAC: \"certified\"), "
-         "means over seeds. LCP-RF's previous default (sqrt-n leaves, all features) is shown, not competed against.",
+         "means over seeds. LCP-RF's previous default (sqrt-n leaves, all features, raw scores) is shown, not "
+         "competed against.",
          "PAC methods (QRF-TC) target coverage >= 1 - alpha with high probability and over-cover, so the "
          "worst-slab comparison is also shown against the marginal methods alone.",
          "", "| data | LCP-RF err^ | best other certified err^ | rank | LCP-RF worst-slab | best certified "
@@ -217,9 +218,10 @@ def markdown(res: dict[str, Any], images: list[str]) -> str:
         "version: the same quantile forest (quantile-forest's defaults) fitted on a random half of the "
         "calibration scores gives q(x), its (1 − alpha)-quantile; split conformal on the other half's |r| / q(x) "
         "gives the factor Q, and the interval is mu(x) ± Q q(x) (exact marginal coverage). "
-        "**LCP-RF** runs with confrf's default options (forest settings tuned on the localizer part); "
-        "**LCP-RF (sqrt-n leaves)** is the previous default (min_samples_leaf = ceil(sqrt(n_localizer)), "
-        "max_features = 1.0), for comparison.",
+        "**LCP-RF** runs with confrf's default options (leaf size, max_features and score scale tuned on the "
+        "localizer part: the forest localizes either |r| or |r| / sigma(x), sigma the forest's own prediction of "
+        "|r|); **LCP-RF (sqrt-n leaves)** is the previous default (min_samples_leaf = ceil(sqrt(n_localizer)), "
+        "max_features = 1.0, raw scores), for comparison.",
         "",
         "Data: sim and toy are the paper's simulated models; California housing, STAR and diamonds ship with "
         "confrf; bike sharing is Capital Bikeshare's hourly counts of 2011 (`bikers` from calendar and weather, "

@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
 from .._parallel import kernel_threads
-from ..localizers.forest import ForestLocalizer
+from ..localizers.forest import ForestLocalizer, check_scale
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .registry import MethodSpec, get_variant, register
@@ -134,19 +134,26 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
             "localizer_data='calibration' otherwise."
         )
     if opts["guarantee"] == "pac":
+        if opts["scale"] is not None:
+            raise InputError("option 'scale' applies only with guarantee='marginal' (the PAC correction works on "
+                             "the raw scores); drop it or use guarantee='marginal'.")
         return get_variant("lcp-rf", "pac")(est, opts, seed)  # registered by calibrators/pac.py
     if opts["guarantee"] != "marginal":
         raise InputError(f"guarantee must be 'marginal' or 'pac', got {opts['guarantee']!r}.")
     stray = [k for k in PAC_OPTIONS if opts[k] is not None]
     if stray:
         raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
-    return LCPForestCalibrator(make_forest_localizer(est, seed, tune=True), est.localizer_size, est.n_jobs)
+    scale = check_scale("tune" if opts["scale"] is None else opts["scale"])
+    return LCPForestCalibrator(make_forest_localizer(est, seed, tune=True, scale=scale), est.localizer_size,
+                               est.n_jobs)
 
 
 register(MethodSpec(
     "lcp-rf",
     _make_lcp_rf,
-    options={"guarantee": "marginal", **dict.fromkeys(PAC_OPTIONS), "localizer_data": "calibration", "cv": 5},
+    # scale None: "tune" (guarantee="marginal"); PAC refuses an explicit one
+    options={"guarantee": "marginal", **dict.fromkeys(PAC_OPTIONS), "localizer_data": "calibration", "cv": 5,
+             "scale": None},
     title="LCP-RF (exact localized conformal, forest weights)",
     needs_training=lambda opts: opts["localizer_data"] == "training",
 ))

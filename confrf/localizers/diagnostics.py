@@ -98,7 +98,7 @@ def within_leaf_variance_ratio(loc: ForestLocalizer) -> float:
     leaf = np.repeat(np.arange(n_leaves, dtype=np.int64), np.diff(idx.leaf_ptr))
     tree = np.searchsorted(idx.node_offset, leaf, side="right") - 1
     m = idx.member_mult.astype(np.float64)
-    v = idx.scores[idx.members]
+    v = loc.indexed_scores()[idx.members]  # in score units, also when the index holds V / sigma(x)
 
     def centred_ss(groups: np.ndarray, size: int) -> float:
         mass = np.bincount(groups, weights=m, minlength=size)

@@ -7,6 +7,15 @@ n + 1 points are exchangeable and LCP's marginal guarantee is exact. With
 ``honest=False`` the forest is grown on the conformal points themselves and the
 weights use their bootstrap multiplicities, as in the paper; the guarantee is
 then not certified.
+
+With ``scale="forest"`` the scores are first divided by the forest's own
+prediction sigma(x), the mean of the growing scores in x's leaves (a
+random-forest estimate of E[V | x]); the conformal points are indexed by
+V / sigma(x) and a threshold t' of those is returned as t' sigma(x). sigma is
+a fixed function of the growing data, so V / sigma(x) is a fixed score
+function and LCP's guarantee is unchanged; the localizing weights then only
+have to correct what sigma misses, which they do with fewer points per leaf
+(:mod:`confrf.localizers.tuning` chooses the scale with the leaves).
 """
 
 from __future__ import annotations
@@ -24,7 +33,21 @@ from .. import _kernels
 from .._validation import as_float_matrix, as_float_vector, check_max_features, check_min_samples_leaf
 from ..exceptions import InputError, NotFittedError
 from ._float32 import RankColumns
+from .leaf_index import LeafIndex  # also where pickles of fitted localizers look it up
 from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
+
+#: score scales of the localizer: the raw scores, or scores divided by the forest's prediction sigma(x)
+SCALES = ("none", "forest")
+#: sigma(x) is floored at this share of the mean growing score (a leaf of zero scores must not divide by 0)
+SCALE_FLOOR = 1e-3
+
+
+def check_scale(scale: Any) -> str:
+    """``scale`` of a forest localizer: "none", "forest" or "tune"."""
+    if not isinstance(scale, str) or scale not in SCALES + (TUNE,):
+        raise InputError(f"scale must be one of {list(SCALES + (TUNE,))}, got {scale!r}: \"none\" localizes the "
+                         "raw scores, \"forest\" the scores divided by the forest's prediction, \"tune\" chooses.")
+    return scale
 
 
 def auto_min_samples_leaf(n_grow: int) -> int:
@@ -35,70 +58,6 @@ def auto_min_samples_leaf(n_grow: int) -> int:
     marginal guarantee holds for any leaf size.
     """
     return max(5, math.ceil(math.sqrt(max(n_grow, 1))))
-
-
-@dataclass
-class LeafIndex:
-    """Calibration points grouped by (tree, leaf), sorted by score in each leaf.
-
-    Only memberships are stored (one entry per point and tree, never per pair).
-    The arrays after ``p2`` are derived: the threshold kernel's copy of the
-    index with points renumbered by score rank. Pickles keep just the
-    memberships and the scores and rebuild the rest on load.
-    """
-
-    node_offset: np.ndarray  # (k,) first global leaf id of each tree
-    leaf_ptr: np.ndarray
-    members: np.ndarray
-    member_mult: np.ndarray
-    below: np.ndarray
-    leaf_pop: np.ndarray
-    scores: np.ndarray
-    p2: np.ndarray
-    sorted_p2: np.ndarray
-    member_rank: np.ndarray  # members renumbered by ascending (score, index)
-    scores_r: np.ndarray  # scores by rank (ascending)
-    p2_r: np.ndarray  # p2 by rank
-    unit_mult: bool  # every multiplicity is 1 (the honest forest)
-
-    @classmethod
-    def build(cls, leaves: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray,
-              node_offset: np.ndarray, n_leaves: int) -> "LeafIndex":
-        """Index points with global leaf ids ``leaves`` (n, k); O(n k) after one sort."""
-        mult = np.ascontiguousarray(multiplicity, dtype=np.int32)
-        leaf_ptr, members, member_mult, below, pop = _kernels.build_leaf_index(leaves, scores, mult, n_leaves)
-        p2 = _kernels.calibration_p2(leaves, leaf_ptr, members, below, pop, scores.shape[0])
-        rank = _kernels.score_ranks(scores)
-        order = np.argsort(rank)
-        return cls(node_offset, leaf_ptr, members, member_mult, below, pop, scores, p2, np.sort(p2),
-                   rank[members], scores[order], p2[order], bool(np.all(mult == 1)))
-
-    @property
-    def n(self) -> int:
-        return int(self.scores.shape[0])
-
-    @property
-    def n_trees(self) -> int:
-        return int(self.node_offset.shape[0])
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"node_offset": self.node_offset, "leaf_ptr": self.leaf_ptr, "members": self.members,
-                "member_mult": None if self.unit_mult else self.member_mult, "scores": self.scores}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        # the build is deterministic, so the rebuilt arrays equal the pickled object's
-        ptr, members, offset = state["leaf_ptr"], state["members"], state["node_offset"]
-        n, k = state["scores"].shape[0], offset.shape[0]
-        leaf_of_entry = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
-        tree_of_entry = np.searchsorted(offset, leaf_of_entry, side="right") - 1
-        leaves = np.empty((n, k), dtype=np.int64)
-        leaves[members, tree_of_entry] = leaf_of_entry
-        mult = np.ones((n, k), dtype=np.int32)
-        if state["member_mult"] is not None:
-            mult[members, tree_of_entry] = state["member_mult"]
-        self.__dict__.update(
-            LeafIndex.build(leaves, state["scores"], mult, offset, ptr.shape[0] - 1).__dict__
-        )
 
 
 @dataclass
@@ -135,6 +94,12 @@ class ForestLocalizer:
         Conformal points the forest will index per growing point (set by
         the calibrator from the part sizes); the "tune" rule simulates leaves
         of the conformal mass they will have.
+    scale : {"none", "forest", "tune"}
+        "none": the weights localize the raw scores (the paper's LCP-RF).
+        "forest": they localize V / sigma(x), sigma(x) the forest's own
+        prediction of the score (floored at ``SCALE_FLOOR`` times the mean
+        growing score), and thresholds are returned in score units.
+        "tune": chosen with the leaf size by the simulated calibrations.
     """
 
     n_estimators: int = 100
@@ -147,12 +112,17 @@ class ForestLocalizer:
     n_jobs: int | None = None
     alpha: float = 0.1
     conformal_ratio: float = 1.0
+    scale: str = "none"
     forest_: RandomForestRegressor | None = field(default=None, repr=False)
     rank_columns_: RankColumns | None = field(default=None, repr=False)  # columns float32 would blur
     index_: LeafIndex | None = field(default=None, repr=False)
     min_samples_leaf_: int | None = field(default=None, repr=False)
     max_features_: float | int | str | None = field(default=None, repr=False)
     tuning_: ForestTuning | None = field(default=None, repr=False)  # the "tune" rule's candidates and scores
+    scale_: str | None = field(default=None, repr=False)  # "none" or "forest", after grow()
+    scale_floor_: float | None = field(default=None, repr=False)
+    leaf_values_: np.ndarray | None = field(default=None, repr=False)  # each node's mean growing score, all trees
+    index_scale_: np.ndarray | None = field(default=None, repr=False)  # sigma at the indexed points (scaled only)
     n_grow_: int | None = field(default=None, repr=False)
     grow_seconds_: float | None = field(default=None, repr=False)  # growing the scikit-learn forest
     tune_seconds_: float | None = field(default=None, repr=False)  # the "tune" rule's simulated calibrations
@@ -163,7 +133,7 @@ class ForestLocalizer:
         """Grow the forest of the scores on (X, scores)."""
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
-        msl, mf = self.min_samples_leaf, self.max_features
+        msl, mf, scale = self.min_samples_leaf, self.max_features, check_scale(self.scale)
         self.tuning_ = None
         t0 = time.perf_counter()
         check_min_samples_leaf(msl)
@@ -171,18 +141,21 @@ class ForestLocalizer:
         if isinstance(msl, str):  # "auto", or the start of the "tune" grid
             msl = auto_min_samples_leaf(X.shape[0])
         self.rank_columns_ = RankColumns.learn(X)
-        if self.min_samples_leaf == TUNE or mf == TUNE:
+        if TUNE in (self.min_samples_leaf, mf, scale):
             # choose on the growing data only: the points indexed later never influence the forest
             self.tuning_ = tune_forest(
                 self._tree_input(X), V, alpha=self.alpha, random_state=self.random_state, n_jobs=self.n_jobs,
                 leaves=leaf_candidates(X.shape[0], msl) if self.min_samples_leaf == TUNE else [msl],
                 max_features=feature_candidates(X.shape[1]) if mf == TUNE else [mf],
+                scales=list(SCALES) if scale == TUNE else [scale],
                 forest_kwargs={"max_depth": self.max_depth, "bootstrap": self.bootstrap},
                 conformal_ratio=self.conformal_ratio,
             )
-            msl, mf = self.tuning_.chosen
+            msl, mf, scale = self.tuning_.chosen
         self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None
-        self.min_samples_leaf_, self.max_features_ = int(msl), mf
+        self.min_samples_leaf_, self.max_features_, self.scale_ = int(msl), mf, scale
+        mean_v = float(np.mean(V)) if V.size else 0.0
+        self.scale_floor_ = SCALE_FLOOR * mean_v if mean_v > 0 else 1.0
         self.n_grow_ = int(X.shape[0])
         t0 = time.perf_counter()
         self.forest_ = RandomForestRegressor(
@@ -194,6 +167,8 @@ class ForestLocalizer:
             random_state=self.random_state,
             n_jobs=self.n_jobs,
         ).fit(self._tree_input(X), V)
+        self.leaf_values_ = (np.concatenate([est.tree_.value[:, 0, 0] for est in self.forest_.estimators_])
+                             if self.scale_ == "forest" else None)
         self.grow_seconds_ = time.perf_counter() - t0
         return self
 
@@ -211,7 +186,12 @@ class ForestLocalizer:
         t0 = time.perf_counter()
         offsets = self._node_offsets()
         n_leaves = int(offsets[-1] + forest.estimators_[-1].tree_.node_count)
-        self.index_ = LeafIndex.build(self._global_leaves(X, offsets), V, multiplicity, offsets, n_leaves)
+        leaves = self._global_leaves(X, offsets)
+        self.index_scale_ = None
+        if self.scaled:
+            self.index_scale_ = self._scale_of(leaves)
+            V = V / self.index_scale_
+        self.index_ = LeafIndex.build(leaves, V, multiplicity, offsets, n_leaves)
         self.index_seconds_ = time.perf_counter() - t0
         return self
 
@@ -233,14 +213,44 @@ class ForestLocalizer:
         """Global leaf ids (m, k) of rows of X."""
         return self._global_leaves(as_float_matrix(X, "X"), self._index().node_offset)
 
-    def thresholds(self, X: np.ndarray, m_req: int, n_threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Exact LCP-RF thresholds (t, closed, level) for rows of X."""
+    @property
+    def scaled(self) -> bool:
+        """Whether the indexed scores are V / sigma(x) (``scale_ == "forest"``)."""
+        return getattr(self, "scale_", None) == "forest"  # absent from objects pickled before it existed
+
+    def score_scale(self, X: np.ndarray) -> np.ndarray:
+        """sigma(x) for rows of X: the forest's prediction of the score, floored; 1 when unscaled."""
+        X = as_float_matrix(X, "X")
+        if not self.scaled:
+            return np.ones(X.shape[0])
+        return self._scale_of(self._global_leaves(X, self._node_offsets()))
+
+    def _scale_of(self, leaves: np.ndarray) -> np.ndarray:
+        # scikit-learn's forest prediction (mean over trees of the leaf means), from leaves already looked up
+        return np.maximum(self.leaf_values_[leaves].mean(axis=1), self.scale_floor_)
+
+    def indexed_scores(self) -> np.ndarray:
+        """The indexed points' scores in score units (the index holds V / sigma(x) when scaled)."""
         idx = self._index()
-        return _kernels.lcp_rf_thresholds_ranked(
-            self.leaves(X), idx.leaf_ptr, idx.member_rank, idx.member_mult, idx.below,
+        return idx.scores * self.index_scale_ if self.scaled else idx.scores
+
+    def thresholds(self, X: np.ndarray, m_req: int, n_threads: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Exact LCP-RF thresholds (t, closed, level) for rows of X, in score units.
+
+        When scaled, the kernel's threshold t' of the indexed V / sigma and
+        t = t' sigma(x) are returned: {V <= t} is {V / sigma(x) <= t'} (up to
+        the rounding of one product).
+        """
+        idx = self._index()
+        leaves = self.leaves(X)
+        t, closed, level = _kernels.lcp_rf_thresholds_ranked(
+            leaves, idx.leaf_ptr, idx.member_rank, idx.member_mult, idx.below,
             idx.leaf_pop, idx.scores_r, idx.p2_r, idx.sorted_p2, int(m_req),
             n_threads=max(1, int(n_threads)), unit_mult=idx.unit_mult,
         )
+        if self.scaled:
+            t = t * self._scale_of(leaves)
+        return t, closed, level
 
     def weights(self, X: np.ndarray, include_self: bool = False) -> sp.csr_matrix:
         """Sparse (m, n) weights of rows of X on the indexed calibration points.
@@ -266,14 +276,18 @@ class ForestLocalizer:
         return sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, idx.n)), self_w
 
     def conditional_quantiles(self, X: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """QRF quantiles Q(q; F(.|x)) of the calibration scores, shape (m, len(q))."""
+        """QRF quantiles Q(q; F(.|x)) of the calibration scores, shape (m, len(q)).
+
+        When scaled: sigma(x) times the QRF quantiles of the indexed V / sigma.
+        """
         W = self.weights(X)
         qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if not np.all((qs >= 0) & (qs <= 1)):  # NaN fails too
             raise InputError("quantile levels must lie in [0, 1].")
-        return _kernels.csr_row_quantiles(
+        out = _kernels.csr_row_quantiles(
             W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data, self._index().scores, qs
         )
+        return out * self.score_scale(X)[:, None] if self.scaled else out
 
     def leaf_sizes(self) -> np.ndarray:
         """Calibration mass of every non-empty leaf (for the assumption checks)."""
@@ -311,7 +325,7 @@ class ForestLocalizer:
         return leaves + offsets[None, :]
 
     def _leaf_rule(self) -> str:
-        tuned = [k for k in ("min_samples_leaf", "max_features") if getattr(self, k) == TUNE]
+        tuned = [k for k in ("min_samples_leaf", "max_features", "scale") if getattr(self, k, None) == TUNE]
         if tuned:
             return (f"{' and '.join(tuned)} tuned on the localizer part only (the conformal points are not "
                     "used, so the guarantee stays exact)")
@@ -326,6 +340,8 @@ class ForestLocalizer:
             "min_samples_leaf": self.min_samples_leaf_,
             "settings_rule": self._leaf_rule(),
             "max_features": self.max_features_,
+            "score_scale": ("V / sigma(x), sigma the forest's prediction of the score" if self.scaled
+                            else "none (raw scores)"),
             "max_depth": self.max_depth,
             "bootstrap": self.bootstrap,
             "honest": self.honest,
@@ -336,7 +352,7 @@ class ForestLocalizer:
             out["leaf_size_median"] = float(np.median(sizes)) if sizes.size else 0.0
         # growing is scikit-learn's work; the O(n k) index of the conformal points is ours
         if self.tuning_ is not None:
-            out["tuning_(leaf/max_features: mean half interval score; *: chosen)"] = self.tuning_.text()
+            out["tuning_(leaf/max_features/scale: mean half interval score; *: chosen)"] = self.tuning_.text()
         if self.tune_seconds_ is not None:
             out["time_tuning"] = f"{self.tune_seconds_:.2f} s"
         if self.grow_seconds_ is not None:

@@ -1,15 +1,18 @@
-"""Leaf size and max_features of the forest localizer chosen from data (``"tune"``).
+"""Leaf size, max_features and score scale of the forest localizer chosen from data (``"tune"``).
 
 Candidates (leaf sizes ceil(sqrt(n)), half of it, ... down to ``MIN_LEAF``,
-times max_features in ``FEATURE_SHARES``; then the two leaf sizes a factor
-sqrt(2) either side of the first choice, with its max_features) are compared by a simulated honest
+times max_features in ``FEATURE_SHARES``, times the score scales: the raw
+scores and the scores divided by the forest's own prediction; then the two
+leaf sizes a factor sqrt(2) either side of the first choice, with its
+max_features and scale) are compared by a simulated honest
 LCP-RF calibration run inside the data the forest is grown on (the
 *localizer part*) and nowhere else: a forest of ``TUNE_TREES`` trees is grown
 on a third of it, each of the other two thirds is indexed as the conformal
 points in turn and the other one is predicted as test points with the exact
 LCP-RF thresholds (the same Cython kernels as the real calibration). A
 candidate's score is the mean over those test points of the half interval
-score in score units,
+score in score units (a scaled candidate's thresholds are multiplied back by
+its sigma(x)),
 
     t(x) + (1/alpha) (V - t(x))_+,
 
@@ -21,7 +24,10 @@ one has fewer. A candidate replaces the sqrt rule (with the first max_features)
 only when it beats it by more than one standard error of the paired
 per-point differences. The conformal points never enter, so Guan's finite-sample
 guarantee is exact whatever is chosen: the forest is a fixed function of data
-independent of the conformal and test points.
+independent of the conformal and test points. Below ``ROTATE_BELOW`` tuning
+points, where one random split decides noisily, each third grows the tuning
+forest in turn and a point's loss is its mean over the two simulations it is
+a test point in (three times the cost of a tuning that is cheap there).
 
 A tuning fold is as large as the growing third, so a tuning leaf of ``m``
 growing points holds about ``m`` conformal points; a candidate leaf size is
@@ -54,6 +60,8 @@ TUNE_TREES = 15
 MAX_INFINITE = 0.01
 #: smallest candidate leaf size
 MIN_LEAF = 3
+#: below this many tuning points each third grows the tuning forest in turn (three simulations per candidate)
+ROTATE_BELOW = 3000
 #: max_features tried when it is "tune": all features, and a third of them (the usual regression-forest choice)
 FEATURE_SHARES = (1.0, 1.0 / 3.0)
 
@@ -64,36 +72,37 @@ class ForestTuning:
 
     Attributes
     ----------
-    candidates : tuple of (int, float or int or str or None)
-        (min_samples_leaf on the whole localizer part, max_features) pairs.
+    candidates : tuple of (int, float or int or str or None, str)
+        (min_samples_leaf on the whole localizer part, max_features, scale) triples.
     scores : tuple of float
         Mean half interval score of each candidate (lower is better), in score units.
     infinite : tuple of float
         Share of infinite intervals of each candidate in the simulated calibration.
-    chosen : (int, max_features)
-        The selected pair.
+    chosen : (int, max_features, scale)
+        The selected triple.
     n_points : int
         Localizer points the tuning used (a subsample at large n).
     reason : str
         Why tuning fell back to the first candidate without simulation, or "" when it ran.
     """
 
-    candidates: tuple[tuple[int, Any], ...]
+    candidates: tuple[tuple[int, Any, str], ...]
     scores: tuple[float, ...]
     infinite: tuple[float, ...]
-    chosen: tuple[int, Any]
+    chosen: tuple[int, Any, str]
     n_points: int
     reason: str = ""
 
     def table(self) -> pd.DataFrame:
-        """One row per candidate: min_samples_leaf, max_features, score, share_infinite, chosen."""
+        """One row per candidate: min_samples_leaf, max_features, scale, score, share_infinite, chosen."""
         return pd.DataFrame({"min_samples_leaf": [c[0] for c in self.candidates],
-                             "max_features": [c[1] for c in self.candidates], "score": self.scores,
+                             "max_features": [c[1] for c in self.candidates],
+                             "scale": [c[2] for c in self.candidates], "score": self.scores,
                              "share_infinite": self.infinite,
                              "chosen": [c == self.chosen for c in self.candidates]})
 
     def text(self) -> str:
-        """``"leaf/features: score, ..."`` with the choice starred, for the summary."""
+        """``"leaf/features/scale: score, ..."`` with the choice starred, for the summary."""
         if self.reason:
             return f"not run ({self.reason}); kept {_label(self.chosen)}"
         parts = [f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
@@ -101,9 +110,9 @@ class ForestTuning:
         return ", ".join(parts)
 
 
-def _label(c: tuple[int, Any]) -> str:
-    mf = c[1]
-    return f"{c[0]}/{mf:.2g}" if isinstance(mf, float) else f"{c[0]}/{mf}"
+def _label(c: tuple[int, Any, str]) -> str:
+    mf = f"{c[1]:.2g}" if isinstance(c[1], float) else f"{c[1]}"
+    return f"{c[0]}/{mf}/{'scaled' if c[2] == 'forest' else 'raw'}"
 
 
 def leaf_candidates(n_grow: int, top: int) -> list[int]:
@@ -134,14 +143,16 @@ def half_interval_score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) 
 
 def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int], max_features: list[Any],
                 forest_kwargs: dict[str, Any], random_state: int | None, n_jobs: int | None,
-                conformal_ratio: float = 1.0) -> ForestTuning:
-    """Choose (min_samples_leaf, max_features) for a forest grown on (X, V) by simulated LCP-RF calibrations on (X, V).
+                conformal_ratio: float = 1.0, scales: list[str] | None = None) -> ForestTuning:
+    """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
 
-    Every pair of ``leaves`` x ``max_features`` is a candidate, and then (when
-    ``leaves`` has several sizes) the :func:`refined_leaves` of the pair
-    chosen among them, with its max_features; the choice is made again over
-    all. The pair of the largest leaf and the first ``max_features`` is kept
-    when the data are too few to simulate a calibration.
+    Every triple of ``leaves`` x ``max_features`` x ``scales`` (default
+    ``["none"]``) is a candidate, and then (when ``leaves`` has several sizes)
+    the :func:`refined_leaves` of the triple chosen among them, with its
+    max_features and scale; the choice is made again over all. The triple of
+    the largest leaf and the first ``max_features`` and scale is kept when
+    the data are too few to simulate a calibration. The scales of one
+    (leaf, max_features) share one tuning forest.
     ``forest_kwargs``: the other settings of the final forest (max_depth,
     bootstrap). ``conformal_ratio``: conformal points per growing point of
     the final forest (1 for ``localizer_size=0.5``); a candidate leaf ``m``
@@ -151,45 +162,61 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     """
     from .forest import ForestLocalizer  # forest.py calls this module from grow()
 
+    scales = ["none"] if scales is None else list(scales)
     # largest leaf first: the fallback and, among equal scores, the choice closest to the sqrt rule
-    cands = [(int(m), f) for f in max_features for m in sorted(leaves, reverse=True)]
+    cands = [(int(m), f, sc) for f in max_features for m in sorted(leaves, reverse=True) for sc in scales]
     n = X.shape[0]
     rng = np.random.default_rng(random_state)
     use = rng.permutation(n)[:min(n, MAX_TUNE_POINTS)]
     n_t = use.shape[0]
-    grow, folds = use[: n_t // 3], (use[n_t // 3: 2 * n_t // 3], use[2 * n_t // 3:])
-    if len(cands) == 1 or folds[0].shape[0] < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha)):
+    Xu, Vu = X[use], V[use]
+    pos = np.arange(n_t)
+    thirds = (pos[: n_t // 3], pos[n_t // 3: 2 * n_t // 3], pos[2 * n_t // 3:])
+    if len(cands) == 1 or thirds[1].shape[0] < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha)):
         reason = ("a single candidate" if len(cands) == 1 else
                   f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}")
         return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
-    cap = 2.0 * float(np.max(V[use]))
+    # (growing third, fold, fold): at small n every third grows in turn, where one split's noise is largest
+    plans = [(thirds[r], thirds[(r + 1) % 3], thirds[(r + 2) % 3]) for r in range(3 if n_t < ROTATE_BELOW else 1)]
+    cap = 2.0 * float(np.max(Vu))
     seed = int(rng.integers(0, 2**31 - 1))
     losses: list[np.ndarray] = []
     infinite: list[float] = []
 
-    def simulate(m: int, mf: Any) -> None:
+    def simulate(m: int, mf: Any, scs: list[str]) -> None:
         m_t = max(1, int(round(m * conformal_ratio)))  # tuning folds are as large as the growing third
-        loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t, max_features=mf, random_state=seed,
-                              n_jobs=n_jobs, **forest_kwargs)
-        loc.grow(X[grow], V[grow])
-        t = []
-        for conf, test in (folds, folds[::-1]):
-            loc.index(X[conf], V[conf])
-            t.append(loc.thresholds(X[test], required_count(alpha, conf.shape[0]),
-                                    n_threads=kernel_threads(n_jobs))[0])
-        t = np.concatenate(t)  # thresholds of folds[1] then folds[0]: the same order for every candidate
-        losses.append(half_interval_score(t, V[np.concatenate(folds[::-1])], alpha, cap))
-        infinite.append(float(np.mean(np.isinf(t))))
+        total = {sc: np.zeros(n_t) for sc in scs}
+        n_inf = dict.fromkeys(scs, 0)
+        tested = np.zeros(n_t)
+        for grow, f1, f2 in plans:
+            # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
+            loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t, max_features=mf, random_state=seed,
+                                  n_jobs=n_jobs, scale="forest" if "forest" in scs else "none", **forest_kwargs)
+            loc.grow(Xu[grow], Vu[grow])
+            for conf, test in ((f1, f2), (f2, f1)):
+                tested[test] += 1
+                for sc in scs:
+                    loc.scale_ = sc
+                    loc.index(Xu[conf], Vu[conf])
+                    t = loc.thresholds(Xu[test], required_count(alpha, conf.shape[0]),
+                                       n_threads=kernel_threads(n_jobs))[0]
+                    total[sc][test] += half_interval_score(t, Vu[test], alpha, cap)
+                    n_inf[sc] += int(np.sum(np.isinf(t)))
+        keep = tested > 0
+        for sc in scs:  # per point: the mean over the simulations it was a test point in (position order)
+            losses.append(total[sc][keep] / tested[keep])
+            infinite.append(n_inf[sc] / float(np.sum(tested)))
 
-    for m, mf in cands:
-        simulate(m, mf)
+    for mf in max_features:
+        for m in sorted(leaves, reverse=True):
+            simulate(int(m), mf, scales)
     if len(leaves) > 1:
-        # coarse to fine: the halving grid's choice, then its neighbours at a factor sqrt(2) (same max_features)
-        m0, mf0 = cands[_choose(losses, infinite)]
+        # coarse to fine: the halving grid's choice, then its neighbours at a factor sqrt(2) (same features, scale)
+        m0, mf0, sc0 = cands[_choose(losses, infinite)]
         for m in refined_leaves(m0, leaves):
-            if (m, mf0) not in cands:
-                cands.append((m, mf0))
-                simulate(m, mf0)
+            if (m, mf0, sc0) not in cands:
+                cands.append((m, mf0, sc0))
+                simulate(m, mf0, [sc0])
     scores = tuple(float(np.mean(x)) for x in losses)
     return ForestTuning(tuple(cands), scores, tuple(infinite), cands[_choose(losses, infinite)], n_t)
 
@@ -208,7 +235,7 @@ def refined_leaves(m: int, leaves: list[int]) -> list[int]:
 
 
 def _choose(losses: list[np.ndarray], infinite: list[float]) -> int:
-    """Index of the chosen candidate; candidate 0 (the largest leaf, the first max_features) is the baseline.
+    """Index of the chosen candidate; candidate 0 (the largest leaf, the first max_features and scale) is the baseline.
 
     Candidates with more than MAX_INFINITE infinite intervals are set aside
     (all but those with the fewest, if none is below). A candidate replaces

@@ -206,7 +206,11 @@ class ConformalResult(ResultBase):
         return self.estimator.localizer_.weights(X, include_self=check_bool(include_self, "include_self"))
 
     def conditional_quantiles(self, newdata: Any, q: Any = (0.1, 0.5, 0.9)) -> pd.DataFrame:
-        """QRF estimate of the score's conditional quantiles at levels ``q``."""
+        """QRF estimate of the score's conditional quantiles at levels ``q``, in score units.
+
+        With a scaled forest (``scale="forest"``, or chosen by ``"tune"``):
+        sigma(x) times the QRF quantiles of the conformal points' V / sigma.
+        """
         X, index = self._X(newdata)
         qs = np.array([check_real(v, "q", low=0.0, high=1.0, low_open=False, high_open=False,
                                   hint="quantile levels, e.g. q=(0.1, 0.5, 0.9)")
