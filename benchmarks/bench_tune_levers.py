@@ -158,11 +158,11 @@ def run_variant(name: str, sh: Shared) -> Interval:
     s = sh.split
     est = cf.ConformalRegressor(model=sh.mu, prefit=True, method="lcp-rf", alpha=sh.alpha, random_state=sh.seed,
                                 n_jobs=sh.n_jobs, **settings)
-    with patched(patches):
+    with patched(patches):  # predict too: a patched scale is read again at predict time
         _, sec = clock(lambda: est.conformalize(s.X_cal, s.y_cal))
-    loc = est.calibrator_.localizer
-    extra = {"leaf": loc.min_samples_leaf_, "mf": loc.max_features_}
-    I, psec = clock(lambda: est.predict_interval(s.X_te))
+        loc = est.calibrator_.localizer
+        extra = {"leaf": loc.min_samples_leaf_, "mf": loc.max_features_, "scale": loc.scale_}
+        I, psec = clock(lambda: est.predict_interval(s.X_te))
     return Interval(I[:, 0], I[:, 1], sec, psec, sh.mu_seconds, extra)
 
 
@@ -198,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
                            "wsc": r["worst_slab_coverage"], "inf": r["share_infinite"],
                            "err_hat": r["fidelity_error"], "err_star": r["oracle_error"],
                            "med_w": r["median_width"], "sec": I.calib_seconds,
-                           "leaf": I.extra.get("leaf"), "mf": I.extra.get("mf")}
+                           "leaf": I.extra.get("leaf"), "mf": I.extra.get("mf"),
+                           "scale": I.extra.get("scale")}
                     rows.append(row)
                     print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
                           flush=True)

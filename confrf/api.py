@@ -141,9 +141,10 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         ``localizer_data`` ("calibration"; "training" grows the forest on the
         training part's ``cv``-fold out-of-fold scores) and ``scale``
         ("tune": chosen with the forest settings; "none": the weights
-        localize |y - mu|; "forest": they localize |y - mu| / sigma(x),
-        sigma the forest's prediction of the score, learned on the localizer
-        part, so the guarantee stays exact) for "lcp-rf";
+        localize the scores ``abs(y - mu)``; "forest": they localize
+        ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the
+        score, learned on the localizer part, so the guarantee stays exact)
+        for "lcp-rf";
         ``delta``, ``pac_size``, ``pac_bound`` ("binomial" or "hoeffding"),
         ``grid_size``, ``pac_form`` (Hoeffding only) for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).
