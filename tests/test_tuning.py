@@ -179,20 +179,22 @@ def test_scoring_and_choice_rules():
 
 
 def test_tuned_scores_are_the_simulated_calibration():
-    """A candidate's score is recomputed here from its definition (thirds, two cross-fitted folds, and below
-    ROTATE_BELOW points every third growing in turn, a point's loss averaged over its two simulations)."""
-    for n in (900, ROTATE_BELOW + 300):
-        X, V = _data(n, seed=5)
+    """A candidate's score is recomputed here from its definition: thirds, two cross-fitted folds, and below
+    ROTATE_BELOW points, when the first split's choice leaves the sqrt rule (candidate 0), every third growing in
+    turn, a point's loss averaged over its two simulations."""
+    seen = set()
+    for n, data_seed in ((900, 0), (900, 5), (ROTATE_BELOW + 300, 5)):
+        X, V = _data(n, seed=data_seed)
         tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=1,
                           n_jobs=1, scales=["none", "forest"])
+        seen.add(tun.n_splits)
         rng = np.random.default_rng(1)
         use = rng.permutation(n)
         seed = int(rng.integers(0, 2**31 - 1))
         thirds = (use[: n // 3], use[n // 3: 2 * n // 3], use[2 * n // 3:])
-        rotations = range(3) if n < ROTATE_BELOW else range(1)
         for (m, mf, sc), score in zip(tun.candidates, tun.scores):
             loss = {}
-            for r in rotations:
+            for r in range(tun.n_splits):
                 g, f1, f2 = thirds[r], thirds[(r + 1) % 3], thirds[(r + 2) % 3]
                 loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m, max_features=mf, random_state=seed,
                                       scale=sc).grow(X[g], V[g])
@@ -202,8 +204,11 @@ def test_tuned_scores_are_the_simulated_calibration():
                     th = np.where(np.isinf(th), 2 * V.max(), th)
                     for i, l in zip(e, th + np.maximum(V[e] - th, 0) / 0.1):
                         loss.setdefault(i, []).append(l)
-            assert {len(v) for v in loss.values()} == {2 if n < ROTATE_BELOW else 1}  # simulations per test point
+            assert {len(v) for v in loss.values()} == {2 if tun.n_splits == 3 else 1}  # simulations per point
             assert score == pytest.approx(np.mean([np.mean(v) for v in loss.values()]), rel=1e-9)
+        if tun.n_splits == 3:
+            assert "means over 3 splits" in tun.text()
+    assert seen == {1, 3}  # both paths: the first split kept the sqrt rule, or left it and was rechecked
 
 
 @pytest.mark.long

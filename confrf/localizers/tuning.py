@@ -25,9 +25,12 @@ only when it beats it by more than one standard error of the paired
 per-point differences. The conformal points never enter, so Guan's finite-sample
 guarantee is exact whatever is chosen: the forest is a fixed function of data
 independent of the conformal and test points. Below ``ROTATE_BELOW`` tuning
-points, where one random split decides noisily, each third grows the tuning
-forest in turn and a point's loss is its mean over the two simulations it is
-a test point in (three times the cost of a tuning that is cheap there).
+points, where one random split decides noisily, a first choice that leaves the
+sqrt rule is checked: every candidate is simulated again with each of the
+other two thirds growing the tuning forest, a point's loss becomes its mean
+over the two simulations it is a test point in, and the choice is made again
+(three times the cost of a tuning that is cheap there, and only when it would
+move the forest away from the sqrt rule).
 
 A tuning fold is as large as the growing third, so a tuning leaf of ``m``
 growing points holds about ``m`` conformal points; a candidate leaf size is
@@ -60,7 +63,7 @@ TUNE_TREES = 15
 MAX_INFINITE = 0.01
 #: smallest candidate leaf size
 MIN_LEAF = 3
-#: below this many tuning points each third grows the tuning forest in turn (three simulations per candidate)
+#: below this many tuning points, a choice that leaves the sqrt rule is made again with every third growing in turn
 ROTATE_BELOW = 3000
 #: max_features tried when it is "tune": all features, and a third of them (the usual regression-forest choice)
 FEATURE_SHARES = (1.0, 1.0 / 3.0)
@@ -84,6 +87,8 @@ class ForestTuning:
         Localizer points the tuning used (a subsample at large n).
     reason : str
         Why tuning fell back to the first candidate without simulation, or "" when it ran.
+    n_splits : int
+        Splits into thirds the scores average over: 1, or 3 when a departure from the sqrt rule was rechecked.
     """
 
     candidates: tuple[tuple[int, Any, str], ...]
@@ -92,6 +97,7 @@ class ForestTuning:
     chosen: tuple[int, Any, str]
     n_points: int
     reason: str = ""
+    n_splits: int = 1
 
     def table(self) -> pd.DataFrame:
         """One row per candidate: min_samples_leaf, max_features, scale, score, share_infinite, chosen."""
@@ -107,7 +113,7 @@ class ForestTuning:
             return f"not run ({self.reason}); kept {_label(self.chosen)}"
         parts = [f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
                  for c, s, i in zip(self.candidates, self.scores, self.infinite)]
-        return ", ".join(parts)
+        return ", ".join(parts) + (f" (means over {self.n_splits} splits into thirds)" if self.n_splits > 1 else "")
 
 
 def _label(c: tuple[int, Any, str]) -> str:
@@ -176,49 +182,58 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
         reason = ("a single candidate" if len(cands) == 1 else
                   f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}")
         return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
-    # (growing third, fold, fold): at small n every third grows in turn, where one split's noise is largest
-    plans = [(thirds[r], thirds[(r + 1) % 3], thirds[(r + 2) % 3]) for r in range(3 if n_t < ROTATE_BELOW else 1)]
+    # (growing third, fold, fold): the first split, then at small n the two others (ROTATE_BELOW)
+    plans = [(thirds[r], thirds[(r + 1) % 3], thirds[(r + 2) % 3]) for r in range(3)]
     cap = 2.0 * float(np.max(Vu))
     seed = int(rng.integers(0, 2**31 - 1))
-    losses: list[np.ndarray] = []
-    infinite: list[float] = []
+    # candidate -> [sum of its per-point losses, simulations per point, infinite thresholds]
+    acc: dict[tuple[int, Any, str], list[Any]] = {}
 
-    def simulate(m: int, mf: Any, scs: list[str]) -> None:
+    def simulate(m: int, mf: Any, scs: list[str], splits: list[tuple[np.ndarray, ...]]) -> None:
         m_t = max(1, int(round(m * conformal_ratio)))  # tuning folds are as large as the growing third
-        total = {sc: np.zeros(n_t) for sc in scs}
-        n_inf = dict.fromkeys(scs, 0)
-        tested = np.zeros(n_t)
-        for grow, f1, f2 in plans:
+        for sc in scs:
+            acc.setdefault((m, mf, sc), [np.zeros(n_t), np.zeros(n_t), 0])
+        for grow, f1, f2 in splits:
             # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
             loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t, max_features=mf, random_state=seed,
                                   n_jobs=n_jobs, scale="forest" if "forest" in scs else "none", **forest_kwargs)
             loc.grow(Xu[grow], Vu[grow])
             for conf, test in ((f1, f2), (f2, f1)):
-                tested[test] += 1
                 for sc in scs:
                     loc.scale_ = sc
                     loc.index(Xu[conf], Vu[conf])
                     t = loc.thresholds(Xu[test], required_count(alpha, conf.shape[0]),
                                        n_threads=kernel_threads(n_jobs))[0]
-                    total[sc][test] += half_interval_score(t, Vu[test], alpha, cap)
-                    n_inf[sc] += int(np.sum(np.isinf(t)))
-        keep = tested > 0
-        for sc in scs:  # per point: the mean over the simulations it was a test point in (position order)
-            losses.append(total[sc][keep] / tested[keep])
-            infinite.append(n_inf[sc] / float(np.sum(tested)))
+                    a = acc[(m, mf, sc)]
+                    a[0][test] += half_interval_score(t, Vu[test], alpha, cap)
+                    a[1][test] += 1
+                    a[2] += int(np.sum(np.isinf(t)))
 
-    for mf in max_features:
-        for m in sorted(leaves, reverse=True):
-            simulate(int(m), mf, scales)
+    def choice() -> tuple[list[np.ndarray], list[float], int]:
+        # per point: the mean over the simulations it was a test point in (position order, the same for all)
+        losses = [acc[c][0][acc[c][1] > 0] / acc[c][1][acc[c][1] > 0] for c in cands]
+        infinite = [acc[c][2] / float(np.sum(acc[c][1])) for c in cands]
+        return losses, infinite, _choose(losses, infinite)
+
+    pairs = [(int(m), mf) for mf in max_features for m in sorted(leaves, reverse=True)]
+    for m, mf in pairs:
+        simulate(m, mf, scales, plans[:1])
+    if n_t < ROTATE_BELOW and choice()[2] != 0:
+        for m, mf in pairs:  # leaving the sqrt rule must hold up when every third grows in turn
+            simulate(m, mf, scales, plans[1:])
+        splits = plans
+    else:
+        splits = plans[:1]
     if len(leaves) > 1:
         # coarse to fine: the halving grid's choice, then its neighbours at a factor sqrt(2) (same features, scale)
-        m0, mf0, sc0 = cands[_choose(losses, infinite)]
+        m0, mf0, sc0 = cands[choice()[2]]
         for m in refined_leaves(m0, leaves):
             if (m, mf0, sc0) not in cands:
                 cands.append((m, mf0, sc0))
-                simulate(m, mf0, [sc0])
+                simulate(m, mf0, [sc0], splits)
+    losses, infinite, chosen = choice()
     scores = tuple(float(np.mean(x)) for x in losses)
-    return ForestTuning(tuple(cands), scores, tuple(infinite), cands[_choose(losses, infinite)], n_t)
+    return ForestTuning(tuple(cands), scores, tuple(infinite), cands[chosen], n_t, n_splits=len(splits))
 
 
 def refined_leaves(m: int, leaves: list[int]) -> list[int]:
