@@ -54,21 +54,6 @@ def _choose_median(losses: list[np.ndarray], infinite: list[float]) -> int:
     return min(ok, key=lambda i: (float(np.median(losses[i])), i))
 
 
-def _choose_k_se(k: float):
-    """The default rule with k paired standard errors instead of one."""
-    def choose(losses: list[np.ndarray], infinite: list[float]) -> int:
-        ok = [i for i, s in enumerate(infinite) if s <= tuning.MAX_INFINITE]
-        if not ok:
-            ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
-        if 0 in ok:
-            def beats(i: int) -> bool:
-                d = losses[i] - losses[0]
-                return i == 0 or float(np.mean(d)) + k * float(np.std(d, ddof=1)) / math.sqrt(d.shape[0]) < 0.0
-            ok = [i for i in ok if beats(i)]
-        return min(ok, key=lambda i: (float(np.mean(losses[i])), i))
-    return choose
-
-
 def _fidelity_loss(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
     """|t - v| / v per point (the benchmark's fidelity error in score units), an infinite t counted as ``cap``."""
     t = np.where(np.isinf(t), cap, t)
@@ -107,7 +92,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "raw-scores": ({}, {"options": {"scale": "none"}}),
     "scaled-scores": ({}, {"options": {"scale": "forest"}}),
     "trees50": ({"TUNE_TREES": 50}, {}),
-    "2se": ({"_choose": _choose_k_se(2.0)}, {}),
+    "2se": ({"SE_RULE": 2.0}, {}),
     "no-rotation": ({"ROTATE_BELOW": 0}, {}),
     "sqrt-n": ({}, {"min_samples_leaf": "auto", "max_features": 1.0}),
     "argmin": ({"_choose": _choose_argmin}, {}),

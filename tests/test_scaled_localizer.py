@@ -5,7 +5,7 @@ fixed score function and Guan's guarantee is unchanged. Checked here: sigma
 is scikit-learn's forest prediction; the thresholds are sigma(x) times the
 slow reference's LCP threshold of the scaled scores (exact rationals); the
 tuning's choice never depends on the conformal points; the option's errors;
-pickling; and Monte Carlo coverage with the scale forced.
+pickling. Monte Carlo coverage with the scale forced is in test_tuning.py.
 """
 
 import pickle
@@ -166,24 +166,3 @@ def test_formula_api_summary_and_pickle():
     np.testing.assert_array_equal(pd_a.to_numpy(), pd_b.to_numpy())
     raw = cf.lcp_rf("y ~ x1 + x2 + x3", data=df, model="ols", random_state=0, n_estimators=10, scale="none")
     assert not raw.estimator.localizer_.scaled and "none (raw scores)" in " ".join(str(raw.summary()).split())
-
-
-@pytest.mark.long
-def test_scaled_lcp_rf_marginal_coverage_long(mc_reps):
-    """scale="forest" forced, fresh calibration and test sets per draw: coverage 1 - alpha (exact theory)."""
-    rng = np.random.default_rng(91)
-    train = cf.datasets.make_toy(400, random_state=rng)
-    model = LinearRegression().fit(np.asarray(train.X), train.y)
-    cover = []
-    for _ in range(mc_reps or 150):
-        cal = cf.datasets.make_toy(500, random_state=rng)
-        test = cf.datasets.make_toy(300, random_state=rng)
-        reg = cf.ConformalRegressor(model=model, prefit=True, n_estimators=20, min_samples_leaf=8, max_features=1.0,
-                                    random_state=int(rng.integers(2**31)), options={"scale": "forest"})
-        reg.conformalize(np.asarray(cal.X), cal.y)
-        lo, hi = reg.predict_interval(np.asarray(test.X)).T
-        cover.append(np.mean((test.y >= lo) & (test.y <= hi)))
-    cover = np.asarray(cover)
-    mean, se = cover.mean(), cover.std(ddof=1) / np.sqrt(cover.shape[0])
-    print(f"scaled LCP-RF: coverage {mean:.4f} (se {se:.4f}) over {cover.shape[0]} draws")
-    assert mean >= 0.9 - 3 * se

@@ -212,8 +212,10 @@ def test_tuned_scores_are_the_simulated_calibration():
 
 
 @pytest.mark.long
-def test_tuned_default_marginal_coverage_long(mc_reps):
-    """Fresh calibration and test sets per draw; the tuned default must keep 1 - alpha (exact theory)."""
+@pytest.mark.parametrize("settings", [{}, {"min_samples_leaf": 8, "max_features": 1.0, "options": {"scale": "forest"}}],
+                         ids=["tuned-default", "scale-forced"])
+def test_tuned_default_marginal_coverage_long(mc_reps, settings):
+    """Fresh calibration and test sets per draw; the tuned default, and the scaled forest forced, keep 1 - alpha."""
     rng = np.random.default_rng(77)
     train = cf.datasets.make_toy(400, random_state=rng)
     model = LinearRegression().fit(np.asarray(train.X), train.y)
@@ -221,13 +223,14 @@ def test_tuned_default_marginal_coverage_long(mc_reps):
     for _ in range(mc_reps or 150):
         cal = cf.datasets.make_toy(600, random_state=rng)
         test = cf.datasets.make_toy(300, random_state=rng)
-        reg = cf.ConformalRegressor(model=model, prefit=True, n_estimators=30, random_state=int(rng.integers(2**31)))
+        reg = cf.ConformalRegressor(model=model, prefit=True, n_estimators=30, random_state=int(rng.integers(2**31)),
+                                    **settings)
         reg.conformalize(np.asarray(cal.X), cal.y)
         lo, hi = reg.predict_interval(np.asarray(test.X)).T
         cover.append(np.mean((test.y >= lo) & (test.y <= hi)))
     cover = np.asarray(cover)
     mean, se = cover.mean(), cover.std(ddof=1) / np.sqrt(cover.shape[0])
-    print(f"tuned LCP-RF: coverage {mean:.4f} (se {se:.4f}) over {cover.shape[0]} draws")
+    print(f"LCP-RF {settings}: coverage {mean:.4f} (se {se:.4f}) over {cover.shape[0]} draws")
     assert mean >= 0.9 - 3 * se
 
 

@@ -63,6 +63,8 @@ TUNE_TREES = 15
 MAX_INFINITE = 0.01
 #: smallest candidate leaf size
 MIN_LEAF = 3
+#: a candidate replaces the baseline only if it beats it by this many paired standard errors
+SE_RULE = 1.0
 #: below this many tuning points, a choice that leaves the sqrt rule is made again with every third growing in turn
 ROTATE_BELOW = 3000
 #: max_features tried when it is "tune": all features, and a third of them (the usual regression-forest choice)
@@ -265,7 +267,7 @@ def _choose(losses: list[np.ndarray], infinite: list[float]) -> int:
     if 0 in ok:
         def beats_baseline(i: int) -> bool:
             d = losses[i] - losses[0]
-            return i == 0 or float(np.mean(d)) + float(np.std(d, ddof=1)) / math.sqrt(d.shape[0]) < 0.0
+            return i == 0 or float(np.mean(d)) + SE_RULE * float(np.std(d, ddof=1)) / math.sqrt(d.shape[0]) < 0.0
 
         ok = [i for i in ok if beats_baseline(i)]
     return min(ok, key=lambda i: (float(np.mean(losses[i])), i))
