@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
 from .._parallel import kernel_threads
-from ..localizers.forest import ForestLocalizer, check_scale
+from ..localizers.forest import ForestLocalizer
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .registry import MethodSpec, get_variant, register
@@ -143,7 +143,7 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     stray = [k for k in PAC_OPTIONS if opts[k] is not None]
     if stray:
         raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
-    scale = check_scale("tune" if opts["scale"] is None else opts["scale"])
+    scale = "tune" if opts["scale"] is None else opts["scale"]  # checked by the localizer when it grows
     return LCPForestCalibrator(make_forest_localizer(est, seed, tune=True, scale=scale), est.localizer_size,
                                est.n_jobs)
 

@@ -268,10 +268,11 @@ class ForestLocalizer:
         """The LCP test rows (test point counted in its leaves) on the calibration points, and each row's own mass."""
         return self._weight_rows(X, True)
 
-    def _weight_rows(self, X: np.ndarray, include_self: bool) -> tuple[sp.csr_matrix, np.ndarray]:
+    def _weight_rows(self, X: np.ndarray, include_self: bool,
+                     leaves: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
         idx = self._index()
         indptr, indices, data, self_w = _kernels.forest_weight_rows(
-            self.leaves(X), idx.leaf_ptr, idx.members, idx.member_mult, idx.leaf_pop, idx.n, include_self
+            self.leaves(X) if leaves is None else leaves, idx.leaf_ptr, idx.members, idx.member_mult, idx.leaf_pop, idx.n, include_self
         )
         return sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, idx.n)), self_w
 
@@ -280,14 +281,15 @@ class ForestLocalizer:
 
         When scaled: sigma(x) times the QRF quantiles of the indexed V / sigma.
         """
-        W = self.weights(X)
         qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
         if not np.all((qs >= 0) & (qs <= 1)):  # NaN fails too
             raise InputError("quantile levels must lie in [0, 1].")
+        leaves = self.leaves(X)  # once, for the weights and for sigma
+        W = self._weight_rows(X, False, leaves)[0]
         out = _kernels.csr_row_quantiles(
             W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data, self._index().scores, qs
         )
-        return out * self.score_scale(X)[:, None] if self.scaled else out
+        return out * self._scale_of(leaves)[:, None] if self.scaled else out
 
     def leaf_sizes(self) -> np.ndarray:
         """Calibration mass of every non-empty leaf (for the assumption checks)."""
