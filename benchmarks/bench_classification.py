@@ -42,7 +42,6 @@ table and the three targets checked.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 import warnings
 from pathlib import Path

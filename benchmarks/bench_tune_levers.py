@@ -9,7 +9,7 @@ Usage (from the repository root)::
 Same protocol, data and metrics as ``bench_peers.py`` (its ``peerbench``
 helpers), but only LCP-RF variants and the QRF normalized split peer. A
 variant patches the tuning rule's module settings (``confrf.localizers.tuning``)
-and/or passes estimator settings; every variant keeps the conformal points
+or the localizer's methods, and/or passes estimator settings; every variant keeps the conformal points
 out of every choice (the patches act on the tuning, which only sees the
 localizer part). Prints one line per (data, seed, variant) and a table of the
 means over seeds.
@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import confrf as cf  # noqa: E402
+from confrf import _kernels  # noqa: E402
 from confrf.localizers import forest, tuning  # noqa: E402
 from peerbench.data import DATASETS, make_split  # noqa: E402
 from peerbench.methods import Interval, Shared, clock, run_qrf_normalized  # noqa: E402
@@ -84,12 +85,39 @@ def _forest_without_bootstrap(**kwargs: Any) -> Any:
     return RandomForestRegressor(**{**kwargs, "bootstrap": False})
 
 
-#: name -> (patches of confrf.localizers.tuning, estimator settings). Every variant includes today's
+_grow_mean_scale = forest.ForestLocalizer.grow
+
+
+def _grow_with_median_index(self: Any, X: np.ndarray, scores: np.ndarray) -> Any:
+    """ForestLocalizer.grow, then (scaled forests) a leaf index of the growing points for the median sigma."""
+    _grow_mean_scale(self, X, scores)
+    if self.scale_ == "forest":  # the tuning's forests too: they are grown scaled whenever "forest" is a candidate
+        X = np.asarray(X, dtype=np.float64)
+        offsets = self._node_offsets()
+        n_leaves = int(offsets[-1] + self.forest_.estimators_[-1].tree_.node_count)
+        self.median_index_ = forest.LeafIndex.build(self._global_leaves(X, offsets), np.asarray(scores, np.float64),
+                                                    self.growing_multiplicity(), offsets, n_leaves)
+    return self
+
+
+def _median_scale_of(self: Any, leaves: np.ndarray) -> np.ndarray:
+    """sigma(x) = the QRF median of the growing scores (Meinshausen's weights, in-bag counts) instead of their mean."""
+    gi = self.median_index_
+    indptr, indices, data, _ = _kernels.forest_weight_rows(leaves, gi.leaf_ptr, gi.members, gi.member_mult,
+                                                           gi.leaf_pop, gi.n, False)
+    sigma = _kernels.csr_row_quantiles(indptr.astype(np.int64), indices.astype(np.int32), data, gi.scores,
+                                       np.array([0.5]))[:, 0]
+    return np.maximum(sigma, self.scale_floor_)
+
+
+#: name -> (patches of confrf.localizers.tuning, forest.py or ForestLocalizer; estimator settings). Every variant includes today's
 #: sqrt(2) refinement of the leaf grid unless it says "norefine" (the default before it); the rows of
 #: docs/benchmarks/tuning_levers.md above the "new default" were run before the refinement existed.
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
     "raw-scores": ({}, {"options": {"scale": "none"}}),
+    "scale-median": ({"ForestLocalizer.grow": _grow_with_median_index, "ForestLocalizer._scale_of": _median_scale_of},
+                     {}),
     "scaled-scores": ({}, {"options": {"scale": "forest"}}),
     "trees50": ({"TUNE_TREES": 50}, {}),
     "2se": ({"SE_RULE": 2.0}, {}),
@@ -125,8 +153,10 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 
 @contextmanager
 def patched(patches: dict[str, Any]) -> Iterator[None]:
-    def target(key: str) -> tuple[Any, str]:  # "forest.name" patches the name forest.py imported
-        return (forest, key.split(".", 1)[1]) if key.startswith("forest.") else (tuning, key)
+    def target(key: str) -> tuple[Any, str]:
+        # "forest.name": the name forest.py imported; "ForestLocalizer.name": a method of the localizer class
+        owner, _, name = key.rpartition(".")
+        return {"forest": forest, "ForestLocalizer": forest.ForestLocalizer, "": tuning}[owner], name
 
     old = {k: getattr(*target(k)) for k in patches}
     try:
