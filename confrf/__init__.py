@@ -14,7 +14,7 @@ from .estimator import ConformalRegressor
 from .classification import ConformalClassifier
 from .results import Comparison, ConformalResult, Evaluation, Summary, compare
 from .exceptions import ArgumentTypeError, ConfrfError, FormulaError, InputError, NotFittedError
-from . import dask  # after the results package, which it uses
+from . import dask  # noqa: F401 - cf.dask; after the results package, which it uses
 
 __version__ = "0.1.0"
 

@@ -6,12 +6,16 @@ scikit-learn's ``get_params``/``set_params``/``clone`` read.
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Mapping
 
 import numpy as np
 
 from ._validation import check_alpha, check_bool, check_int, check_n_jobs, seed_entropy
-from .exceptions import InputError, NotFittedError
+from .exceptions import InputError, NotFittedError, UnusedSettingWarning
 
 
 def _seeds(random_state: Any, k: int) -> list[int | None]:
@@ -38,6 +42,15 @@ def check_predict_args(alpha: Any, n_jobs: Any, chunk_size: Any, progress: Any) 
             None if progress is None else check_bool(progress, "progress"))
 
 
+def _user_stacklevel() -> int:
+    """``stacklevel`` that points a warning raised by the caller at the first frame outside confrf."""
+    package = str(Path(__file__).resolve().parent)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class EstimatorChecks:
     """Seeds and fitted-state checks (the estimator has ``random_state``, ``prefit``, ``model_``, ``n_features_in_``)."""
 
@@ -56,6 +69,25 @@ class EstimatorChecks:
     def _check_n_columns(self, X: np.ndarray) -> None:
         if X.shape[1] != self.n_features_in_:
             raise InputError(f"X has {X.shape[1]} columns; the model was fitted on {self.n_features_in_}.")
+
+    def _warn_unused_settings(self, method: str, options: Mapping[str, Any]) -> None:
+        """Warn of forest settings moved from this estimator's defaults that ``method`` does not read.
+
+        A warning, not an error (R's ``lm`` says the same of arguments it
+        disregards): comparing methods with shared settings is legitimate.
+        """
+        from .calibrators.registry import FOREST_SETTINGS, unused_settings_message
+
+        defaults = inspect.signature(type(self).__init__).parameters
+
+        def unset(value: Any, default: Any) -> bool:
+            # "tune" is the formula API's default for every estimator; a type check keeps 1 (one feature) apart from 1.0
+            return (isinstance(value, str) and value == "tune") or (type(value) is type(default) and value == default)
+
+        changed = {k: getattr(self, k) for k in sorted(FOREST_SETTINGS) if not unset(getattr(self, k), defaults[k].default)}
+        message = unused_settings_message(method, options, changed)
+        if message is not None:
+            warnings.warn(message, UnusedSettingWarning, stacklevel=_user_stacklevel())
 
     def _refuse_prefit(self) -> None:
         """``fit`` with ``prefit=True``: the model is fitted already."""

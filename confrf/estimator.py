@@ -69,7 +69,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         "lcp-rf" by simulated LCP-RF calibrations on the localizer part only,
         so the guarantee stays exact (other forest methods read it as "auto"
         and 1.0); ``min_samples_leaf="auto"`` is ceil(sqrt(n_localizer)) (the
-        paper's Assumption 3); a number is used as given.
+        paper's Assumption 3); a number is used as given. A method that does not
+        read one of these ("split", "lcp", "slcp") leaves it without effect and
+        says so with an :class:`~confrf.exceptions.UnusedSettingWarning`.
     fit_intercept : bool
         Passed to "ols".
     random_state : int, Generator, RandomState or None
@@ -314,7 +316,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self._check_n_columns(X)
 
     def _make_calibrator(self, seed: int | None) -> Calibrator:
-        return get_method(self.method).factory(self, method_options(self.method, self.options), seed)
+        opts = method_options(self.method, self.options)
+        self._warn_unused_settings(self.method, opts)
+        return get_method(self.method).factory(self, opts, seed)
 
     @property
     def localizer_(self) -> ForestLocalizer:

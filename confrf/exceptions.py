@@ -15,6 +15,7 @@ __all__ = [
     "ConfrfWarning",
     "InfiniteIntervalWarning",
     "PACTargetWarning",
+    "UnusedSettingWarning",
 ]
 
 
@@ -48,3 +49,7 @@ class InfiniteIntervalWarning(ConfrfWarning):
 
 class PACTargetWarning(ConfrfWarning):
     """No value of the PAC correction grid reached the D2 target: every interval is infinite."""
+
+
+class UnusedSettingWarning(ConfrfWarning):
+    """A setting moved from its default that the chosen method does not read: it has no effect."""

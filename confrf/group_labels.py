@@ -11,6 +11,7 @@ array-level estimator as ``groups=`` (method option ``groups="labels"``).
 from __future__ import annotations
 
 import difflib
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -55,6 +56,19 @@ class GroupLabeler:
 
     def __repr__(self) -> str:
         return f"GroupLabeler({self.spec!r})"
+
+    def __getstate__(self) -> dict[str, Any]:
+        # a lambda or a nested function cannot pickle: say which and how to fix it, not pickle's bare lookup error
+        if callable(self.spec):
+            try:
+                pickle.dumps(self.spec)
+            except Exception as exc:  # noqa: BLE001 - whatever pickle refuses
+                raise pickle.PicklingError(
+                    f"groups={self.name!r} is a function that pickle cannot save ({exc}); the fitted result needs "
+                    "it to label new rows. Define it with def at the top level of a module, or give groups as a "
+                    "column name or an expression over columns (e.g. groups='C(region)')."
+                ) from exc
+        return self.__dict__
 
     @property
     def name(self) -> str:

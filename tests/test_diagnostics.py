@@ -151,5 +151,27 @@ def test_group_check_flips_on_a_small_group():
     assert assumption_checks(big, 0.1).status == {"Groups": OK}
 
 
+def test_group_check_follows_the_pac_count():
+    """With guarantee='pac' a group needs the binomial correction's count, not split conformal's ceil(1/alpha) - 1."""
+    X, y = _data(1400)
+    labels = np.where(np.arange(1000) < 20, "tiny", "big")
+    checks = {}
+    for guarantee in ("marginal", "pac"):
+        est = ConformalRegressor(model="ols", method="split-g", options={"groups": "labels", "guarantee": guarantee},
+                                 random_state=0).fit(X[:400], y[:400])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", InfiniteIntervalWarning)
+            est.conformalize(X[400:], y[400:], groups=labels)
+        part, need = est.calibrator_.required_points(0.1)
+        t = assumption_checks(est, 0.1).table.set_index("check")
+        assert t.loc[f"smallest group ({part})", "value"] == 20
+        assert t.loc[f"smallest group ({part})", "reference"] == f">= {need}"
+        # the check agrees with the intervals: the tiny group's are infinite exactly when it fails
+        finite = bool(np.isfinite(est.predict_interval(X[400:401], groups=["tiny"])).all())
+        checks[guarantee] = (t.loc[f"smallest group ({part})", "status"], finite, need)
+    assert checks["marginal"] == ("ok", True, 9)
+    assert checks["pac"][:2] == ("fail", False) and checks["pac"][2] > 20
+
+
 def test_no_checks_for_split():
     assert assumption_checks(_fit(method="split"), 0.1) is None

@@ -1,5 +1,7 @@
 """The array-level estimator: lifecycle guards, scikit-learn integration."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -8,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from confrf import ConformalRegressor
-from confrf.exceptions import InputError, NotFittedError
+from confrf.exceptions import InputError, NotFittedError, UnusedSettingWarning
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +102,40 @@ def test_tiny_feature_scale_still_adapts():
     w = np.diff(b.predict_interval(X[:50] * 1e-300), axis=1)
     assert np.unique(np.round(w, 12)).size > 5  # widths adapt, not one constant width
     assert np.corrcoef(w[:, 0], X[:50, 0])[0, 1] > 0.5  # and grow with x, as the noise does
+
+
+@pytest.mark.parametrize("method, settings", [
+    ("split", {"min_samples_leaf": 5}),
+    ("lcp", {"n_estimators": 7, "honest": False}),
+    ("slcp", {"max_features": 1.0}),
+])
+def test_forest_settings_a_method_ignores_are_named(xy, method, settings):
+    """A forest setting that the method never reads is not silently ignored: the warning names it and the fix."""
+    X, y = xy
+    est = ConformalRegressor(model="ols", method=method, random_state=0, **settings).fit(X[:200], y[:200])
+    with pytest.warns(UnusedSettingWarning) as record:
+        est.conformalize(X[200:], y[200:])
+    message = str(record[0].message)
+    assert record[0].filename == __file__  # points at the user's call, not inside confrf
+    for name, value in settings.items():
+        assert f"{name}={value!r}" in message
+    assert "lcp-rf" in message and "drop" in message
+    # the setting indeed changes nothing
+    ref = ConformalRegressor(model="ols", method=method, random_state=0).fit(X[:200], y[:200])
+    ref.conformalize(X[200:], y[200:])
+    np.testing.assert_array_equal(est.predict_interval(X[:50]), ref.predict_interval(X[:50]))
+
+
+def test_forest_settings_read_or_left_at_default_do_not_warn(xy):
+    X, y = xy
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnusedSettingWarning)
+        ConformalRegressor(model="ols", method="split", random_state=0).fit(X[:200], y[:200]).conformalize(X[200:], y[200:])
+        ConformalRegressor(model="ols", method="lcp-rf", min_samples_leaf=5, n_estimators=10, localizer_size=0.4,
+                           random_state=0).fit(X[:200], y[:200]).conformalize(X[200:], y[200:])
+    # given group labels grow no forest: its shape settings are named, the localizer share is not
+    est = ConformalRegressor(model="ols", method="split-g", options={"groups": "labels"}, n_estimators=5,
+                             localizer_size=0.4, random_state=0).fit(X[:200], y[:200])
+    with pytest.warns(UnusedSettingWarning, match=r"n_estimators=5 has no effect") as record:
+        est.conformalize(X[200:], y[200:], groups=X[200:, 0] > 0)
+    assert "localizer_size=0.4" not in str(record[0].message)

@@ -333,6 +333,20 @@ def test_user_groups_result_pickles(frame):
     pd.testing.assert_frame_equal(back.predict(frame.head(40)), res.predict(frame.head(40)))
 
 
+def _region_of(d):
+    return d["region"]
+
+
+def test_groups_function_pickles_at_module_level_and_a_lambda_says_how(frame):
+    kw = dict(data=frame, method="split-g", model="ols", random_state=0)
+    res = cf.conformal("y ~ x1", groups=_region_of, **kw)
+    back = pickle.loads(pickle.dumps(res))
+    pd.testing.assert_frame_equal(back.predict(frame.head(40)), res.predict(frame.head(40)))
+    lam = cf.conformal("y ~ x1", groups=lambda d: d["region"], **kw)
+    with pytest.raises(pickle.PicklingError, match="groups='<lambda>'.*top level of a module"):
+        pickle.dumps(lam)
+
+
 def test_paper_variant_is_flagged_not_certified(frame):
     res = cf.conformal("y ~ x1 + x2 + x3", data=frame, method="split-g", groups="components", honest=False,
                        model="ols", random_state=0, n_estimators=20)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import warnings
 from abc import abstractmethod
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,7 @@ from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, rando
 from .._parallel import kernel_threads
 from .forest_setup import make_forest_localizer
 from .grouping import REST, Grouping, _label_index, check_group_labels
-from .registry import MethodSpec, get_variant, register
+from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
 from .split import split_threshold
 
 #: values of ``groups=`` at the array level (the formula API also takes columns, terms and callables)
@@ -201,12 +201,12 @@ class GroupwiseCalibrator(Calibrator):
         """Size of the part whose expected per-group count decides merging (the conformal part)."""
         return n_conformal
 
-    def _need(self, alpha: float) -> tuple[str, int]:
-        """(column of the group table, count it needs for finite intervals)."""
+    def required_points(self, alpha: float) -> tuple[str, int]:
+        """(column of the group table, count a group needs in it for finite intervals)."""
         return "conformal", min_calibration_size(alpha)
 
     def _warn_small(self, alpha: float) -> None:
-        col, need = self._need(alpha)
+        col, need = self.required_points(alpha)
         table = self.group_table(alpha)
         small = table[~table["finite"] & (table[[c for c in ("localizer", "conformal", "D2") if c in table]]
                                           .sum(axis=1) > 0)]
@@ -248,7 +248,7 @@ class GroupwiseCalibrator(Calibrator):
         a = self.alpha_ if alpha is None else alpha
         df = pd.DataFrame({k: self.counts_[k] for k in ("localizer", "conformal", "D2") if k in self.counts_},
                           index=pd.Index(self.grouping_.names, name="group", dtype=object))
-        col, need = self._need(a)
+        col, need = self.required_points(a)
         df["finite"] = df[col] >= need
         return df
 
@@ -381,7 +381,12 @@ def group_kwargs(est: Any, opts: dict[str, Any]) -> dict[str, Any]:
                 localizer_size=est.localizer_size, n_jobs=est.n_jobs)
 
 
+def _split_g_settings(opts: Mapping[str, Any]) -> frozenset[str]:
+    # given labels need no forest; the localizer part still decides which small groups merge
+    return frozenset({"honest", "localizer_size"}) if opts["groups"] == "labels" else FOREST_SETTINGS
+
+
 register(MethodSpec("split-g", _make(SplitGroupCalibrator), options=GROUP_OPTIONS,
-                    title="Groupwise split conformal (SPLIT-G)"))
+                    title="Groupwise split conformal (SPLIT-G)", settings=_split_g_settings))
 register(MethodSpec("lcp-rf-g", _make(LCPForestGroupCalibrator), options=GROUP_OPTIONS,
-                    title="Groupwise LCP-RF (LCP-RF-G)"))
+                    title="Groupwise LCP-RF (LCP-RF-G)", settings=FOREST_SETTINGS))

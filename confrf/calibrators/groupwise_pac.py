@@ -75,7 +75,8 @@ class GroupPACMixin:
             return pac_min_size(alpha, self.delta / (n_units + 1))
         return merge
 
-    def _need(self, alpha: float) -> tuple[str, int]:
+    def required_points(self, alpha: float) -> tuple[str, int]:
+        """(part, count): a group's PAC interval is finite only with this many points of the PAC part."""
         return self.pac_part, pac_min_size(alpha, self.delta_group)
 
     def _pac(self, alpha: float) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from .._parallel import kernel_threads
 from ..localizers.forest import ForestLocalizer
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
-from .registry import MethodSpec, get_variant, register
+from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
 
 
 class LCPForestCalibrator(Calibrator):
@@ -156,4 +156,7 @@ register(MethodSpec(
              "scale": None},
     title="LCP-RF (exact localized conformal, forest weights)",
     needs_training=lambda opts: opts["localizer_data"] == "training",
+    # a forest grown on the training part leaves every calibration point conformal: no localizer share
+    settings=lambda opts: FOREST_SETTINGS - {"localizer_size"} if opts["localizer_data"] == "training"
+    else FOREST_SETTINGS,
 ))

@@ -53,7 +53,7 @@ from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .pac_bounds import BOUNDS, _hoeffding_epsilon, min_d2_size, open_unit, pac_n2
 from .pac_correction import Correction, ForestPACMap, binomial_correction, hoeffding_correction
 from .pac_report import PACReport, make_report
-from .registry import MethodSpec, register, register_variant
+from .registry import FOREST_SETTINGS, MethodSpec, register, register_variant
 
 PAC_FORMS = ("inflated", "paper")
 BASES = {"qrf": "qrf-tc", "lcp": "lcp-rf"}
@@ -277,5 +277,6 @@ register(MethodSpec(
     lambda est, opts, seed: make_pac_calibrator("qrf", est, opts, seed),
     options=dict.fromkeys(PAC_DEFAULTS),
     title="QRF-TC (forest quantiles, training-conditional calibration)",
+    settings=FOREST_SETTINGS,
 ))
 register_variant("lcp-rf", "pac", lambda est, opts, seed: make_pac_calibrator("lcp", est, opts, seed))

@@ -37,6 +37,11 @@ class MethodSpec:
         training rows and their out-of-fold scores (option ``cv`` folds) and
         hands them to the calibrator's ``set_reference(X, scores)``. A
         callable decides from the method's options (:meth:`uses_training`).
+    settings : frozenset of str or callable
+        The estimator's forest settings (names in :data:`FOREST_SETTINGS`)
+        that the method reads; a callable decides from the method's options
+        (:meth:`reads`). Setting another one away from its default is refused,
+        so that it is never silently ignored.
     """
 
     name: str
@@ -44,11 +49,20 @@ class MethodSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
     needs_training: bool | Callable[[Mapping[str, Any]], bool] = False
+    settings: frozenset[str] | Callable[[Mapping[str, Any]], frozenset[str]] = frozenset()
+
+    def reads(self, options: Mapping[str, Any]) -> frozenset[str]:
+        """The forest settings the method reads, given the filled options."""
+        return frozenset(self.settings(options)) if callable(self.settings) else frozenset(self.settings)
 
     def uses_training(self, options: Mapping[str, Any]) -> bool:
         """Whether ``fit`` must keep the training part with out-of-fold scores, given the filled options."""
         return bool(self.needs_training(options)) if callable(self.needs_training) else self.needs_training
 
+
+#: the estimator settings that shape the localizer forest and the localizer/conformal split
+FOREST_SETTINGS = frozenset({"honest", "localizer_size", "n_estimators", "min_samples_leaf", "max_features",
+                             "max_depth"})
 
 METHODS: dict[str, MethodSpec] = {}
 #: (method, guarantee) -> factory of a variant built by another module (e.g. "lcp-rf" with guarantee="pac")
@@ -95,3 +109,19 @@ def method_options(name: str, options: Mapping[str, Any] | None) -> dict[str, An
         own = f"its own options are {sorted(spec.options)}" if spec.options else "it has no options of its own"
         raise InputError(f"option(s) {unknown} do not apply to method {name!r}; {own}.")
     return {**spec.options, **options}
+
+
+def unused_settings_message(name: str, options: Mapping[str, Any], changed: Mapping[str, Any]) -> str | None:
+    """What to tell of the forest settings moved from their defaults (``changed``) that method ``name`` ignores; None if none."""
+    spec = get_method(name)
+    unused = {k: v for k, v in changed.items() if k not in spec.reads(options)}
+    if not unused:
+        return None
+    said = ", ".join(f"{k}={v!r}" for k, v in sorted(unused.items()))
+    verb, it = ("has", "it") if len(unused) == 1 else ("have", "them")
+    reads = sorted(spec.reads(options))
+    if reads:
+        return f"{said} {verb} no effect with method {name!r} and these options (it reads only {reads}); drop {it}."
+    users = sorted(m for m, s in METHODS.items() if set(unused) <= s.reads(s.options))
+    return (f"{said} {verb} no effect with method {name!r}, which grows no localizer forest; drop {it}, or choose "
+            f"a method that uses {it}: {users}.")

@@ -152,6 +152,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         model's ``classes_``).
         """
         opts = self._method_options()
+        self._warn_unused_settings(self.method, opts)
         X = as_float_matrix(X, "X")
         if self.prefit:
             if classes is None and is_statsmodels_results(self.model):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,9 @@ from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .estimator import ConformalClassifier
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
 from .models import base_classifier, classifier_name
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .plots import ClassPlots
 
 TITLES = {"split-g": "Class-conditional split conformal (Mondrian)",
           "lcp-rf-g": "Class-conditional LCP-RF (Mondrian, forest on the localizer part)"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from ..exceptions import InputError
+
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
 
 

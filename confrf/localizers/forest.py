@@ -320,7 +320,8 @@ class ForestLocalizer:
         if X.shape[1] != forest.n_features_in_:
             raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {forest.n_features_in_}.")
         # a plain loop over the trees: forest.apply's joblib dispatch costs more than the lookups
-        X32 = np.ascontiguousarray(self._tree_input(X), dtype=np.float32)
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf: past every split, as the value itself
+            X32 = np.ascontiguousarray(self._tree_input(X), dtype=np.float32)
         leaves = np.empty((X.shape[0], len(forest.estimators_)), dtype=np.int64)
         for l, est in enumerate(forest.estimators_):
             leaves[:, l] = est.tree_.apply(X32)

@@ -183,7 +183,7 @@ def assumption_checks(est: Any, alpha: float, beta: float = 1.01, tree_exponent:
         _spread_check(forests, add, notes)
     table_fn = getattr(cal, "group_table", None)
     if callable(table_fn):
-        _group_check(table_fn(alpha), alpha, add, notes)
+        _group_check(table_fn(alpha), *cal.required_points(alpha), alpha, add, notes)
     if not rows:
         return None
     table = pd.DataFrame(rows)
@@ -263,16 +263,19 @@ def _spread_check(forests: list[ForestLocalizer], add, notes: list[str]) -> None
     )
 
 
-def _group_check(table: pd.DataFrame, alpha: float, add, notes: list[str]) -> None:
-    need = min_calibration_size(alpha)
-    counts = table[[c for c in ("localizer", "conformal") if c in table.columns]]
-    sizes = table["conformal"].to_numpy()[counts.sum(axis=1).to_numpy() > 0]  # an empty '(rest)' is no group
+def _group_check(table: pd.DataFrame, part: str, need: int, alpha: float, add, notes: list[str]) -> None:
+    # ``part``/``need``: the calibrator's own rule (split conformal: ceil(1/alpha) - 1 conformal points; PAC: the
+    # binomial correction's count at delta / L), so the check agrees with the intervals it describes
+    counts = table[[c for c in ("localizer", "conformal", "D2") if c in table.columns]]
+    sizes = table[part].to_numpy()[counts.sum(axis=1).to_numpy() > 0]  # an empty '(rest)' is no group
     small = int(np.sum(sizes < need))
     status = OK if small == 0 else FAIL
-    add("Groups", "smallest group (conformal)", int(sizes.min()), f">= {need}", status, float(need))
+    add("Groups", f"smallest group ({part})", int(sizes.min()), f">= {need}", status, float(need))
     add("Groups", "groups below", small, "0", "", 0.0)
+    rule = (f"ceil(1/alpha) - 1 = {need}" if need == min_calibration_size(alpha)
+            else f"{need} (the PAC correction's order statistic must exist)")
     notes.append(
-        f"Groups: a group needs ceil(1/alpha) - 1 = {need} conformal points for a finite interval at "
+        f"Groups: a group needs {rule} {part} points for a finite interval at "
         f"alpha = {alpha:g}; {small} of {sizes.shape[0]} groups have fewer (their intervals are infinite)."
     )
 

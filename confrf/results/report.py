@@ -71,7 +71,6 @@ def add_header(s: Summary, result: "ConformalResult") -> None:
 
 def add_diagnostics(s: Summary, result: "ConformalResult", *, beta: float, tree_exponent: float) -> None:
     """Sections "calibration" (and "calibration_facts") and "assumptions"."""
-    est = result.estimator
     diag = result._calibration_diagnostics
     s.add_section("calibration", frame_table(diag.table, title="Calibration diagnostics"), diag.table)
     facts = diag.facts()

@@ -63,6 +63,11 @@ class ConformalResult(ResultBase):
         super().__init__(design=design, estimator=estimator, options=options, nobs=nobs, random_state=random_state)
         self.group_labeler = group_labeler  # reads user-given groups from raw rows (split-g / lcp-rf-g)
 
+    def __getstate__(self) -> dict[str, Any]:
+        if self.group_labeler is not None:  # a groups= function that cannot pickle: its own message, before options'
+            self.group_labeler.__getstate__()
+        return self.__dict__
+
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' (lcp-rf, split-g, lcp-rf-g)."
     pac_report = ResultBase.pac_report  # own attribute: the API page lists no inherited members
 
