@@ -89,7 +89,7 @@ _grow_mean_scale = forest.ForestLocalizer.grow
 
 
 def _grow_with_median_index(self: Any, X: np.ndarray, scores: np.ndarray) -> Any:
-    """ForestLocalizer.grow, then (scaled forests) a leaf index of the growing points for the median sigma."""
+    """ForestLocalizer.grow, then (scaled forests) a leaf index of the growing points for a QRF-quantile sigma."""
     _grow_mean_scale(self, X, scores)
     if self.scale_ == "forest":  # the tuning's forests too: they are grown scaled whenever "forest" is a candidate
         X = np.asarray(X, dtype=np.float64)
@@ -100,14 +100,19 @@ def _grow_with_median_index(self: Any, X: np.ndarray, scores: np.ndarray) -> Any
     return self
 
 
-def _median_scale_of(self: Any, leaves: np.ndarray) -> np.ndarray:
-    """sigma(x) = the QRF median of the growing scores (Meinshausen's weights, in-bag counts) instead of their mean."""
-    gi = self.median_index_
-    indptr, indices, data, _ = _kernels.forest_weight_rows(leaves, gi.leaf_ptr, gi.members, gi.member_mult,
-                                                           gi.leaf_pop, gi.n, False)
-    sigma = _kernels.csr_row_quantiles(indptr.astype(np.int64), indices.astype(np.int32), data, gi.scores,
-                                       np.array([0.5]))[:, 0]
-    return np.maximum(sigma, self.scale_floor_)
+def _quantile_scale_of(q: float):
+    def scale_of(self: Any, leaves: np.ndarray) -> np.ndarray:
+        """sigma(x) = the QRF q-quantile of the growing scores (Meinshausen's weights, in-bag counts), not their mean."""
+        gi = self.median_index_
+        indptr, indices, data, _ = _kernels.forest_weight_rows(leaves, gi.leaf_ptr, gi.members, gi.member_mult,
+                                                               gi.leaf_pop, gi.n, False)
+        sigma = _kernels.csr_row_quantiles(indptr.astype(np.int64), indices.astype(np.int32), data, gi.scores,
+                                           np.array([q]))[:, 0]
+        return np.maximum(sigma, self.scale_floor_)
+    return scale_of
+
+
+_median_scale_of = _quantile_scale_of(0.5)
 
 
 #: name -> (patches of confrf.localizers.tuning, forest.py or ForestLocalizer; estimator settings). Every variant includes today's
@@ -118,6 +123,9 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "raw-scores": ({}, {"options": {"scale": "none"}}),
     "scale-median": ({"ForestLocalizer.grow": _grow_with_median_index, "ForestLocalizer._scale_of": _median_scale_of},
                      {}),
+    # sigma(x) = the forest's QRF 0.9-quantile of the growing scores (the QRF normalized split peer's scale, alpha = 0.1)
+    "scale-q90": ({"ForestLocalizer.grow": _grow_with_median_index, "ForestLocalizer._scale_of": _quantile_scale_of(0.9)},
+                  {}),
     "scaled-scores": ({}, {"options": {"scale": "forest"}}),
     "trees50": ({"TUNE_TREES": 50}, {}),
     "2se": ({"SE_RULE": 2.0}, {}),

@@ -40,8 +40,8 @@ class MethodSpec:
     settings : frozenset of str or callable
         The estimator's forest settings (names in :data:`FOREST_SETTINGS`)
         that the method reads; a callable decides from the method's options
-        (:meth:`reads`). Setting another one away from its default is refused,
-        so that it is never silently ignored.
+        (:meth:`reads`). Another one set away from its default draws an
+        ``UnusedSettingWarning``, so that it is never silently ignored.
     """
 
     name: str
