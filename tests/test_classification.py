@@ -14,6 +14,9 @@ from confrf.classification import APSScore, ConformalClassifier, RAPSScore
 from confrf.classification.result import ClassificationResult
 from confrf.exceptions import InputError
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 
 @pytest.fixture(scope="module")
 def wine():

@@ -15,6 +15,9 @@ from sklearn.linear_model import LogisticRegression
 
 from confrf.classification import APSScore, ConformalClassifier, RAPSScore
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 ALPHA = 0.1
 
 

@@ -14,6 +14,9 @@ import confrf as cf
 from confrf.classification import ConformalClassifier
 from confrf.exceptions import InfiniteIntervalWarning, InputError
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 
 @pytest.fixture(scope="module")
 def data():

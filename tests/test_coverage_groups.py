@@ -19,6 +19,9 @@ import confrf as cf
 from confrf.calibrators.groupwise import LCPForestGroupCalibrator, SplitGroupCalibrator
 from confrf.localizers import ForestLocalizer
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 ALPHA = 0.1
 SD = np.array([0.1, 1.0, 0.3])
 LABELS = np.array(["a", "b", "c"], dtype=object)

@@ -23,6 +23,9 @@ from reference_diagnostics import (
     within_leaf_ratio_reference,
 )
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 
 @pytest.fixture(scope="module", params=[True, False], ids=["honest", "paper"])
 def forest(request):

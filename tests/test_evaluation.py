@@ -12,6 +12,9 @@ from confrf.calibrators import METHODS
 from confrf.metrics import worst_slab_coverage
 from confrf.results.summary import _fmt
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 FORMULA = "y ~ x1 + x2 + x3"
 
 

@@ -30,6 +30,9 @@ from confrf.localizers import ForestLocalizer
 from confrf.localizers.graph import cluster_graph, weight_graph
 from confrf.localizers.regions import UNDECIDABLE, WeightRegions
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 ALPHA = 0.1
 
 

@@ -27,6 +27,9 @@ from confrf.localizers import ForestLocalizer
 from reference import quantile
 from reference_pac import a_hat_index, grid, mass_at_or_below, pac_row
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 
 # ----------------------------------------------------------------- kernel ---
 def test_per_row_quantiles_match_exact_definition():

@@ -21,6 +21,9 @@ from sklearn.linear_model import LinearRegression
 
 import confrf as cf
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 
 def _draws(method, reps, n_cal, n_test, alpha, seed, **options):
     rng = np.random.default_rng(seed)

@@ -12,6 +12,9 @@ from confrf.localizers.diagnostics import within_leaf_variance_ratio
 from confrf.results.summary import WIDTH, _fmt
 from reference_diagnostics import ess_reference, leaf_masses_reference
 
+# these tests pass one set of forest settings to every method on purpose
+pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
+
 FORMULA = "y ~ x1 + x2 + x3"
 #: options that keep the slow tuning of some methods short in tests
 FAST = {"lcp": {"bandwidth": 1.0, "cv": 2}, "slcp": {"cv": 2}}
