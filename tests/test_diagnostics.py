@@ -176,5 +176,28 @@ def test_group_check_follows_the_pac_count():
     assert checks["pac"][:2] == ("fail", False) and checks["pac"][2] > 20
 
 
+def test_group_leaf_masses_count_the_leaves_a_group_reaches():
+    """LCP-RF-G's groups share one forest: a group's A3 leaves are those its conformal points reach, never the
+    other groups' leaves, which are empty by construction (they made the check read 'min 0, median 0')."""
+    X, y = _data(1400)
+    est = ConformalRegressor(model="ols", method="lcp-rf-g", options={"groups": "labels"}, n_estimators=5,
+                             min_samples_leaf=10, random_state=0).fit(X[:400], y[:400])
+    Xc = X[400:]
+    labels = np.where(Xc[:, 0] < 0.5, "low", "high")  # groups in disjoint halves of x0
+    est.conformalize(Xc, y[400:], groups=labels)
+    cal = est.calibrator_
+    conf = cal.parts_["conformal"]
+    masses = []
+    for g in ("low", "high"):
+        rows = conf[labels[conf] == g]
+        N = leaf_masses_reference(cal.localizer.forest_, Xc[rows], np.ones((rows.shape[0], 5), dtype=np.int64))
+        assert np.mean(N == 0) > 0.3  # the other half's leaves: empty for this group
+        masses.append(N[N > 0])
+    N = np.concatenate(masses)
+    t = assumption_checks(est, 0.1).table.set_index("check")
+    assert t.loc["leaf mass N, min", "value"] == N.min() >= 1
+    assert t.loc["leaf mass N, median", "value"] == np.median(N)
+
+
 def test_no_checks_for_split():
     assert assumption_checks(_fit(method="split"), 0.1) is None

@@ -19,6 +19,7 @@ from reference_groups import (
 from sklearn.linear_model import LinearRegression
 
 import confrf as cf
+from confrf.calibrators.grouping import units_to_keep
 from confrf.calibrators.groupwise import (
     REST,
     LCPForestGroupCalibrator,
@@ -254,6 +255,38 @@ def test_min_group_size_merges_small_groups_into_rest_decided_on_localizer_part(
     assert table.loc[REST, "localizer"] == np.sum(g[grow] == "tiny")
     assert cal.groups_of(X[:3], labels=["tiny", "a", "c"]).tolist() == [REST, "a", "c"]
     assert "merged small groups (tiny)" in cal.guarantee(ALPHA).sentence
+
+
+def test_units_to_keep_grows_a_too_small_rest_from_the_smallest_groups():
+    merge = 10.0
+    # 4 in the rest (3 merged + 1 undecidable): the smallest kept unit (12) joins it; then 16 >= 10
+    assert units_to_keep(np.array([50.0, 12.0, 3.0, 30.0]), 1.0, merge, has_rest=True).tolist() == [
+        True, False, False, True]
+    # an empty rest stays empty, and nothing is merged when every unit is large and no rest exists
+    assert units_to_keep(np.array([50.0, 12.0, 0.0]), 0.0, merge, has_rest=True).tolist() == [True, True, False]
+    assert units_to_keep(np.array([50.0, 12.0]), 0.0, merge, has_rest=False).all()
+    # a large enough rest is left alone; ties join in unit order; everything may end in the rest
+    assert units_to_keep(np.array([50.0, 2.0]), 9.0, merge, has_rest=True).tolist() == [True, False]
+    assert units_to_keep(np.array([12.0, 12.0, 1.0]), 0.0, merge, has_rest=False).tolist() == [False, True, False]
+    assert not units_to_keep(np.array([12.0, 1.0]), 0.0, 20.0, has_rest=False).any()
+
+
+def test_a_rest_too_small_for_finite_intervals_takes_in_the_smallest_group():
+    """Merging only the small groups used to leave '(rest)' below the size it needs, hence infinite intervals
+    for exactly the points it was made for; the smallest group now joins it, decided on the localizer part."""
+    X, y, g = _data(400, 16)
+    g = g.copy()
+    g[:40] = "tiny"
+    V = np.abs(y - MODEL.predict(X))
+    grow = np.sort(np.random.default_rng(17).permutation(400)[:200])
+    counts = pd.Series(g[grow]).value_counts()
+    assert 0 < counts["tiny"] < 30 <= counts.drop("tiny").min()  # the premise: tiny alone is too small
+    cal = SplitGroupCalibrator(None, groups="labels", min_group_size=30).calibrate(
+        X, V, alpha=ALPHA, rng=np.random.default_rng(17), labels=g)
+    smallest = counts.drop("tiny").idxmin()
+    assert sorted(cal.grouping_.merged) == sorted(["tiny", smallest])
+    assert cal.group_table().loc[REST, "localizer"] == counts["tiny"] + counts[smallest]
+    assert np.isfinite(cal.thresholds(X[:2], ALPHA, labels=np.array(["tiny", smallest], dtype=object)).t).all()
 
 
 def test_small_groups_warn_and_show_in_the_summary():

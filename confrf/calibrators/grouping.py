@@ -42,6 +42,28 @@ def _label_index(labels: np.ndarray) -> pd.Index:
         return uniq
 
 
+def units_to_keep(expected: np.ndarray, expected_undecidable: float, merge: float, *, has_rest: bool) -> np.ndarray:
+    """Which units stay groups: those expected to hold at least ``merge`` points, and enough of them for REST.
+
+    Units below ``merge`` are pooled into ``REST`` (``has_rest``: REST exists
+    even without them, for undecidable points). When REST would then be
+    expected to hold some points but fewer than ``merge`` (its intervals
+    would be infinite), the smallest kept units join it, one by one, until
+    it reaches ``merge`` or nothing is left to join.
+    """
+    expected = np.asarray(expected, dtype=float)
+    keep = expected >= merge
+    rest = float(expected[~keep].sum()) + float(expected_undecidable)
+    if keep.all() and not has_rest:  # no REST at all
+        return keep
+    for u in sorted(np.flatnonzero(keep), key=lambda u: (expected[u], u)):
+        if rest <= 0.0 or rest >= merge:
+            break
+        keep[u] = False
+        rest += float(expected[u])
+    return keep
+
+
 class Grouping:
     """The final groups: units (clusters or label values) kept or merged into ``REST``.
 

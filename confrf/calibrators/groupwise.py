@@ -35,7 +35,7 @@ from ..localizers.regions import WeightRegions
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .._parallel import kernel_threads
 from .forest_setup import make_forest_localizer
-from .grouping import REST, Grouping, _label_index, check_group_labels
+from .grouping import REST, Grouping, _label_index, check_group_labels, units_to_keep
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
 from .split import split_threshold
 
@@ -64,9 +64,11 @@ class GroupwiseCalibrator(Calibrator):
         Groups expected to hold fewer conformal points than this are merged into
         ``"(rest)"``. The expectation is read on the localizer part only
         (its points in the group x n_conformal / n_localizer), never on the
-        conformal points. "auto": the smallest size that can give a finite
-        interval at the fitted alpha, when a localizer part exists; None or 0:
-        no merging.
+        conformal points. When ``"(rest)"`` would then be expected to hold
+        some points but fewer than this, the smallest groups join it until it
+        does not, so that it is not left with infinite intervals. "auto": the
+        smallest size that can give a finite interval at the fitted alpha,
+        when a localizer part exists; None or 0: no merging.
     localizer_size : float
         Share of the calibration set that learns the forest and the groups.
     n_jobs : int or None
@@ -166,8 +168,10 @@ class GroupwiseCalibrator(Calibrator):
         n_units = len(unit_names)
         merge = self._merge_threshold(alpha, merge, n_units)
         grow_counts = np.bincount(units_grow[units_grow >= 0], minlength=n_units)
-        expected = grow_counts * (self._deciding_count(conf.shape[0]) / grow.shape[0])
-        self.grouping_ = Grouping(unit_names, expected >= merge, regions=regions, known=known)
+        ratio = self._deciding_count(conf.shape[0]) / grow.shape[0]
+        keep = units_to_keep(grow_counts * ratio, float(np.sum(units_grow < 0)) * ratio, merge,
+                             has_rest=regions is not None)
+        self.grouping_ = Grouping(unit_names, keep, regions=regions, known=known)
         codes = self.grouping_.codes(units_conf)
         self._fit_groups(X[conf], V[conf], codes, None if mult is None else mult[conf])
         self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])

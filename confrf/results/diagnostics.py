@@ -197,6 +197,10 @@ def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add, not
         n_loc = loc.index_.n
         thr = leaf_threshold(n_loc, beta)
         N = leaf_masses(loc)
+        if len(forests) > 1:
+            # the groups share one forest and each indexes only its own points: the other groups' leaves are
+            # empty by construction, so a group's leaves are those its points reach
+            N = N[N > 0]
         masses.append(N)
         thresholds.append(np.full(N.shape[0], thr))
         # leaves are grown on n_grow points; a leaf of min_samples_leaf grown points holds ~ that share of n_loc
@@ -217,7 +221,8 @@ def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add, not
     add("A3", "trees k", int(k), f"<= {n ** a:.4g}", tree_status, float(n ** a))
     multiplicity = "" if forests[0].honest else " (bootstrap draws: honest=False)"
     where = (f"sqrt(n) ln(n)^beta = {thr[0]:.4g} at n = {n0}" if len(forests) == 1
-             else "n = the group's conformal points")
+             else "n = the group's conformal points; a group's leaves: those of the shared forest that its "
+                  "points reach")
     hint = (f"; for larger leaves set min_samples_leaf to about {max(grow_hint)} (it applies to the localizer "
             "part)" if status != OK and len(forests) == 1 else "")
     notes.append(
