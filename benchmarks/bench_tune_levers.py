@@ -149,6 +149,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "argmin-grid1.41-trees40-mf1": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5),
                                      "TUNE_TREES": 40, "FEATURE_SHARES": (1.0,)}, {}),
     "trees25": ({"TUNE_TREES": 25}, {}),
+    "folds4": ({"TUNE_FOLDS": 4}, {}),
+    "folds5": ({"TUNE_FOLDS": 5}, {}),
     "norefine": ({"refined_leaves": lambda m, leaves: []}, {}),
     "loc0.3": ({}, {"localizer_size": 0.3}),
     "loc0.4": ({}, {"localizer_size": 0.4}),

@@ -15,6 +15,7 @@ from confrf.calibrators.base import random_split
 from confrf.calibrators.lcp_rf import LCPForestCalibrator
 from confrf.exceptions import InputError
 from confrf.localizers import ForestLocalizer
+from confrf.localizers import tuning as tuning_module
 from confrf.localizers.tuning import (MAX_INFINITE, MIN_LEAF, ROTATE_BELOW, _choose, feature_candidates,
                                      half_interval_score, leaf_candidates, refined_leaves, tune_forest)
 
@@ -209,6 +210,32 @@ def test_tuned_scores_are_the_simulated_calibration():
         if tun.n_splits == 3:
             assert "means over 3 splits" in tun.text()
     assert seen == {1, 3}  # both paths: the first split kept the sqrt rule, or left it and was rechecked
+
+
+def test_four_tuning_folds_index_two_folds_and_halve_the_tuning_leaf(monkeypatch):
+    """TUNE_FOLDS = 4 (the benchmark's variant): one quarter grows, each other quarter is the test fold once with
+    the remaining two as conformal points, and leaf m is grown as m / 2 so tuning leaves keep m conformal points."""
+    monkeypatch.setattr(tuning_module, "TUNE_FOLDS", 4)
+    n = ROTATE_BELOW + 200  # one split: no rotation
+    X, V = _data(n, seed=2)
+    tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=3,
+                      n_jobs=1)
+    assert tun.n_splits == 1
+    rng = np.random.default_rng(3)
+    use = rng.permutation(n)
+    seed = int(rng.integers(0, 2**31 - 1))
+    q = [use[r * n // 4: (r + 1) * n // 4] for r in range(4)]
+    for (m, mf, _), score in zip(tun.candidates, tun.scores):
+        loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m // 2, max_features=mf, random_state=seed).grow(
+            X[q[0]], V[q[0]])
+        losses = []
+        for t in (1, 2, 3):
+            c = np.concatenate([q[j] for j in (1, 2, 3) if j != t])
+            loc.index(X[c], V[c])
+            th = loc.thresholds(X[q[t]], required_count(0.1, c.shape[0]))[0]
+            th = np.where(np.isinf(th), 2 * V.max(), th)
+            losses.append(th + np.maximum(V[q[t]] - th, 0) / 0.1)
+        assert score == pytest.approx(np.mean(np.concatenate(losses)), rel=1e-9)
 
 
 @pytest.mark.long

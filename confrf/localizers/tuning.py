@@ -9,7 +9,9 @@ LCP-RF calibration run inside the data the forest is grown on (the
 *localizer part*) and nowhere else: a forest of ``TUNE_TREES`` trees is grown
 on a third of it, each of the other two thirds is indexed as the conformal
 points in turn and the other one is predicted as test points with the exact
-LCP-RF thresholds (the same Cython kernels as the real calibration). A
+LCP-RF thresholds (the same Cython kernels as the real calibration;
+``TUNE_FOLDS`` other than 3: one fold grows, each other fold is the test fold
+once with the rest as conformal points). A
 candidate's score is the mean over those test points of the half interval
 score in score units (a scaled candidate's thresholds are multiplied back by
 its sigma(x)),
@@ -67,6 +69,8 @@ MIN_LEAF = 3
 SE_RULE = 1.0
 #: below this many tuning points, a choice that leaves the sqrt rule is made again with every third growing in turn
 ROTATE_BELOW = 3000
+#: equal folds of the tuning points: one grows a tuning forest, the others are conformal and test folds in turn
+TUNE_FOLDS = 3
 #: max_features tried when it is "tune": all features, and a third of them (the usual regression-forest choice)
 FEATURE_SHARES = (1.0, 1.0 / 3.0)
 
@@ -90,7 +94,8 @@ class ForestTuning:
     reason : str
         Why tuning fell back to the first candidate without simulation, or "" when it ran.
     n_splits : int
-        Splits into thirds the scores average over: 1, or 3 when a departure from the sqrt rule was rechecked.
+        Splits into folds the scores average over: 1, or TUNE_FOLDS (3) when a departure from the sqrt rule was
+        rechecked.
     """
 
     candidates: tuple[tuple[int, Any, str], ...]
@@ -115,7 +120,7 @@ class ForestTuning:
             return f"not run ({self.reason}); kept {_label(self.chosen)}"
         parts = [f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
                  for c, s, i in zip(self.candidates, self.scores, self.infinite)]
-        return ", ".join(parts) + (f" (means over {self.n_splits} splits into thirds)" if self.n_splits > 1 else "")
+        return ", ".join(parts) + (f" (means over {self.n_splits} splits into folds)" if self.n_splits > 1 else "")
 
 
 def _label(c: tuple[int, Any, str]) -> str:
@@ -164,7 +169,8 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     ``forest_kwargs``: the other settings of the final forest (max_depth,
     bootstrap). ``conformal_ratio``: conformal points per growing point of
     the final forest (1 for ``localizer_size=0.5``); a candidate leaf ``m``
-    is simulated with ``m * conformal_ratio`` growing points per leaf, so its
+    is simulated with ``m * conformal_ratio / (TUNE_FOLDS - 2)`` growing points per leaf (the
+    conformal folds are TUNE_FOLDS - 2 times as large as the growing one), so its
     tuning leaves hold as many conformal points as the final ones will.
     Deterministic given ``random_state``; ``n_jobs`` only parallelizes.
     """
@@ -178,29 +184,31 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     use = rng.permutation(n)[:min(n, MAX_TUNE_POINTS)]
     n_t = use.shape[0]
     Xu, Vu = X[use], V[use]
-    pos = np.arange(n_t)
-    thirds = (pos[: n_t // 3], pos[n_t // 3: 2 * n_t // 3], pos[2 * n_t // 3:])
-    if len(cands) == 1 or thirds[1].shape[0] < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha)):
+    k = TUNE_FOLDS
+    folds = [np.arange(n_t)[r * n_t // k: (r + 1) * n_t // k] for r in range(k)]
+    # (growing fold, [(conformal folds, test fold), ...]): the first split, then at small n the others (ROTATE_BELOW)
+    plans = [_plan(folds, r) for r in range(k)]
+    n_conf = min(conf.shape[0] for conf, _ in plans[0][1])
+    if len(cands) == 1 or n_conf < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha)):
         reason = ("a single candidate" if len(cands) == 1 else
                   f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}")
         return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
-    # (growing third, fold, fold): the first split, then at small n the two others (ROTATE_BELOW)
-    plans = [(thirds[r], thirds[(r + 1) % 3], thirds[(r + 2) % 3]) for r in range(3)]
     cap = 2.0 * float(np.max(Vu))
     seed = int(rng.integers(0, 2**31 - 1))
     # candidate -> [sum of its per-point losses, simulations per point, infinite thresholds]
     acc: dict[tuple[int, Any, str], list[Any]] = {}
 
     def simulate(m: int, mf: Any, scs: list[str], splits: list[tuple[np.ndarray, ...]]) -> None:
-        m_t = max(1, int(round(m * conformal_ratio)))  # tuning folds are as large as the growing third
+        # conformal points per tuning leaf as in the final forest: k - 2 conformal folds per growing fold
+        m_t = max(1, int(round(m * conformal_ratio / (k - 2))))
         for sc in scs:
             acc.setdefault((m, mf, sc), [np.zeros(n_t), np.zeros(n_t), 0])
-        for grow, f1, f2 in splits:
+        for grow, roles in splits:
             # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
             loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t, max_features=mf, random_state=seed,
                                   n_jobs=n_jobs, scale="forest" if "forest" in scs else "none", **forest_kwargs)
             loc.grow(Xu[grow], Vu[grow])
-            for conf, test in ((f1, f2), (f2, f1)):
+            for conf, test in roles:
                 for sc in scs:
                     loc.scale_ = sc
                     loc.index(Xu[conf], Vu[conf])
@@ -236,6 +244,12 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     losses, infinite, chosen = choice()
     scores = tuple(float(np.mean(x)) for x in losses)
     return ForestTuning(tuple(cands), scores, tuple(infinite), cands[chosen], n_t, n_splits=len(splits))
+
+
+def _plan(folds: list[np.ndarray], r: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """Fold r grows the tuning forest; each other fold is the test fold once, the remaining ones its conformal points."""
+    others = [folds[(r + j) % len(folds)] for j in range(1, len(folds))]
+    return folds[r], [(np.concatenate([f for f in others if f is not t]), t) for t in others]
 
 
 def refined_leaves(m: int, leaves: list[int]) -> list[int]:
