@@ -198,7 +198,7 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     # candidate -> [sum of its per-point losses, simulations per point, infinite thresholds]
     acc: dict[tuple[int, Any, str], list[Any]] = {}
 
-    def simulate(m: int, mf: Any, scs: list[str], splits: list[tuple[np.ndarray, ...]]) -> None:
+    def simulate(m: int, mf: Any, scs: list[str], splits: list[tuple[np.ndarray, list[Any]]]) -> None:
         # conformal points per tuning leaf as in the final forest: k - 2 conformal folds per growing fold
         m_t = max(1, int(round(m * conformal_ratio / (k - 2))))
         for sc in scs:
