@@ -258,8 +258,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     q_level = 1.0 - alpha
     if RandomForestQuantileRegressor is not None:
         settings = dict(
-            n_estimators=loc_est.n_estimators, min_samples_leaf=loc_est.min_samples_leaf_,
-            max_features=loc_est.max_features, max_depth=loc_est.max_depth, bootstrap=loc_est.bootstrap,
+            n_estimators=loc_est.n_trees, min_samples_leaf=loc_est.min_samples_leaf_,
+            max_features=loc_est.max_features_, max_depth=loc_est.max_depth, bootstrap=loc_est.bootstrap,
             random_state=seeds[2],
         )
         qf_info["settings"] = {k: v for k, v in settings.items()}
@@ -296,8 +296,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "n_conformal": int(idx.n),
         "n_localizer": int(cal.n_grow_),
         "min_samples_leaf": int(loc_est.min_samples_leaf_),
-        "n_estimators": int(loc_est.n_estimators),
-        "max_features": loc_est.max_features,
+        "n_estimators": int(loc_est.n_trees),
+        "max_features": loc_est.max_features_,
         "leaf_entries_per_test_point": float(idx.leaf_pop[leafx].sum(axis=1).mean()),
         "distinct_neighbours_per_test_point": float(np.diff(W.indptr).mean() - 1),  # minus the self column
         "kernel_threads": nthr,

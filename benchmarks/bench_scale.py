@@ -238,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="2k and 20k calibration points instead of 10k and 100k")
     p.add_argument("--leaves", default="tune,auto,20",
                    help="comma-separated leaf sizes ('tune' = the default, 'auto' = ceil(sqrt(n)))")
-    p.add_argument("--trees", type=int, default=100)
+    # "auto" is 100 trees from 5,000 localizer points on, i.e. at every size this script runs by default
+    p.add_argument("--trees", type=lambda v: v if v == "auto" else int(v), default="auto")
     p.add_argument("--n-train", type=int, default=20_000)
     p.add_argument("--n-jobs", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)

@@ -55,6 +55,24 @@ def _choose_median(losses: list[np.ndarray], infinite: list[float]) -> int:
     return min(ok, key=lambda i: (float(np.median(losses[i])), i))
 
 
+def _choose_one_se_larger(losses: list[np.ndarray], infinite: list[float]) -> int:
+    """Breiman's one-standard-error rule: the largest leaf whose mean loss is within one paired SE of the best's."""
+    ok = [i for i, s in enumerate(infinite) if s <= tuning.MAX_INFINITE]
+    if not ok:
+        ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
+    best = min(ok, key=lambda i: (float(np.mean(losses[i])), i))
+
+    def close(i: int) -> bool:
+        d = losses[i] - losses[best]
+        return float(np.mean(d)) <= tuning.SE_RULE * float(np.std(d, ddof=1)) / math.sqrt(d.shape[0])
+
+    near = [i for i in ok if i == best or close(i)]
+    # the candidates (leaf, max_features, scale) of tune_forest's choice(), the caller
+    cands = sys._getframe(1).f_locals["cands"]
+    # the largest leaf, then the earliest (the baseline's features and scale first)
+    return min(near, key=lambda i: (-cands[i][0], i))
+
+
 def _fidelity_loss(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
     """|t - v| / v per point (the benchmark's fidelity error in score units), an infinite t counted as ``cap``."""
     t = np.where(np.isinf(t), cap, t)
@@ -130,7 +148,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "trees50": ({"TUNE_TREES": 50}, {}),
     "2se": ({"SE_RULE": 2.0}, {}),
     "no-rotation": ({"ROTATE_BELOW": 0}, {}),
-    "sqrt-n": ({}, {"min_samples_leaf": "auto", "max_features": 1.0}),
+    "sqrt-n": ({}, {"min_samples_leaf": "auto", "max_features": 1.0, "n_estimators": 100}),
     "argmin": ({"_choose": _choose_argmin}, {}),
     "argmin-leaf1": ({"_choose": _choose_argmin, "MIN_LEAF": 1}, {}),
     "argmin-trees40": ({"_choose": _choose_argmin, "TUNE_TREES": 40}, {}),
@@ -151,6 +169,11 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "trees25": ({"TUNE_TREES": 25}, {}),
     "folds4": ({"TUNE_FOLDS": 4}, {}),
     "folds5": ({"TUNE_FOLDS": 5}, {}),
+    "1se-larger": ({"_choose": _choose_one_se_larger}, {}),
+    "trees100": ({}, {"n_estimators": 100}),  # the default before n_estimators="auto"
+    "trees200": ({}, {"n_estimators": 200}),
+    "trees300": ({}, {"n_estimators": 300}),
+    "trees500": ({}, {"n_estimators": 500}),
     "norefine": ({"refined_leaves": lambda m, leaves: []}, {}),
     "loc0.3": ({}, {"localizer_size": 0.3}),
     "loc0.4": ({}, {"localizer_size": 0.4}),

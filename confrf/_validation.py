@@ -116,6 +116,13 @@ def check_min_samples_leaf(value: object) -> Any:
     return check_int(value, "min_samples_leaf", hint='or "tune" (the default) or "auto" (ceil(sqrt(n)))')
 
 
+def check_n_estimators(value: object) -> Any:
+    """``n_estimators``: "auto" or a count of trees >= 1."""
+    if isinstance(value, str) and value == "auto":
+        return value
+    return check_int(value, "n_estimators", hint='or "auto" (more trees where the leaves are small and the data few)')
+
+
 def check_bool(value: object, name: str) -> bool:
     """``value`` if it is True or False; strings such as "no" are refused rather than read as truthy."""
     if isinstance(value, (bool, np.bool_)):

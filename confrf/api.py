@@ -25,7 +25,7 @@ OPTIONS = {
     "prefit": False,
     "honest": True,
     "localizer_size": 0.5,
-    "n_estimators": 100,
+    "n_estimators": "auto",
     "min_samples_leaf": "tune",
     "max_features": "tune",
     "max_depth": None,
@@ -128,7 +128,8 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         "scaled" is ``|y - mu| / sigma``; or a :class:`confrf.scores.Score`),
         ``prefit`` (False), ``honest`` (True),
         ``localizer_size`` (0.5: share of the calibration set that grows the
-        forest when honest), ``n_estimators`` (100), ``min_samples_leaf``
+        forest when honest), ``n_estimators`` ("auto": 100 trees, more, up to
+        500, where the leaves are small and the data few; or an int), ``min_samples_leaf``
         ("tune": for "lcp-rf", chosen by simulated LCP-RF calibrations on the
         localizer part only, "auto" for the other methods; "auto":
         ceil(sqrt(n_localizer)), at least 5; or an int),

@@ -24,6 +24,7 @@ from ._validation import (
     check_int,
     check_max_features,
     check_min_samples_leaf,
+    check_n_estimators,
     check_n_jobs,
     check_random_state,
     check_response_scale,
@@ -69,9 +70,13 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         "lcp-rf" by simulated LCP-RF calibrations on the localizer part only,
         so the guarantee stays exact (other forest methods read it as "auto"
         and 1.0); ``min_samples_leaf="auto"`` is ceil(sqrt(n_localizer)) (the
-        paper's Assumption 3); a number is used as given. A method that does not
-        read one of these ("split", "lcp", "slcp") leaves it without effect and
-        says so with an :class:`~confrf.exceptions.UnusedSettingWarning`.
+        paper's Assumption 3); ``n_estimators="auto"`` (the default) grows 100
+        trees, more (up to 500) where the leaves are small and the data few
+        (:func:`confrf.localizers.forest.auto_n_estimators`: a weighted
+        quantile over few distinct leaf-mates is coarse); a number is used
+        as given. A method that does not read one of these ("split", "lcp",
+        "slcp") leaves it without effect and says so with an
+        :class:`~confrf.exceptions.UnusedSettingWarning`.
     fit_intercept : bool
         Passed to "ols".
     random_state : int, Generator, RandomState or None
@@ -101,7 +106,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     def __init__(self, model: Any = "gbm", method: str = "lcp-rf", alpha: float = 0.1, score: Any = "absolute",
                  prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
-                 n_estimators: int = 100, min_samples_leaf: int | str = "tune", max_features: Any = "tune",
+                 n_estimators: int | str = "auto", min_samples_leaf: int | str = "tune", max_features: Any = "tune",
                  max_depth: int | None = None, fit_intercept: bool = True, random_state: Any = None,
                  n_jobs: int | None = None, options: dict | None = None) -> None:
         self.model = model
@@ -279,7 +284,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         for name in ("prefit", "honest", "fit_intercept"):
             check_bool(getattr(self, name), name)
         check_fraction(self.localizer_size, "localizer_size")
-        check_int(self.n_estimators, "n_estimators")
+        check_n_estimators(self.n_estimators)
         check_int(self.max_depth, "max_depth", allow_none=True)
         check_min_samples_leaf(self.min_samples_leaf)
         check_max_features(self.max_features)

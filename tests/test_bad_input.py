@@ -84,6 +84,7 @@ CASES = [
     ("n_estimators=0", lambda d, r: fit(d, n_estimators=0), InputError, "n_estimators must be an integer >= 1"),
     ("n_estimators=2.5", lambda d, r: fit(d, n_estimators=2.5), InputError, "n_estimators must be an integer"),
     ("n_estimators='10'", lambda d, r: fit(d, n_estimators="10"), InputError, "n_estimators must be an integer"),
+    ("n_estimators='many'", lambda d, r: fit(d, n_estimators="many"), InputError, 'or "auto"'),
     ("max_depth=0", lambda d, r: fit(d, max_depth=0), InputError, "max_depth must be an integer >= 1 or None"),
     ("min_samples_leaf=0", lambda d, r: fit(d, min_samples_leaf=0), InputError, "min_samples_leaf must be an integer >= 1"),
     ("min_samples_leaf=0.1", lambda d, r: fit(d, min_samples_leaf=0.1), InputError, '"tune" (the default)'),

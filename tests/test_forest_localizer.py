@@ -7,7 +7,9 @@ import pytest
 
 from confrf import _kernels, lcp_threshold
 from confrf._validation import required_count
+from confrf.exceptions import InputError
 from confrf.localizers import ForestLocalizer
+from confrf.localizers.forest import auto_n_estimators
 
 from reference import forest_lcp_matrix, qrf_weights, quantile
 
@@ -167,3 +169,31 @@ def test_columns_float32_cannot_hold_apart_are_grown_on_ranks(transform):
     # every tree splits its own (here: all) growing points the same way
     np.testing.assert_array_equal(ranked.weights(Xt[:300]).toarray(), plain.weights(X[:300]).toarray())
     assert np.unique(ranked.leaves(Xt[300:])[:, 0]).size > 1  # new rows still spread over the leaves
+
+
+@pytest.mark.parametrize("n_grow, leaf, trees", [
+    (1200, 6, 416),    # ceil(3000 / 6) = 500, but growing them would cost more than 100 trees on 5,000 points
+    (1200, 9, 334),    # ceil(3000 / 9)
+    (600, 12, 250),    # ceil(3000 / 12)
+    (600, 40, 100),    # 75 is below the floor
+    (100, 3, 500),     # 1000 is above the ceiling
+    (5000, 3, 100),    # from 5,000 growing points: 100
+    (10**6, 1, 100),
+])
+def test_auto_tree_count(n_grow, leaf, trees):
+    assert auto_n_estimators(n_grow, leaf) == trees
+
+
+def test_auto_trees_are_grown_indexed_and_described(data):
+    X, V = data
+    loc = ForestLocalizer(min_samples_leaf=9, max_features=1.0, random_state=0).grow(X[:400], V[:400])
+    assert loc.n_estimators == "auto" and loc.n_trees == len(loc.forest_.estimators_) == 334
+    loc.index(X[400:], V[400:])
+    # every one of the 334 trees carries weight: the weights against the per-tree loop
+    W = loc.weights(X[:20]).toarray()
+    np.testing.assert_allclose(W, qrf_weights(_raw_leaves(loc, X[400:]), _raw_leaves(loc, X[:20])), rtol=0, atol=1e-12)
+    assert loc.describe()["n_estimators"] == "334 (auto)"
+    assert ForestLocalizer(n_estimators=7, min_samples_leaf=9, max_features=1.0).grow(X[:400], V[:400]).n_trees == 7
+    for bad in ("many", 0, 2.5, True):
+        with pytest.raises(InputError, match="n_estimators"):
+            ForestLocalizer(n_estimators=bad).grow(X[:400], V[:400])

@@ -16,6 +16,7 @@ from confrf.calibrators.lcp_rf import LCPForestCalibrator
 from confrf.exceptions import InputError
 from confrf.localizers import ForestLocalizer
 from confrf.localizers import tuning as tuning_module
+from confrf.localizers.forest import auto_n_estimators
 from confrf.localizers.tuning import (MAX_INFINITE, MIN_LEAF, ROTATE_BELOW, _choose, feature_candidates,
                                      half_interval_score, leaf_candidates, refined_leaves, tune_forest)
 
@@ -39,14 +40,15 @@ def _same_trees(a, b):
             np.testing.assert_array_equal(xa, xb)
 
 
-def _calibrate(X, V, seed=3, **kw):
-    loc = ForestLocalizer(n_estimators=10, random_state=7, **kw)
+def _calibrate(X, V, seed=3, n_estimators=10, **kw):
+    loc = ForestLocalizer(n_estimators=n_estimators, random_state=7, **kw)
     return LCPForestCalibrator(loc).calibrate(X, V, alpha=0.1, rng=np.random.default_rng(seed))
 
 
-def test_conformal_points_never_change_the_tuned_forest():
+@pytest.mark.parametrize("n_estimators", [10, "auto"])
+def test_conformal_points_never_change_the_tuned_forest(n_estimators):
     X, V = _data(1200)
-    base = _calibrate(X, V)
+    base = _calibrate(X, V, n_estimators=n_estimators)
     grow, conf = random_split(X.shape[0], 0.5, np.random.default_rng(3), "localizer part", "localizer_size")
     rng = np.random.default_rng(11)
     # permute the conformal rows among themselves, and replace half of them by new points with new scores
@@ -56,14 +58,16 @@ def test_conformal_points_never_change_the_tuned_forest():
     new = conf[: conf.shape[0] // 2]
     X2[new] = rng.uniform(size=(new.shape[0], X.shape[1]))
     V2[new] = 100.0 * rng.exponential(size=new.shape[0])
-    other = _calibrate(X2, V2)
+    other = _calibrate(X2, V2, n_estimators=n_estimators)
     assert base.localizer.tuning_ == other.localizer.tuning_  # candidates, scores, choice: all equal
+    if n_estimators == "auto":  # the tree count follows the tuned leaf, never the conformal points
+        assert base.localizer.n_trees == other.localizer.n_trees > 100
     assert len(base.localizer.tuning_.candidates) > 2
     _same_trees(_trees(base.localizer), _trees(other.localizer))
     # the check has teeth: changing a localizer point changes the tuning
     X3 = X.copy()
     X3[grow[:50]] = rng.uniform(size=(50, X.shape[1]))
-    assert _calibrate(X3, V).localizer.tuning_.scores != base.localizer.tuning_.scores
+    assert _calibrate(X3, V, n_estimators=n_estimators).localizer.tuning_.scores != base.localizer.tuning_.scores
 
 
 def test_estimator_level_honesty_with_the_default_settings():
@@ -160,6 +164,8 @@ def test_default_estimator_tunes():
     loc = est.calibrator_.localizer
     assert loc.tuning_ is not None and (loc.min_samples_leaf_, loc.max_features_, loc.scale_) == loc.tuning_.chosen
     assert {c[2] for c in loc.tuning_.candidates} == {"none", "forest"}  # LCP-RF's default also tunes the scale
+    # and the tree count follows the chosen leaf (250 growing points)
+    assert loc.n_estimators == "auto" and loc.n_trees == auto_n_estimators(250, loc.min_samples_leaf_)
 
 
 def test_scoring_and_choice_rules():

@@ -25,7 +25,7 @@ CONFRF_METHODS = {
     "lcp": ("LCP", "lcp", {}),
     "slcp": ("SLCP", "slcp", {}),
     "lcp-rf": ("LCP-RF", "lcp-rf", {}),
-    # the default before issue 12: leaves of ceil(sqrt(n_localizer)), every feature at each split, raw scores
+    # the default before issue 12: leaves of ceil(sqrt(n_localizer)), every feature at each split, raw scores, 100 trees
     "lcp-rf-auto": ("LCP-RF (sqrt-n leaves)", "lcp-rf", {"scale": "none"}),
     "lcp-rf-g": ("LCP-RF-G", "lcp-rf-g", {}),
     "qrf-tc": ("QRF-TC", "qrf-tc", {}),
@@ -34,7 +34,7 @@ CONFRF_METHODS = {
     "qrf-tc-paper": ("QRF-TC (paper form)", "qrf-tc", {"pac_form": "paper"}),
 }
 #: forest settings of confrf rows that differ from ConformalRegressor's defaults
-CONFRF_SETTINGS = {"lcp-rf-auto": {"min_samples_leaf": "auto", "max_features": 1.0}}
+CONFRF_SETTINGS = {"lcp-rf-auto": {"min_samples_leaf": "auto", "max_features": 1.0, "n_estimators": 100}}
 #: peer rows: key -> (label, module that must import)
 PEER_METHODS = {
     "mapie-split": ("MAPIE split", "mapie"),

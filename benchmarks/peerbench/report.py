@@ -126,8 +126,8 @@ def targets(res: dict[str, Any]) -> list[str]:
         return []
     L = ["### Targets for LCP-RF with default options", "",
          "Against the other methods with a finite-sample guarantee (marginal or PAC: \"certified\"), "
-         "means over seeds. LCP-RF's previous default (sqrt-n leaves, all features, raw scores) is shown, not "
-         "competed against.",
+         "means over seeds. LCP-RF's previous default (sqrt-n leaves, all features, raw scores, 100 trees) is "
+         "shown, not competed against.",
          "PAC methods (QRF-TC) target coverage >= 1 - alpha with high probability and over-cover, so the "
          "worst-slab comparison is also shown against the marginal methods alone, with the paired difference "
          "(LCP-RF minus that method, the same test points and slabs per seed) and its standard error over seeds.",
@@ -231,8 +231,9 @@ def markdown(res: dict[str, Any], images: list[str]) -> str:
         "gives the factor Q, and the interval is mu(x) ± Q q(x) (exact marginal coverage). "
         "**LCP-RF** runs with confrf's default options (leaf size, max_features and score scale tuned on the "
         "localizer part: the forest localizes either |r| or |r| / sigma(x), sigma the forest's own prediction of "
-        "|r|); **LCP-RF (sqrt-n leaves)** is the previous default (min_samples_leaf = ceil(sqrt(n_localizer)), "
-        "max_features = 1.0, raw scores), for comparison.",
+        "|r|; n_estimators = \"auto\": more than 100 trees where the tuned leaves are small); **LCP-RF (sqrt-n "
+        "leaves)** is the previous default (min_samples_leaf = ceil(sqrt(n_localizer)), max_features = 1.0, raw "
+        "scores, 100 trees), for comparison.",
         "",
         "Data: sim and toy are the paper's simulated models; California housing, STAR and diamonds ship with "
         "confrf; bike sharing is Capital Bikeshare's hourly counts of 2011 (`bikers` from calendar and weather, "

@@ -103,7 +103,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
 
     def __init__(self, model: Any = "gbm", method: str = "lcp-rf", alpha: float = 0.1, score: Any = "lac",
                  prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
-                 n_estimators: int = 100, min_samples_leaf: int | str = "auto", max_features: Any = 1.0,
+                 n_estimators: int | str = "auto", min_samples_leaf: int | str = "auto", max_features: Any = 1.0,
                  max_depth: int | None = None, fit_intercept: bool = True, random_state: Any = None,
                  n_jobs: int | None = None, options: dict | None = None) -> None:
         self.model = model

@@ -30,7 +30,8 @@ import scipy.sparse as sp
 from sklearn.ensemble import RandomForestRegressor
 
 from .. import _kernels
-from .._validation import as_float_matrix, as_float_vector, check_max_features, check_min_samples_leaf
+from .._validation import (as_float_matrix, as_float_vector, check_max_features, check_min_samples_leaf,
+                           check_n_estimators)
 from ..exceptions import InputError, NotFittedError
 from ._float32 import RankColumns
 from .leaf_index import LeafIndex  # also where pickles of fitted localizers look it up
@@ -40,6 +41,14 @@ from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tun
 SCALES = ("none", "forest")
 #: sigma(x) is floored at this share of the mean growing score (a leaf of zero scores must not divide by 0)
 SCALE_FLOOR = 1e-3
+#: "auto" trees: at least this many
+AUTO_TREES_MIN = 100
+#: "auto" trees: at most this many
+AUTO_TREES_MAX = 500
+#: "auto" trees: enough that a point's weights spread over about this many (tree, leaf-mate) pairs
+AUTO_TREE_PAIRS = 3000
+#: "auto" adds trees only up to the growing cost of AUTO_TREES_MIN trees on this many points
+AUTO_TREES_BUDGET_POINTS = 5000
 
 
 def check_scale(scale: Any) -> str:
@@ -60,14 +69,34 @@ def auto_min_samples_leaf(n_grow: int) -> int:
     return max(5, math.ceil(math.sqrt(max(n_grow, 1))))
 
 
+def auto_n_estimators(n_grow: int, leaf: int) -> int:
+    """Default number of trees: ceil(AUTO_TREE_PAIRS / leaf) within [100, 500], and 100 from 5,000 growing points.
+
+    The forest's weights are a Monte Carlo average over trees of the leaf-mates'
+    shares; with leaves of ``leaf`` growing points, k trees spread a point's
+    weight over at most k * leaf (tree, leaf-mate) pairs, so small leaves need
+    more trees for the same Monte Carlo error (a weighted quantile of fewer
+    distinct points is coarser). Extra trees are grown only while they cost
+    no more than 100 trees on 5,000 points: at larger n the leaves are
+    larger and 100 trees already spread the weights widely. The count depends
+    on the growing data only (through the leaf size), never on the conformal
+    points.
+    """
+    want = math.ceil(AUTO_TREE_PAIRS / max(int(leaf), 1))
+    budget = (AUTO_TREES_MIN * AUTO_TREES_BUDGET_POINTS) // max(int(n_grow), 1)
+    return max(AUTO_TREES_MIN, min(want, AUTO_TREES_MAX, budget))
+
+
 @dataclass
 class ForestLocalizer:
     """Random-forest localizer (the weights w(x, X_j) of a QRF on the scores).
 
     Parameters
     ----------
-    n_estimators : int
-        Number of trees k.
+    n_estimators : int or "auto"
+        Number of trees k. "auto" (default) is :func:`auto_n_estimators` of
+        the growing points and the leaf size: 100 trees, more (up to 500)
+        when the leaves are small and the data few.
     min_samples_leaf : int, "tune" or "auto"
         Minimum leaf size when growing. "tune" (default) chooses it among a
         geometric grid by simulated LCP-RF calibrations on the growing data
@@ -102,7 +131,7 @@ class ForestLocalizer:
         "tune": chosen with the leaf size by the simulated calibrations.
     """
 
-    n_estimators: int = 100
+    n_estimators: int | str = "auto"
     min_samples_leaf: int | str = TUNE
     max_features: float | int | str | None = TUNE
     max_depth: int | None = None
@@ -136,6 +165,7 @@ class ForestLocalizer:
         msl, mf, scale = self.min_samples_leaf, self.max_features, check_scale(self.scale)
         self.tuning_ = None
         t0 = time.perf_counter()
+        check_n_estimators(self.n_estimators)
         check_min_samples_leaf(msl)
         check_max_features(mf)
         if isinstance(msl, str):  # "auto", or the start of the "tune" grid
@@ -157,9 +187,11 @@ class ForestLocalizer:
         mean_v = float(np.mean(V)) if V.size else 0.0
         self.scale_floor_ = SCALE_FLOOR * mean_v if mean_v > 0 else 1.0
         self.n_grow_ = int(X.shape[0])
+        trees = (auto_n_estimators(self.n_grow_, self.min_samples_leaf_) if self.n_estimators == "auto"
+                 else int(self.n_estimators))
         t0 = time.perf_counter()
         self.forest_ = RandomForestRegressor(
-            n_estimators=self.n_estimators,
+            n_estimators=trees,
             min_samples_leaf=self.min_samples_leaf_,
             max_features=self.max_features_,
             max_depth=self.max_depth,
@@ -182,7 +214,7 @@ class ForestLocalizer:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         if multiplicity is None:
-            multiplicity = np.ones((X.shape[0], self.n_estimators), dtype=np.int32)
+            multiplicity = np.ones((X.shape[0], self.n_trees), dtype=np.int32)
         t0 = time.perf_counter()
         offsets = self._node_offsets()
         n_leaves = int(offsets[-1] + forest.estimators_[-1].tree_.node_count)
@@ -206,12 +238,17 @@ class ForestLocalizer:
         n = int(self.n_grow_)
         if self.bootstrap:
             return np.stack([np.bincount(s, minlength=n) for s in forest.estimators_samples_], axis=1)
-        return np.ones((n, self.n_estimators), dtype=np.int32)
+        return np.ones((n, self.n_trees), dtype=np.int32)
 
     # -- queries -----------------------------------------------------------
     def leaves(self, X: np.ndarray) -> np.ndarray:
         """Global leaf ids (m, k) of rows of X."""
         return self._global_leaves(as_float_matrix(X, "X"), self._index().node_offset)
+
+    @property
+    def n_trees(self) -> int:
+        """Trees of the grown forest (``n_estimators`` with "auto" resolved)."""
+        return len(self._forest().estimators_)
 
     @property
     def scaled(self) -> bool:
@@ -339,7 +376,8 @@ class ForestLocalizer:
     def describe(self) -> dict[str, Any]:
         """Forest settings and leaf-size facts for summaries."""
         out: dict[str, Any] = {
-            "n_estimators": self.n_estimators,
+            "n_estimators": (f"{self.n_trees} (auto)" if self.n_estimators == "auto" and self.forest_ is not None
+                             else self.n_estimators),
             "min_samples_leaf": self.min_samples_leaf_,
             "settings_rule": self._leaf_rule(),
             "max_features": self.max_features_,

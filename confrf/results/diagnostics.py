@@ -216,7 +216,7 @@ def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add, not
     add("A3", "leaf mass N, min", int(N.min()), ref, status, float(thr.min()))
     add("A3", "leaf mass N, median", float(np.median(N)), ref, "", float(np.median(thr)))
     add("A3", "share of leaves below", below, "0", "", 0.0)
-    k = forests[0].n_estimators
+    k = forests[0].n_trees
     tree_status = OK if k <= n ** a else NOTE
     add("A3", "trees k", int(k), f"<= {n ** a:.4g}", tree_status, float(n ** a))
     multiplicity = "" if forests[0].honest else " (bootstrap draws: honest=False)"
