@@ -73,6 +73,22 @@ def _choose_one_se_larger(losses: list[np.ndarray], infinite: list[float]) -> in
     return min(near, key=lambda i: (-cands[i][0], i))
 
 
+def _tuning_trees_like_auto(share: float = 1.0):
+    """forest.ForestLocalizer whose tuning forests get TUNE_TREES times the final "auto" rule's factor for their leaf.
+
+    The final forest grows ceil(3000 / leaf) / 100 times as many trees as 100 when its leaves are small; a tuning
+    forest of 15 trees judges small leaves on coarser weights than they will get. ``share``: the factor's exponent.
+    """
+    class Localizer(forest.ForestLocalizer):
+        def grow(self, X: np.ndarray, scores: np.ndarray) -> Any:
+            if self.n_estimators == tuning.TUNE_TREES and isinstance(self.min_samples_leaf, int):
+                factor = min(5.0, max(1.0, math.ceil(3000 / self.min_samples_leaf) / 100.0)) ** share
+                self.n_estimators = int(round(tuning.TUNE_TREES * factor))
+            return super().grow(X, scores)
+
+    return Localizer
+
+
 def _fidelity_loss(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
     """|t - v| / v per point (the benchmark's fidelity error in score units), an infinite t counted as ``cap``."""
     t = np.where(np.isinf(t), cap, t)
@@ -170,6 +186,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "folds4": ({"TUNE_FOLDS": 4}, {}),
     "folds5": ({"TUNE_FOLDS": 5}, {}),
     "1se-larger": ({"_choose": _choose_one_se_larger}, {}),
+    "tunetrees": ({"forest.ForestLocalizer": _tuning_trees_like_auto()}, {}),
+    "tunetrees-leaf2": ({"forest.ForestLocalizer": _tuning_trees_like_auto(), "MIN_LEAF": 2}, {}),
     "trees100": ({}, {"n_estimators": 100}),  # the default before n_estimators="auto"
     "trees200": ({}, {"n_estimators": 200}),
     "trees300": ({}, {"n_estimators": 300}),
