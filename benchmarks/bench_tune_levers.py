@@ -39,27 +39,27 @@ from peerbench.methods import Interval, Shared, clock, run_qrf_normalized  # noq
 from peerbench.report import evaluate  # noqa: E402
 
 
+def _few_infinite(infinite: list[float]) -> list[int]:
+    """Candidates with at most MAX_INFINITE infinite intervals, or those with the fewest if none is below."""
+    ok = [i for i, s in enumerate(infinite) if s <= tuning.MAX_INFINITE]
+    return ok or [i for i, s in enumerate(infinite) if s == min(infinite)]
+
+
 def _choose_argmin(losses: list[np.ndarray], infinite: list[float]) -> int:
     """Lowest mean loss among the candidates with at most MAX_INFINITE infinite intervals (no SE rule)."""
-    ok = [i for i, s in enumerate(infinite) if s <= tuning.MAX_INFINITE]
-    if not ok:
-        ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
+    ok = _few_infinite(infinite)
     return min(ok, key=lambda i: (float(np.mean(losses[i])), i))
 
 
 def _choose_median(losses: list[np.ndarray], infinite: list[float]) -> int:
     """As _choose_argmin with the median loss (for a fidelity-like loss, whose benchmark metric is a median)."""
-    ok = [i for i, s in enumerate(infinite) if s <= tuning.MAX_INFINITE]
-    if not ok:
-        ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
+    ok = _few_infinite(infinite)
     return min(ok, key=lambda i: (float(np.median(losses[i])), i))
 
 
 def _choose_one_se_larger(losses: list[np.ndarray], infinite: list[float]) -> int:
     """Breiman's one-standard-error rule: the largest leaf whose mean loss is within one paired SE of the best's."""
-    ok = [i for i, s in enumerate(infinite) if s <= tuning.MAX_INFINITE]
-    if not ok:
-        ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
+    ok = _few_infinite(infinite)
     best = min(ok, key=lambda i: (float(np.mean(losses[i])), i))
 
     def close(i: int) -> bool:
@@ -73,16 +73,16 @@ def _choose_one_se_larger(losses: list[np.ndarray], infinite: list[float]) -> in
     return min(near, key=lambda i: (-cands[i][0], i))
 
 
-def _tuning_trees_like_auto(share: float = 1.0):
+def _tuning_trees_like_auto():
     """forest.ForestLocalizer whose tuning forests get TUNE_TREES times the final "auto" rule's factor for their leaf.
 
-    The final forest grows ceil(3000 / leaf) / 100 times as many trees as 100 when its leaves are small; a tuning
-    forest of 15 trees judges small leaves on coarser weights than they will get. ``share``: the factor's exponent.
+    The final forest grows auto_n_estimators(n, leaf) / 100 times as many trees as 100 when its leaves are small; a
+    tuning forest of 15 trees judges small leaves on coarser weights than they will get.
     """
     class Localizer(forest.ForestLocalizer):
         def grow(self, X: np.ndarray, scores: np.ndarray) -> Any:
             if self.n_estimators == tuning.TUNE_TREES and isinstance(self.min_samples_leaf, int):
-                factor = min(5.0, max(1.0, math.ceil(3000 / self.min_samples_leaf) / 100.0)) ** share
+                factor = forest.auto_n_estimators(X.shape[0], self.min_samples_leaf) / forest.AUTO_TREES_MIN
                 self.n_estimators = int(round(tuning.TUNE_TREES * factor))
             return super().grow(X, scores)
 
