@@ -229,8 +229,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     forest = loc_est.forest_
     offsets = idx.node_offset
 
+    # the columns the trees see: float32-safe ranks where needed, and only the screened ones if screened
+    Xt_trees = loc_est._tree_input(Xt)
+
     def apply_loop() -> np.ndarray:
-        X32 = np.ascontiguousarray(Xt, dtype=np.float32)
+        X32 = np.ascontiguousarray(Xt_trees, dtype=np.float32)
         out = np.empty((X32.shape[0], len(forest.estimators_)), dtype=np.int64)
         for j, est in enumerate(forest.estimators_):
             out[:, j] = est.tree_.apply(X32)
@@ -259,10 +262,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if RandomForestQuantileRegressor is not None:
         settings = dict(
             n_estimators=loc_est.n_trees, min_samples_leaf=loc_est.min_samples_leaf_,
-            max_features=loc_est.max_features_, max_depth=loc_est.max_depth, bootstrap=loc_est.bootstrap,
+            max_features=1.0 if loc_est.columns_ is not None else loc_est.max_features_,
+            max_depth=loc_est.max_depth, bootstrap=loc_est.bootstrap,
             random_state=seeds[2],
         )
         qf_info["settings"] = {k: v for k, v in settings.items()}
+        # on the same tree inputs as the localizer (its rank map was learned on these growing rows)
+        Xg_trees = loc_est._tree_input(Xg)
         qf_info["fit_rows"] = int(Xg.shape[0])
         variants = {
             # full Meinshausen QRF: every leaf sample kept, weights 1/leaf size (what LCP-RF's localizer holds)
@@ -275,13 +281,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for jobs, tag in ((nj, ""), (1, "_1job")):
                 key = f"qf_{name}{tag}"
                 T[key + "_fit"], qf = timed(
-                    lambda: RandomForestQuantileRegressor(**settings, **init_kw, n_jobs=jobs).fit(Xg, Vg), R
+                    lambda: RandomForestQuantileRegressor(**settings, **init_kw, n_jobs=jobs).fit(Xg_trees, Vg), R
                 )
-                T[key + "_predict"], q = timed(lambda: qf.predict(Xt, quantiles=q_level, **pred_kw), R, warmup=True)
+                T[key + "_predict"], q = timed(lambda: qf.predict(Xt_trees, quantiles=q_level, **pred_kw), R,
+                                               warmup=True)
                 qf_models[key] = (qf, q)
         # same trees as the LCP-RF localizer? (same data, settings and seed)
         qf_full = qf_models["qf_full"][0]
-        qf_leaves = qf_full.apply(Xt.astype(np.float32)).astype(np.int64) + offsets[None, :]
+        qf_leaves = qf_full.apply(Xt_trees.astype(np.float32)).astype(np.int64) + offsets[None, :]
         qf_info["same_trees_as_localizer"] = bool(np.array_equal(qf_leaves, leafx))
         t = th[0]
         fin = np.isfinite(t)

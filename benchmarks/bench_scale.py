@@ -117,6 +117,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         "n_conformal": idx.n,
         "min_samples_leaf": loc.min_samples_leaf_,
         "max_features": loc.max_features_,
+        "n_columns": int(loc.forest_.n_features_in_),  # fewer than 50 when screened
         "scale": loc.scale_,
         "neighbours_per_point": float(np.diff(W.indptr).mean()),
         "leaf_entries_per_point": float(idx.leaf_pop[loc.leaves(rows[:200])].sum(axis=1).mean()),
@@ -162,6 +163,12 @@ def parse_time_v(text: str) -> dict[str, Any]:
     return out
 
 
+def _features(r: dict[str, Any]) -> str:
+    # a share, a count, or "screened" (then the number of columns the forest was grown on)
+    mf = r.get("max_features", 1.0)
+    return f"{mf:.3g}" if isinstance(mf, (int, float)) else f"{mf} ({r.get('n_columns', '?')} columns)"
+
+
 def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple[float, ...],
              command: str) -> str:
     mb = 1024 ** 2
@@ -180,7 +187,7 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple
         c, T = r["config"], r["times"]
         rss = int(r["time_v"]["max_rss_kb"]) * 1024 / mb if r["time_v"].get("max_rss_kb") else float("nan")
         L.append(f"| {c['n_cal']:,} | {c['n_test']:,} | {c['leaf']} ({r['min_samples_leaf']}, "
-                 f"{r.get('max_features', 1.0):.3g}, {r.get('scale') or 'none'}) | {r['wall_seconds']:.1f} | "
+                 f"{_features(r)}, {r.get('scale') or 'none'}) | {r['wall_seconds']:.1f} | "
                  f"{T['fit_model']:.1f} | {T.get('tune', 0.0):.1f} | {T['grow']:.1f} | {T['index']:.2f} | "
                  f"{T.get('default_fit', T['fit_model'] + T['conformalize']):.1f} | {T['predict']:.1f} | "
                  f"{1e6 * T['predict'] / c['n_test']:.0f} µs | {1e6 * T['kernel_2000_1thr'] / min(2000, c['n_test']):.0f} µs "
@@ -222,7 +229,7 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], load: tuple
             fit_t = T["fit_model"] + T["conformalize"]
             L.append(f"  - same run: the tuning took {T['tune']:.1f} s of the {fit_t:.1f} s fit, i.e. the fit without "
                      f"it would take {fit_t - T['tune']:.1f} s: {fit_t / (fit_t - T['tune']):.2f}x; chosen leaf "
-                     f"{by['tune']['min_samples_leaf']}, max_features {by['tune'].get('max_features', 1.0):.3g}, "
+                     f"{by['tune']['min_samples_leaf']}, max_features {_features(by['tune'])}, "
                      f"score scale {by['tune'].get('scale') or 'none'}")
     L += ["", "Pickled size of the largest fit, by part (the leaf index stores one int32 member id per point "
           "and tree and rebuilds its derived arrays on load):", ""]

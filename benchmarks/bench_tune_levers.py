@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import confrf as cf  # noqa: E402
 from confrf import _kernels  # noqa: E402
-from confrf.localizers import forest, tuning  # noqa: E402
+from confrf.localizers import forest, screening, tuning  # noqa: E402
 from peerbench.data import DATASETS, make_split  # noqa: E402
 from peerbench.methods import Interval, Shared, clock, run_qrf_normalized  # noqa: E402
 from peerbench.report import evaluate  # noqa: E402
@@ -93,6 +93,22 @@ def _fidelity_loss(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np
     """|t - v| / v per point (the benchmark's fidelity error in score units), an infinite t counted as ``cap``."""
     t = np.where(np.isinf(t), cap, t)
     return np.abs(t - v) / np.maximum(v, 1e-12 * cap)
+
+
+def _log_interval_score(rel: float):
+    """The half interval score of log(V + eps) (eps = rel x the test fold's median V).
+
+    Still a consistent scoring rule for the (1 - alpha)-quantile (a monotone
+    transform of the score, Gneiting 2011), but it weighs relative errors alike
+    across the range of V, as the fidelity and oracle errors do.
+    """
+    def score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
+        eps = rel * float(np.median(v)) + 1e-12 * cap
+        lt = np.log(np.where(np.isinf(t), cap, t) + eps)
+        lv = np.log(v + eps)
+        return lt + np.maximum(lv - lt, 0.0) / alpha
+
+    return score
 
 
 def _leaf_grid(factor: float):
@@ -171,6 +187,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "argmin-leaf1-trees40": ({"_choose": _choose_argmin, "MIN_LEAF": 1, "TUNE_TREES": 40}, {}),
     "fid": ({"_choose": _choose_median, "half_interval_score": _fidelity_loss}, {}),
     "fid-trees40": ({"_choose": _choose_median, "half_interval_score": _fidelity_loss, "TUNE_TREES": 40}, {}),
+    "log0.05": ({"half_interval_score": _log_interval_score(0.05)}, {}),
+    "log0.2": ({"half_interval_score": _log_interval_score(0.2)}, {}),
     "argmin-grid1.41": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5)}, {}),
     "argmin-grid1.41-trees40": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5),
                                  "TUNE_TREES": 40}, {}),
@@ -188,6 +206,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "1se-larger": ({"_choose": _choose_one_se_larger}, {}),
     "tunetrees": ({"forest.ForestLocalizer": _tuning_trees_like_auto()}, {}),
     "tunetrees-leaf2": ({"forest.ForestLocalizer": _tuning_trees_like_auto(), "MIN_LEAF": 2}, {}),
+    "noscreen": ({"screening.SCREEN_MIN_FEATURES": 10**9}, {}),  # the default before "screened" was a candidate
     "trees100": ({}, {"n_estimators": 100}),  # the default before n_estimators="auto"
     "trees200": ({}, {"n_estimators": 200}),
     "trees300": ({}, {"n_estimators": 300}),
@@ -207,7 +226,8 @@ def patched(patches: dict[str, Any]) -> Iterator[None]:
     def target(key: str) -> tuple[Any, str]:
         # "forest.name": the name forest.py imported; "ForestLocalizer.name": a method of the localizer class
         owner, _, name = key.rpartition(".")
-        return {"forest": forest, "ForestLocalizer": forest.ForestLocalizer, "": tuning}[owner], name
+        return {"forest": forest, "ForestLocalizer": forest.ForestLocalizer, "screening": screening,
+                "": tuning}[owner], name
 
     old = {k: getattr(*target(k)) for k in patches}
     try:

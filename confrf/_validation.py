@@ -100,13 +100,14 @@ _TUNE = "tune"
 
 
 def check_max_features(value: object) -> Any:
-    """``max_features``: "tune", or scikit-learn's values: a share in (0, 1], a count >= 1, "sqrt", "log2", None."""
-    if value is None or (isinstance(value, str) and value in (_TUNE, "sqrt", "log2")):
+    """``max_features``: "tune", "screened", or scikit-learn's values: a share in (0, 1], a count >= 1, "sqrt",
+    "log2", None."""
+    if value is None or (isinstance(value, str) and value in (_TUNE, "screened", "sqrt", "log2")):
         return value
     if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return check_int(value, "max_features")
     return check_real(value, "max_features", low=0.0, high=1.0, high_open=False,
-                      hint='a share of the features, a count, "tune", "sqrt", "log2" or None')
+                      hint='a share of the features, a count, "tune", "screened", "sqrt", "log2" or None')
 
 
 def check_min_samples_leaf(value: object) -> Any:

@@ -23,7 +23,8 @@ def data():
 
 
 def _raw_leaves(loc, X):
-    return loc.forest_.apply(X).astype(np.int64)
+    # the columns the trees see (all of them, or the screened ones when the tuning chose screening)
+    return loc.forest_.apply(loc._tree_input(X)).astype(np.int64)
 
 
 @pytest.mark.parametrize("honest", [True, False])

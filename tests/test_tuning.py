@@ -17,6 +17,7 @@ from confrf.exceptions import InputError
 from confrf.localizers import ForestLocalizer
 from confrf.localizers import tuning as tuning_module
 from confrf.localizers.forest import auto_n_estimators
+from confrf.localizers.screening import screen_features
 from confrf.localizers.tuning import (MAX_INFINITE, MIN_LEAF, ROTATE_BELOW, _choose, feature_candidates,
                                      half_interval_score, leaf_candidates, refined_leaves, tune_forest)
 
@@ -115,7 +116,8 @@ def test_auto_and_integers_are_not_tuned():
     leaf_only = ForestLocalizer(n_estimators=5, max_features=0.5, random_state=0).grow(X, V)
     assert {c[1] for c in leaf_only.tuning_.candidates} == {0.5}
     feat_only = ForestLocalizer(n_estimators=5, min_samples_leaf=9, random_state=0).grow(X, V)
-    assert {c[0] for c in feat_only.tuning_.candidates} == {9} and len(feat_only.tuning_.candidates) == 2
+    assert {c[0] for c in feat_only.tuning_.candidates} == {9}
+    assert [c[1] for c in feat_only.tuning_.candidates] == [1.0, 1 / 3, "screened"]
     for bad in ("tuned", 0, True, 2.5):
         with pytest.raises(InputError, match="min_samples_leaf"):
             ForestLocalizer(min_samples_leaf=bad).grow(X, V)
@@ -132,7 +134,8 @@ def test_grids():
     assert leaf_candidates(5000, 71) == [4, 9, 18, 36, 71]
     assert min(leaf_candidates(10**6, 1000)) >= MIN_LEAF
     assert leaf_candidates(30, 6) == [3, 6]
-    assert feature_candidates(9) == [1.0, 1 / 3] and feature_candidates(1) == [1.0]
+    assert feature_candidates(9) == [1.0, 1 / 3, "screened"] and feature_candidates(1) == [1.0]
+    assert feature_candidates(2) == [1.0, 1 / 3]  # screening needs 3 columns
     # the refinement: a factor sqrt(2) either side, within the halving grid's range
     assert refined_leaves(9, [4, 9, 18, 36, 71]) == [6, 13]
     assert refined_leaves(71, [4, 9, 18, 36, 71]) == [50]
@@ -192,8 +195,8 @@ def test_tuned_scores_are_the_simulated_calibration():
     seen = set()
     for n, data_seed in ((900, 0), (900, 5), (ROTATE_BELOW + 300, 5)):
         X, V = _data(n, seed=data_seed)
-        tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=1,
-                          n_jobs=1, scales=["none", "forest"])
+        tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5, "screened"], forest_kwargs={},
+                          random_state=1, n_jobs=1, scales=["none", "forest"])
         seen.add(tun.n_splits)
         rng = np.random.default_rng(1)
         use = rng.permutation(n)
@@ -203,11 +206,14 @@ def test_tuned_scores_are_the_simulated_calibration():
             loss = {}
             for r in range(tun.n_splits):
                 g, f1, f2 = thirds[r], thirds[(r + 1) % 3], thirds[(r + 2) % 3]
-                loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m, max_features=mf, random_state=seed,
-                                      scale=sc).grow(X[g], V[g])
+                # "screened": the growing third's screening, then every split tries all of those columns
+                cols = screen_features(X[g], V[g], seed) if mf == "screened" else np.arange(X.shape[1])
+                Xs = X[:, cols]
+                loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m, max_features=1.0 if mf == "screened"
+                                      else mf, random_state=seed, scale=sc).grow(Xs[g], V[g])
                 for c, e in ((f1, f2), (f2, f1)):
-                    loc.index(X[c], V[c])
-                    th = loc.thresholds(X[e], required_count(0.1, c.shape[0]))[0]  # the kernel is tested elsewhere
+                    loc.index(Xs[c], V[c])
+                    th = loc.thresholds(Xs[e], required_count(0.1, c.shape[0]))[0]  # the kernel is tested elsewhere
                     th = np.where(np.isinf(th), 2 * V.max(), th)
                     for i, l in zip(e, th + np.maximum(V[e] - th, 0) / 0.1):
                         loss.setdefault(i, []).append(l)

@@ -35,6 +35,7 @@ from .._validation import (as_float_matrix, as_float_vector, check_max_features,
 from ..exceptions import InputError, NotFittedError
 from ._float32 import RankColumns
 from .leaf_index import LeafIndex  # also where pickles of fitted localizers look it up
+from .screening import SCREENED, screen_features
 from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
 
 #: score scales of the localizer: the raw scores, or scores divided by the forest's prediction sigma(x)
@@ -103,9 +104,12 @@ class ForestLocalizer:
         only (:mod:`confrf.localizers.tuning`); "auto" is
         :func:`auto_min_samples_leaf`, the paper's Assumption 3 rule.
     max_features : float, int, str or None
-        Features tried at each split (scikit-learn's meaning); "tune" (default)
-        chooses between all features and a third of them, with the leaf
-        size, by the same simulated calibrations.
+        Features tried at each split (scikit-learn's meaning), or "screened":
+        the trees see only the columns a first forest of the growing scores
+        finds relevant (:func:`confrf.localizers.screening.screen_features`)
+        and try all of them. "tune" (default) chooses among all features, a
+        third of them and "screened" (from 3 columns on), with the leaf size,
+        by the same simulated calibrations.
     max_depth : int or None
         Maximum tree depth.
     bootstrap : bool
@@ -149,6 +153,8 @@ class ForestLocalizer:
     max_features_: float | int | str | None = field(default=None, repr=False)
     tuning_: ForestTuning | None = field(default=None, repr=False)  # the "tune" rule's candidates and scores
     scale_: str | None = field(default=None, repr=False)  # "none" or "forest", after grow()
+    columns_: np.ndarray | None = field(default=None, repr=False)  # the screened columns (max_features="screened")
+    n_columns_: int | None = field(default=None, repr=False)  # columns of X before screening
     scale_floor_: float | None = field(default=None, repr=False)
     leaf_values_: np.ndarray | None = field(default=None, repr=False)  # each node's mean growing score, all trees
     index_scale_: np.ndarray | None = field(default=None, repr=False)  # sigma at the indexed points (scaled only)
@@ -171,6 +177,7 @@ class ForestLocalizer:
         if isinstance(msl, str):  # "auto", or the start of the "tune" grid
             msl = auto_min_samples_leaf(X.shape[0])
         self.rank_columns_ = RankColumns.learn(X)
+        self.columns_, self.n_columns_ = None, int(X.shape[1])
         if TUNE in (self.min_samples_leaf, mf, scale):
             # choose on the growing data only: the points indexed later never influence the forest
             self.tuning_ = tune_forest(
@@ -184,6 +191,8 @@ class ForestLocalizer:
             msl, mf, scale = self.tuning_.chosen
         self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None
         self.min_samples_leaf_, self.max_features_, self.scale_ = int(msl), mf, scale
+        if mf == SCREENED:  # on the growing points only, as in the tuning's simulations
+            self.columns_ = screen_features(self._tree_input(X), V, self.random_state, self.n_jobs)
         mean_v = float(np.mean(V)) if V.size else 0.0
         self.scale_floor_ = SCALE_FLOOR * mean_v if mean_v > 0 else 1.0
         self.n_grow_ = int(X.shape[0])
@@ -193,7 +202,7 @@ class ForestLocalizer:
         self.forest_ = RandomForestRegressor(
             n_estimators=trees,
             min_samples_leaf=self.min_samples_leaf_,
-            max_features=self.max_features_,
+            max_features=1.0 if self.max_features_ == SCREENED else self.max_features_,
             max_depth=self.max_depth,
             bootstrap=self.bootstrap,
             random_state=self.random_state,
@@ -350,12 +359,15 @@ class ForestLocalizer:
 
     def _tree_input(self, X: np.ndarray) -> np.ndarray:
         ranks = getattr(self, "rank_columns_", None)  # absent from objects pickled before it existed
-        return X if ranks is None else ranks.apply(X)
+        X = X if ranks is None else ranks.apply(X)
+        cols = getattr(self, "columns_", None)
+        return X if cols is None else X[:, cols]
 
     def _global_leaves(self, X: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         forest = self._forest()
-        if X.shape[1] != forest.n_features_in_:
-            raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {forest.n_features_in_}.")
+        p = getattr(self, "n_columns_", None) or forest.n_features_in_  # before screening
+        if X.shape[1] != p:
+            raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {p}.")
         # a plain loop over the trees: forest.apply's joblib dispatch costs more than the lookups
         with np.errstate(over="ignore"):  # beyond float32's range is +-inf: past every split, as the value itself
             X32 = np.ascontiguousarray(self._tree_input(X), dtype=np.float32)
@@ -380,7 +392,8 @@ class ForestLocalizer:
                              else self.n_estimators),
             "min_samples_leaf": self.min_samples_leaf_,
             "settings_rule": self._leaf_rule(),
-            "max_features": self.max_features_,
+            "max_features": (f"screened: all of columns {self.columns_.tolist()} ({self.columns_.size} of "
+                             f"{self.n_columns_})" if self.columns_ is not None else self.max_features_),
             "score_scale": ("V / sigma(x), sigma the forest's prediction of the score" if self.scaled
                             else "none (raw scores)"),
             "max_depth": self.max_depth,

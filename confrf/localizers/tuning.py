@@ -1,7 +1,9 @@
 """Leaf size, max_features and score scale of the forest localizer chosen from data (``"tune"``).
 
 Candidates (leaf sizes ceil(sqrt(n)), half of it, ... down to ``MIN_LEAF``,
-times max_features in ``FEATURE_SHARES``, times the score scales: the raw
+times max_features in ``FEATURE_SHARES`` and "screened" (every split tries the
+columns a first forest of the growing fold finds relevant,
+:mod:`confrf.localizers.screening`), times the score scales: the raw
 scores and the scores divided by the forest's own prediction; then the two
 leaf sizes a factor sqrt(2) either side of the first choice, with its
 max_features and scale) are compared by a simulated honest
@@ -54,6 +56,8 @@ import pandas as pd
 
 from .._parallel import kernel_threads
 from .._validation import min_calibration_size, required_count
+from . import screening
+from .screening import SCREENED
 
 #: the value of ``min_samples_leaf`` that asks for tuning
 TUNE = "tune"
@@ -137,15 +141,19 @@ def leaf_candidates(n_grow: int, top: int) -> list[int]:
     return sorted(set(min(c, max(1, n_grow)) for c in out or [top]))
 
 
-def feature_candidates(p: int) -> list[float]:
-    """FEATURE_SHARES without those that try the same number of features on p columns."""
+def feature_candidates(p: int) -> list[float | str]:
+    """FEATURE_SHARES without those that try the same number of features on p columns, then "screened".
+
+    "screened" (:mod:`confrf.localizers.screening`) is tried from
+    ``SCREEN_MIN_FEATURES`` columns on.
+    """
     seen, out = set(), []
     for share in FEATURE_SHARES:
         k = max(1, int(share * p))
         if k not in seen:
             seen.add(k)
             out.append(share)
-    return out
+    return out + ([SCREENED] if p >= screening.SCREEN_MIN_FEATURES else [])
 
 
 def half_interval_score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
@@ -177,8 +185,11 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     from .forest import ForestLocalizer  # forest.py calls this module from grow()
 
     scales = ["none"] if scales is None else list(scales)
+    # "screened" among other max_features is a later stage (below), not part of the grid
+    grid_mf = [f for f in max_features if f != SCREENED] or [SCREENED]
+    screen_later = SCREENED in max_features and grid_mf != [SCREENED]
     # largest leaf first: the fallback and, among equal scores, the choice closest to the sqrt rule
-    cands = [(int(m), f, sc) for f in max_features for m in sorted(leaves, reverse=True) for sc in scales]
+    cands = [(int(m), f, sc) for f in grid_mf for m in sorted(leaves, reverse=True) for sc in scales]
     n = X.shape[0]
     rng = np.random.default_rng(random_state)
     use = rng.permutation(n)[:min(n, MAX_TUNE_POINTS)]
@@ -204,15 +215,21 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
         for sc in scs:
             acc.setdefault((m, mf, sc), [np.zeros(n_t), np.zeros(n_t), 0])
         for grow, roles in splits:
+            # screening is part of the candidate's procedure: it sees the growing fold only, as the final
+            # forest's screening sees the localizer part only
+            cols = (screening.screen_features(Xu[grow], Vu[grow], seed, n_jobs) if mf == SCREENED
+                    else np.arange(Xu.shape[1]))
+            Xc = Xu[:, cols]
             # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
-            loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t, max_features=mf, random_state=seed,
+            loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t,
+                                  max_features=1.0 if mf == SCREENED else mf, random_state=seed,
                                   n_jobs=n_jobs, scale="forest" if "forest" in scs else "none", **forest_kwargs)
-            loc.grow(Xu[grow], Vu[grow])
+            loc.grow(Xc[grow], Vu[grow])
             for conf, test in roles:
                 for sc in scs:
                     loc.scale_ = sc
-                    loc.index(Xu[conf], Vu[conf])
-                    t = loc.thresholds(Xu[test], required_count(alpha, conf.shape[0]),
+                    loc.index(Xc[conf], Vu[conf])
+                    t = loc.thresholds(Xc[test], required_count(alpha, conf.shape[0]),
                                        n_threads=kernel_threads(n_jobs))[0]
                     a = acc[(m, mf, sc)]
                     a[0][test] += half_interval_score(t, Vu[test], alpha, cap)
@@ -225,15 +242,22 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
         infinite = [acc[c][2] / float(np.sum(acc[c][1])) for c in cands]
         return losses, infinite, _choose(losses, infinite)
 
-    pairs = [(int(m), mf) for mf in max_features for m in sorted(leaves, reverse=True)]
-    for m, mf in pairs:
-        simulate(m, mf, scales, plans[:1])
-    if n_t < ROTATE_BELOW and choice()[2] != 0:
-        for m, mf in pairs:  # leaving the sqrt rule must hold up when every third grows in turn
-            simulate(m, mf, scales, plans[1:])
-        splits = plans
-    else:
-        splits = plans[:1]
+    def simulate_all(splits: list[tuple[np.ndarray, list[Any]]]) -> None:
+        by_forest: dict[tuple[int, Any], list[str]] = {}
+        for m, mf, sc in cands:
+            by_forest.setdefault((m, mf), []).append(sc)
+        for (m, mf), scs in by_forest.items():
+            simulate(m, mf, scs, splits)
+
+    def recheck(splits: list[tuple[np.ndarray, list[Any]]]) -> list[tuple[np.ndarray, list[Any]]]:
+        # leaving the sqrt rule must hold up when every third grows in turn (small n only, and only once)
+        if len(splits) == 1 and n_t < ROTATE_BELOW and choice()[2] != 0:
+            simulate_all(plans[1:])
+            return plans
+        return splits
+
+    simulate_all(plans[:1])
+    splits = recheck(plans[:1])
     if len(leaves) > 1:
         # coarse to fine: the halving grid's choice, then its neighbours at a factor sqrt(2) (same features, scale)
         m0, mf0, sc0 = cands[choice()[2]]
@@ -241,6 +265,12 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
             if (m, mf0, sc0) not in cands:
                 cands.append((m, mf0, sc0))
                 simulate(m, mf0, [sc0], splits)
+    if screen_later:
+        # the screened columns at the leaf chosen so far and at the sqrt rule's, with every scale
+        for m in sorted({cands[choice()[2]][0], cands[0][0]}, reverse=True):
+            cands.extend((m, SCREENED, sc) for sc in scales)
+            simulate(m, SCREENED, scales, splits)
+        splits = recheck(splits)
     losses, infinite, chosen = choice()
     scores = tuple(float(np.mean(x)) for x in losses)
     return ForestTuning(tuple(cands), scores, tuple(infinite), cands[chosen], n_t, n_splits=len(splits))

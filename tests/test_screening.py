@@ -1,0 +1,118 @@
+"""max_features="screened": the localizer grown on the columns a first forest of the growing scores finds relevant."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestRegressor
+
+import confrf as cf
+from confrf._validation import required_count
+from confrf.calibrators.base import random_split
+from confrf.calibrators.lcp_rf import LCPForestCalibrator
+from confrf.exceptions import InputError
+from confrf.localizers import ForestLocalizer
+from confrf.localizers.screening import SCREEN_FACTOR, SCREEN_TREES, screen_features
+
+
+def _data(n, p=12, seed=0):
+    """The score's spread depends on column 2 only."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, p))
+    V = np.abs(rng.normal(size=n)) * (0.05 + 2.0 * X[:, 2])
+    return X, V
+
+
+def test_the_rule_from_its_definition():
+    X, V = _data(900)
+    # written from the docstring: a 50-tree forest, leaves of ceil(sqrt(n)), a third of the features per split,
+    # the columns with importance >= 2 / p
+    rf = RandomForestRegressor(n_estimators=SCREEN_TREES, min_samples_leaf=30, max_features=1 / 3,
+                               random_state=4).fit(X, V)
+    expected = [j for j, v in enumerate(rf.feature_importances_) if v >= SCREEN_FACTOR / X.shape[1]]
+    got = screen_features(X, V, random_state=4)
+    assert got.tolist() == expected and 2 in expected and len(expected) < X.shape[1]
+    np.testing.assert_array_equal(screen_features(X, V, random_state=4), got)  # deterministic
+
+
+def test_degenerate_scores_keep_every_column_and_the_choice_is_never_empty(monkeypatch):
+    X, V = _data(300)
+    np.testing.assert_array_equal(screen_features(X, np.ones(300), random_state=0), np.arange(12))
+    np.testing.assert_array_equal(screen_features(X[:1], V[:1], random_state=0), np.arange(12))
+    # a threshold no column reaches: the most important column alone
+    import confrf.localizers.screening as scr
+    monkeypatch.setattr(scr, "SCREEN_FACTOR", 1e6)
+    assert screen_features(X, V, random_state=0).tolist() == [2]
+
+
+def test_screened_forest_is_the_forest_on_the_screened_columns():
+    """Weights and exact LCP thresholds equal those of an all-features forest grown on X[:, columns]."""
+    X, V = _data(700, seed=1)
+    Xg, Vg, Xc, Vc, Xt = X[:400], V[:400], X[400:650], V[400:650], X[650:]
+    loc = ForestLocalizer(n_estimators=30, min_samples_leaf=8, max_features="screened", random_state=3,
+                          scale="forest").grow(Xg, Vg).index(Xc, Vc)
+    cols = loc.columns_
+    np.testing.assert_array_equal(cols, screen_features(Xg, Vg, random_state=3))
+    assert 2 in cols and cols.size < 12
+    ref = ForestLocalizer(n_estimators=30, min_samples_leaf=8, max_features=1.0, random_state=3,
+                          scale="forest").grow(Xg[:, cols], Vg).index(Xc[:, cols], Vc)
+    assert (loc.weights(Xt) != ref.weights(Xt[:, cols])).nnz == 0
+    m = required_count(0.1, Xc.shape[0])
+    for a, b in zip(loc.thresholds(Xt, m), ref.thresholds(Xt[:, cols], m)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(loc.score_scale(Xt), ref.score_scale(Xt[:, cols]))
+    assert "screened: all of columns" in str(loc.describe()["max_features"])
+    # the inputs keep all their columns: a wrong count names the original one
+    with pytest.raises(InputError, match="grown on 12"):
+        loc.thresholds(Xt[:, cols], m)
+    back = pickle.loads(pickle.dumps(loc))
+    np.testing.assert_array_equal(back.thresholds(Xt, m)[0], loc.thresholds(Xt, m)[0])
+
+
+def test_tuning_tries_screening_after_the_grid_and_stays_honest():
+    """The screened candidates come after the grid and its refinement; permuting and replacing the conformal
+    points changes neither the candidates' scores nor the screened columns nor the trees."""
+    X, V = _data(1500, p=20, seed=2)
+    cal = LCPForestCalibrator(ForestLocalizer(n_estimators=20, random_state=7))
+    base = cal.calibrate(X, V, alpha=0.1, rng=np.random.default_rng(3)).localizer
+    cands = base.tuning_.candidates
+    firsts = [i for i, c in enumerate(cands) if c[1] == "screened"]
+    assert firsts and min(firsts) > max(i for i, c in enumerate(cands) if c[1] != "screened")
+    assert {c[0] for c in cands if c[1] == "screened"} <= {c[0] for c in cands if c[1] != "screened"}
+    _, conf = random_split(X.shape[0], 0.5, np.random.default_rng(3), "localizer part", "localizer_size")
+    rng = np.random.default_rng(5)
+    X2, V2 = X.copy(), V.copy()
+    X2[conf], V2[conf] = X[rng.permutation(conf)], 50.0 * rng.exponential(size=conf.shape[0])
+    other = LCPForestCalibrator(ForestLocalizer(n_estimators=20, random_state=7)).calibrate(
+        X2, V2, alpha=0.1, rng=np.random.default_rng(3)).localizer
+    assert other.tuning_ == base.tuning_
+    assert (other.columns_ is None) == (base.columns_ is None)
+    if base.columns_ is not None:
+        np.testing.assert_array_equal(other.columns_, base.columns_)
+    for ta, tb in zip(base.forest_.estimators_, other.forest_.estimators_):
+        np.testing.assert_array_equal(ta.tree_.feature, tb.tree_.feature)
+        np.testing.assert_array_equal(ta.tree_.threshold, tb.tree_.threshold)
+
+
+def test_summary_lists_the_screened_candidates_and_a_given_screening():
+    sim = cf.datasets.make_sim(1200, random_state=0)
+    tuned = cf.lcp_rf(sim.formula, data=sim.frame, model="ols", random_state=0, n_estimators=10)
+    table = tuned.summary().frames["tuning"]
+    assert (table["max_features"] == "screened").sum() >= 2
+    assert "/screened/" in " ".join(str(tuned.summary()).split())
+    given = cf.lcp_rf(sim.formula, data=sim.frame, model="ols", random_state=0, n_estimators=10,
+                      max_features="screened", min_samples_leaf=20)
+    loc = given.estimator.localizer_
+    assert {c[:2] for c in loc.tuning_.candidates} == {(20, "screened")}  # only the scale is still tuned
+    assert 0 in loc.columns_  # x1, the column the noise depends on
+    names = [given.design.column_names[j] for j in loc.columns_]
+    text = " ".join(str(given.summary()).split())
+    assert f"screened: {', '.join(names)} ({len(names)} of 50 columns)" in text and "x1" in names
+
+
+def test_user_given_screened_and_bad_values():
+    X, V = _data(500)
+    loc = ForestLocalizer(n_estimators=10, min_samples_leaf=10, max_features="screened", random_state=0).grow(X, V)
+    assert loc.tuning_ is None and loc.columns_ is not None
+    with pytest.raises(InputError, match="screened"):
+        ForestLocalizer(max_features="screen").grow(X, V)
