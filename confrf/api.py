@@ -133,8 +133,9 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         ("tune": for "lcp-rf", chosen by simulated LCP-RF calibrations on the
         localizer part only, "auto" for the other methods; "auto":
         ceil(sqrt(n_localizer)), at least 5; or an int),
-        ``max_features`` ("tune": all features or a third of them, chosen
-        with the leaf size; or scikit-learn's values),
+        ``max_features`` ("tune": all features, a third of them, or the
+        columns a first forest finds relevant ("screened"), chosen with the
+        leaf size; "screened"; or scikit-learn's values),
         ``max_depth`` (None), ``na_action`` ("raise" or "drop"), ``n_jobs``
         (None: one thread for everything confrf runs, the base model's OpenMP
         and BLAS pools included; -1: all cores; see the guide's "Threads").

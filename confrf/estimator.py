@@ -73,7 +73,10 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         paper's Assumption 3); ``n_estimators="auto"`` (the default) grows 100
         trees, more (up to 500) where the leaves are small and the data few
         (:func:`confrf.localizers.forest.auto_n_estimators`: a weighted
-        quantile over few distinct leaf-mates is coarse); a number is used
+        quantile over few distinct leaf-mates is coarse);
+        ``max_features="screened"`` grows the trees on the columns a first
+        forest of the localizer scores finds relevant (also a candidate of
+        "tune", :mod:`confrf.localizers.screening`); a number is used
         as given. A method that does not read one of these ("split", "lcp",
         "slcp") leaves it without effect and says so with an
         :class:`~confrf.exceptions.UnusedSettingWarning`.

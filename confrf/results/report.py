@@ -53,7 +53,8 @@ def add_header(s: Summary, result: "ConformalResult") -> None:
     names = list(result.design.column_names)
     if settings and cols is not None and len(names) == est.calibrator_.localizer.n_columns_:
         # max_features="screened": the kept columns by their design names
-        settings["max_features"] = f"screened: {', '.join(names[j] for j in cols)} ({len(cols)} of {len(names)} columns)"
+        kept = ", ".join(names[j] for j in cols)
+        settings["max_features"] = f"screened: {kept} ({len(cols)} of {len(names)} columns)"
     if settings:
         title = getattr(est.calibrator_, "localizer_title", "Forest localizer")
         items = [(_setting_name(k), _setting_value(k, v)) for k, v in settings.items()]
