@@ -116,3 +116,18 @@ def test_user_given_screened_and_bad_values():
     assert loc.tuning_ is None and loc.columns_ is not None
     with pytest.raises(InputError, match="screened"):
         ForestLocalizer(max_features="screen").grow(X, V)
+
+
+def test_tuning_tries_screening_only_with_enough_growing_points():
+    """Below SCREEN_MIN_POINTS points in the tuning's growing third, the screened stage is skipped (cost, noise);
+    a screening the user asks for is still done."""
+    from confrf.localizers.screening import SCREEN_MIN_POINTS
+    from confrf.localizers.tuning import tune_forest
+    for n, tried in ((3 * SCREEN_MIN_POINTS - 3, False), (3 * SCREEN_MIN_POINTS, True)):
+        X, V = _data(n, seed=4)
+        tun = tune_forest(X, V, alpha=0.1, leaves=[6, 12], max_features=[1.0, "screened"], forest_kwargs={},
+                          random_state=0, n_jobs=1)
+        assert any(c[1] == "screened" for c in tun.candidates) == tried
+    X, V = _data(150, seed=4)
+    loc = ForestLocalizer(n_estimators=10, max_features="screened", random_state=0).grow(X, V)
+    assert loc.columns_ is not None and all(c[1] == "screened" for c in loc.tuning_.candidates)

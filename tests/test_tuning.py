@@ -251,10 +251,12 @@ def test_four_tuning_folds_index_two_folds_and_halve_the_tuning_leaf(monkeypatch
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("settings", [{}, {"min_samples_leaf": 8, "max_features": 1.0, "options": {"scale": "forest"}}],
-                         ids=["tuned-default", "scale-forced"])
+@pytest.mark.parametrize("settings", [{}, {"min_samples_leaf": 8, "max_features": 1.0, "options": {"scale": "forest"}},
+                                      {"min_samples_leaf": 8, "max_features": "screened"}],
+                         ids=["tuned-default", "scale-forced", "screened-forced"])
 def test_tuned_default_marginal_coverage_long(mc_reps, settings):
-    """Fresh calibration and test sets per draw; the tuned default, and the scaled forest forced, keep 1 - alpha."""
+    """Fresh calibration and test sets per draw; the tuned default, the scaled forest forced and the screened
+    columns forced keep 1 - alpha."""
     rng = np.random.default_rng(77)
     train = cf.datasets.make_toy(400, random_state=rng)
     model = LinearRegression().fit(np.asarray(train.X), train.y)

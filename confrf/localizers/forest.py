@@ -108,8 +108,8 @@ class ForestLocalizer:
         the trees see only the columns a first forest of the growing scores
         finds relevant (:func:`confrf.localizers.screening.screen_features`)
         and try all of them. "tune" (default) chooses among all features, a
-        third of them and "screened" (from 3 columns on), with the leaf size,
-        by the same simulated calibrations.
+        third of them and "screened" (from 3 columns and 300 points on), with
+        the leaf size, by the same simulated calibrations.
     max_depth : int or None
         Maximum tree depth.
     bootstrap : bool

@@ -29,6 +29,9 @@ SCREEN_TREES = 50
 SCREEN_FACTOR = 2.0
 #: below this many columns there is nothing to screen (the candidate is not tried)
 SCREEN_MIN_FEATURES = 3
+#: the tuning tries the candidate only when its growing fold has this many points: importances of fewer
+#: points are mostly noise, and a 50-tree screening forest would double the cost of a fit on tiny data
+SCREEN_MIN_POINTS = 100
 
 
 def screen_features(X: np.ndarray, V: np.ndarray, random_state: int | None, n_jobs: int | None = None) -> np.ndarray:

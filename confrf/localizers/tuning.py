@@ -187,7 +187,8 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     scales = ["none"] if scales is None else list(scales)
     # "screened" among other max_features is a later stage (below), not part of the grid
     grid_mf = [f for f in max_features if f != SCREENED] or [SCREENED]
-    screen_later = SCREENED in max_features and grid_mf != [SCREENED]
+    screen_later = (SCREENED in max_features and grid_mf != [SCREENED]
+                    and min(X.shape[0], MAX_TUNE_POINTS) // TUNE_FOLDS >= screening.SCREEN_MIN_POINTS)
     # largest leaf first: the fallback and, among equal scores, the choice closest to the sqrt rule
     cands = [(int(m), f, sc) for f in grid_mf for m in sorted(leaves, reverse=True) for sc in scales]
     n = X.shape[0]
@@ -208,6 +209,7 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     seed = int(rng.integers(0, 2**31 - 1))
     # candidate -> [sum of its per-point losses, simulations per point, infinite thresholds]
     acc: dict[tuple[int, Any, str], list[Any]] = {}
+    screened: dict[int, np.ndarray] = {}  # the screened columns of each growing fold, by its first point
 
     def simulate(m: int, mf: Any, scs: list[str], splits: list[tuple[np.ndarray, list[Any]]]) -> None:
         # conformal points per tuning leaf as in the final forest: k - 2 conformal folds per growing fold
@@ -216,9 +218,11 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
             acc.setdefault((m, mf, sc), [np.zeros(n_t), np.zeros(n_t), 0])
         for grow, roles in splits:
             # screening is part of the candidate's procedure: it sees the growing fold only, as the final
-            # forest's screening sees the localizer part only
-            cols = (screening.screen_features(Xu[grow], Vu[grow], seed, n_jobs) if mf == SCREENED
-                    else np.arange(Xu.shape[1]))
+            # forest's screening sees the localizer part only (one screening per growing fold, whatever the leaf)
+            fold = int(grow[0])  # the folds are consecutive ranges of the tuning points
+            if mf == SCREENED and fold not in screened:
+                screened[fold] = screening.screen_features(Xu[grow], Vu[grow], seed, n_jobs)
+            cols = screened[fold] if mf == SCREENED else np.arange(Xu.shape[1])
             Xc = Xu[:, cols]
             # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
             loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t,
