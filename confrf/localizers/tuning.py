@@ -1,12 +1,13 @@
 """Leaf size, max_features and score scale of the forest localizer chosen from data (``"tune"``).
 
 Candidates (leaf sizes ceil(sqrt(n)), half of it, ... down to ``MIN_LEAF``,
-times max_features in ``FEATURE_SHARES`` and "screened" (every split tries the
-columns a first forest of the growing fold finds relevant,
-:mod:`confrf.localizers.screening`), times the score scales: the raw
+times max_features in ``FEATURE_SHARES``, times the score scales: the raw
 scores and the scores divided by the forest's own prediction; then the two
 leaf sizes a factor sqrt(2) either side of the first choice, with its
-max_features and scale) are compared by a simulated honest
+max_features and scale; then "screened" at the leaf chosen so far and at the
+sqrt rule's, with every scale: every split tries the columns a first forest
+of the growing fold finds relevant, :mod:`confrf.localizers.screening`) are
+compared by a simulated honest
 LCP-RF calibration run inside the data the forest is grown on (the
 *localizer part*) and nowhere else: a forest of ``TUNE_TREES`` trees is grown
 on a third of it, each of the other two thirds is indexed as the conformal
@@ -29,8 +30,8 @@ only when it beats it by more than one standard error of the paired
 per-point differences. The conformal points never enter, so Guan's finite-sample
 guarantee is exact whatever is chosen: the forest is a fixed function of data
 independent of the conformal and test points. Below ``ROTATE_BELOW`` tuning
-points, where one random split decides noisily, a first choice that leaves the
-sqrt rule is checked: every candidate is simulated again with each of the
+points, where one random split decides noisily, a choice that leaves the
+sqrt rule (after the grid, or else after the screened stage) is checked: every candidate is simulated again with each of the
 other two thirds growing the tuning forest, a point's loss becomes its mean
 over the two simulations it is a test point in, and the choice is made again
 (three times the cost of a tuning that is cheap there, and only when it would
@@ -170,7 +171,12 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     Every triple of ``leaves`` x ``max_features`` x ``scales`` (default
     ``["none"]``) is a candidate, and then (when ``leaves`` has several sizes)
     the :func:`refined_leaves` of the triple chosen among them, with its
-    max_features and scale; the choice is made again over all. The triple of
+    max_features and scale; the choice is made again over all. "screened"
+    among several ``max_features`` is not in that grid but a last stage (from
+    ``SCREEN_MIN_POINTS`` growing points on): the leaf chosen so far and the
+    largest leaf, with every scale, each simulation screening its own
+    growing fold. Below ``ROTATE_BELOW`` points, a choice that leaves the
+    largest leaf is rechecked over every split into folds, once. The triple of
     the largest leaf and the first ``max_features`` and scale is kept when
     the data are too few to simulate a calibration. The scales of one
     (leaf, max_features) share one tuning forest.
