@@ -193,8 +193,7 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     scales = ["none"] if scales is None else list(scales)
     # "screened" among other max_features is a later stage (below), not part of the grid
     grid_mf = [f for f in max_features if f != SCREENED] or [SCREENED]
-    screen_later = (SCREENED in max_features and grid_mf != [SCREENED]
-                    and min(X.shape[0], MAX_TUNE_POINTS) // TUNE_FOLDS >= screening.SCREEN_MIN_POINTS)
+    screen_later = SCREENED in max_features and grid_mf != [SCREENED]
     # largest leaf first: the fallback and, among equal scores, the choice closest to the sqrt rule
     cands = [(int(m), f, sc) for f in grid_mf for m in sorted(leaves, reverse=True) for sc in scales]
     n = X.shape[0]
@@ -275,7 +274,7 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
             if (m, mf0, sc0) not in cands:
                 cands.append((m, mf0, sc0))
                 simulate(m, mf0, [sc0], splits)
-    if screen_later:
+    if screen_later and folds[0].shape[0] >= screening.SCREEN_MIN_POINTS:
         # the screened columns at the leaf chosen so far and at the sqrt rule's, with every scale
         for m in sorted({cands[choice()[2]][0], cands[0][0]}, reverse=True):
             cands.extend((m, SCREENED, sc) for sc in scales)
