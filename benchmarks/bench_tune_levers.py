@@ -207,6 +207,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "tunetrees": ({"forest.ForestLocalizer": _tuning_trees_like_auto()}, {}),
     "tunetrees-leaf2": ({"forest.ForestLocalizer": _tuning_trees_like_auto(), "MIN_LEAF": 2}, {}),
     "noscreen": ({"screening.SCREEN_MIN_FEATURES": 10**9}, {}),  # the default before "screened" was a candidate
+    "screened": ({}, {"max_features": "screened"}),  # screening forced, leaf and scale tuned
     "trees100": ({}, {"n_estimators": 100}),  # the default before n_estimators="auto"
     "trees200": ({}, {"n_estimators": 200}),
     "trees300": ({}, {"n_estimators": 300}),
