@@ -8,7 +8,7 @@ Usage (from the repository root)::
 
 Same protocol, data, base model and worst-slab metric as ``bench_peers.py``
 (its ``peerbench`` helpers, 1,000 directions). The PAC methods (QRF-TC, both
-forms, at alpha = 0.1) cover 0.92-0.95 on average where an exact marginal
+forms, at alpha = 0.1) cover 0.91-0.95 on average where an exact marginal
 method covers 0.90, and worst-slab coverage rises with marginal coverage. This
 script runs LCP-RF with its default options at several alpha and, for each PAC
 method and seed, interpolates LCP-RF's worst-slab coverage at that method's
@@ -67,14 +67,14 @@ def report(results: dict[str, list[dict]], args: argparse.Namespace) -> str:
         f"Command: `python benchmarks/bench_slab_at_coverage.py {' '.join(args.argv)}`. "
         f"{args.seeds} seed(s) from {args.seed}; means over seeds (standard error of the paired difference).",
         "",
-        "| data | method | coverage | worst-slab | LCP-RF worst-slab at that coverage | difference (s.e.) |",
-        "|---|---|---:|---:|---:|---:|",
+        "| data | method | coverage | worst-slab | LCP-RF worst-slab at that coverage | difference (s.e.) | inf. share |",
+        "|---|---|---:|---:|---:|---:|---:|",
     ]
     for data, runs in results.items():
         for a in args.alphas:
             k = f"lcp-rf@{a:g}"
             m = np.mean([r[k] for r in runs], axis=0)
-            lines.append(f"| {data} | LCP-RF, alpha = {a:g} | {m[0]:.3f} | {m[1]:.3f} | | |")
+            lines.append(f"| {data} | LCP-RF, alpha = {a:g} | {m[0]:.3f} | {m[1]:.3f} | | | {m[2]:.4f} |")
         for key in PAC_KEYS:
             diffs, clamped = [], 0
             for r in runs:
@@ -87,7 +87,7 @@ def report(results: dict[str, list[dict]], args: argparse.Namespace) -> str:
             se = float(np.std(d, ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("nan")
             flag = f" ({clamped} of {len(runs)} seeds outside LCP-RF's range: clamped)" if clamped else ""
             lines.append(f"| {data} | {CONFRF_METHODS[key][0]} (alpha = {args.alpha:g}) | {m[0]:.3f} | {m[1]:.3f} | "
-                         f"{m[1] + d.mean():.3f}{flag} | {d.mean():+.3f} ({se:.3f}) |")
+                         f"{m[1] + d.mean():.3f}{flag} | {d.mean():+.3f} ({se:.3f}) | {m[2]:.4f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -60,6 +60,6 @@ def test_smoke_toy(bench, tmp_path, capsys):
     rows = [line.split("|") for line in text.splitlines() if line.startswith("| toy | QRF-TC")]
     for r in rows:
         cov, wsc = float(r[3]), float(r[4])
-        assert 0.0 <= wsc <= cov <= 1.0
+        assert 0.0 <= wsc <= cov <= 1.0 and 0.0 <= float(r[7]) < 1.0
         # the interpolated worst-slab coverage is the PAC method's plus the mean paired difference
         assert float(r[5].split()[0]) == pytest.approx(wsc + float(r[6].split()[0]), abs=2e-3)
