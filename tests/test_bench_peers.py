@@ -5,30 +5,19 @@ needs no peer package (CI installs only ``.[test]``); the peer part is skipped
 unless MAPIE and quantile-forest are installed.
 """
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
+from benchscript import benchmark_script
 
 pytest.importorskip("matplotlib")  # the script writes PNG plots
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_peers.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    path_before = list(sys.path)
-    spec = importlib.util.spec_from_file_location("bench_peers", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_peers"] = mod  # dataclasses look their module up while the file executes
-    try:
-        spec.loader.exec_module(mod)
+    with benchmark_script("bench_peers.py") as mod:
         yield mod
-    finally:
-        sys.modules.pop("bench_peers", None)
-        sys.path[:] = path_before  # the script puts benchmarks/ on the path for bench_predict
 
 
 def run_quick(bench, out, methods, capsys, datasets=("toy",)):

@@ -1,25 +1,14 @@
 """benchmarks/bench_slab_at_coverage.py: the interpolation against its definition, and a smoke run on toy."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_slab_at_coverage.py"
+from benchscript import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    path_before = list(sys.path)
-    spec = importlib.util.spec_from_file_location("bench_slab_at_coverage", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(mod)
+    with benchmark_script("bench_slab_at_coverage.py") as mod:
         yield mod
-    finally:
-        sys.path[:] = path_before  # the script puts the repository and benchmarks/ on the path
 
 
 def _slow_at_coverage(curve, cov):

@@ -31,8 +31,9 @@ per-point differences. The conformal points never enter, so Guan's finite-sample
 guarantee is exact whatever is chosen: the forest is a fixed function of data
 independent of the conformal and test points. Below ``ROTATE_BELOW`` tuning
 points, where one random split decides noisily, a choice that leaves the
-sqrt rule (after the grid, or else after the screened stage) is checked: every candidate is simulated again with each of the
-other two thirds growing the tuning forest, a point's loss becomes its mean
+sqrt rule (after the grid, or else after the screened stage) is checked:
+every candidate is simulated again with each of the other two thirds
+growing the tuning forest, a point's loss becomes its mean
 over the two simulations it is a test point in, and the choice is made again
 (three times the cost of a tuning that is cheap there, and only when it would
 move the forest away from the sqrt rule).
