@@ -165,6 +165,24 @@ def test_object_dtype_strings_work(df):
     np.testing.assert_array_equal(design.transform(df), X)  # str dtype at transform
 
 
+@pytest.mark.parametrize("dtype", ["string", "string[pyarrow]", "large_string[pyarrow]", "str", "category"])
+def test_text_in_any_string_dtype_is_a_factor(df, dtype):
+    # formulaic casts pandas' nullable "string" and Arrow strings to float; every text dtype must give one factor
+    if "pyarrow" in dtype:
+        pytest.importorskip("pyarrow")
+    typed = df.assign(cut=df["cut"].astype(dtype))
+    ref, X_ref, _, _ = Design.fit("price ~ carat + cut + C(cut):carat", df)
+    design, X, _, _ = Design.fit("price ~ carat + cut + C(cut):carat", typed)
+    assert design.column_names == ref.column_names
+    np.testing.assert_array_equal(X, X_ref)
+    np.testing.assert_array_equal(design.transform(typed.iloc[:5]), X_ref[:5])  # the typed column at transform,
+    np.testing.assert_array_equal(ref.transform(typed.iloc[:5]), X_ref[:5])  # also after a fit on object text
+    with pytest.raises(InputError, match=r"'cut'.*'premium'"):
+        design.transform(typed.iloc[:2].assign(cut=pd.array(["premium", "fair"], dtype="string")))
+    with pytest.raises(InputError, match=r"NaN.*'cut'"):
+        Design.fit("price ~ cut", typed.assign(cut=pd.array([None] + ["fair"] * 23, dtype="string")))
+
+
 def test_unseen_level_with_C_raises(df):
     design, *_ = Design.fit("price ~ carat + C(cut)", df)
     new = pd.DataFrame({"carat": [1.0, 1.0, 1.0], "cut": ["good", "premium", "premium"]})

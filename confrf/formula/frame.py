@@ -106,6 +106,9 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
       user's choice;
     * object columns whose values are all numbers (as after
       ``astype(object)`` or ``pd.concat`` of mixed frames) become float;
+    * text in any string dtype (pandas' nullable ``"string"``, Arrow strings)
+      becomes object, which formulaic reads as a factor (it would try to
+      cast those dtypes to float);
     * object columns mixing numbers and strings raise, naming the strings
       (a stray "n/a" in a numeric column must not turn it into a factor);
     * a string column read as a factor with a distinct value in (almost)
@@ -131,6 +134,10 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
                              "use its .real, .imag or abs() as columns")
         if col.dtype != object and not pd.api.types.is_string_dtype(col):
             continue
+        if col.dtype != object:
+            # formulaic reads object text (and pandas 3's default "str") as a factor, but casts the nullable
+            # "string" and Arrow string dtypes to float; as object they are one factor whatever the dtype
+            col = converted[name] = col.astype(object).where(col.notna(), np.nan)
         kind = kind or pd.api.types.infer_dtype(col, skipna=True)
         if kind in ("mixed", "mixed-integer"):  # rare: find the numbers among the other values
             values = col.dropna()

@@ -58,7 +58,7 @@ def label_column(formula: Any, data: Any) -> str | None:
         # numbers stored as objects stay a numeric response; numbers mixed with text raise (a stray "n/a"
         # must not turn a numeric response into class labels)
         prepared = prepare_columns(pd.DataFrame({name: col}), [name], "data")
-        return None if prepared[name].dtype != col.dtype else name
+        return None if pd.api.types.is_numeric_dtype(prepared[name]) else name
     return None
 
 
