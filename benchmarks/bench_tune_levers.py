@@ -170,6 +170,8 @@ _median_scale_of = _quantile_scale_of(0.5)
 #: docs/benchmarks/tuning_levers.md above the "new default" were run before the refinement existed.
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
+    # the base model's prediction mu(x) as one more localizer column (MU_COLUMN below), leaf and scale tuned
+    "mu-column": ({}, {}),
     "raw-scores": ({}, {"options": {"scale": "none"}}),
     "scale-median": ({"ForestLocalizer.grow": _grow_with_median_index, "ForestLocalizer._scale_of": _median_scale_of},
                      {}),
@@ -222,6 +224,23 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 }
 
 
+#: variants whose localizer also sees mu(x) as its last column
+MU_COLUMN = {"mu-column"}
+
+
+class _WithoutLastColumn:
+    """The shared base model, fed the design without the mu(x) column that the localizer sees."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> "_WithoutLastColumn":
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.model.predict(np.asarray(X)[:, :-1])
+
+
 @contextmanager
 def patched(patches: dict[str, Any]) -> Iterator[None]:
     def target(key: str) -> tuple[Any, str]:
@@ -242,14 +261,21 @@ def patched(patches: dict[str, Any]) -> Iterator[None]:
 
 def run_variant(name: str, sh: Shared) -> Interval:
     patches, settings = VARIANTS[name]
-    s = sh.split
-    est = cf.ConformalRegressor(model=sh.mu, prefit=True, method="lcp-rf", alpha=sh.alpha, random_state=sh.seed,
+    s, model = sh.split, sh.mu
+    X_cal, X_te = s.X_cal, s.X_te
+    if name in MU_COLUMN:
+        X_cal, X_te, model = np.column_stack([X_cal, sh.mu_cal]), np.column_stack([X_te, sh.mu_test]), \
+            _WithoutLastColumn(sh.mu)
+    est = cf.ConformalRegressor(model=model, prefit=True, method="lcp-rf", alpha=sh.alpha, random_state=sh.seed,
                                 n_jobs=sh.n_jobs, **settings)
     with patched(patches):  # predict too: a patched scale is read again at predict time
-        _, sec = clock(lambda: est.conformalize(s.X_cal, s.y_cal))
+        _, sec = clock(lambda: est.conformalize(X_cal, s.y_cal))
         loc = est.calibrator_.localizer
-        extra = {"leaf": loc.min_samples_leaf_, "mf": loc.max_features_, "scale": loc.scale_}
-        I, psec = clock(lambda: est.predict_interval(s.X_te))
+        tuning = loc.tuning_
+        extra = {"leaf": loc.min_samples_leaf_, "mf": loc.max_features_, "scale": loc.scale_,
+                 # the chosen candidate's mean tuning loss: the same folds for every variant of one seed
+                 "tune_loss": tuning.scores[tuning.candidates.index(tuning.chosen)] if tuning else float("nan")}
+        I, psec = clock(lambda: est.predict_interval(X_te))
     return Interval(I[:, 0], I[:, 1], sec, psec, sh.mu_seconds, extra)
 
 
@@ -262,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-sim", type=int, default=3000)
     ap.add_argument("--max-rows", type=int, default=6000)
     ap.add_argument("--no-peer", action="store_true", help="skip the QRF normalized split row")
+    ap.add_argument("--pick-by-tuning", nargs=2, metavar=("A", "B"),
+                    help="add a row 'A|B' that takes, per data set and seed, the variant whose chosen candidate had "
+                         "the lower tuning loss (what a tuning candidate 'B instead of A' would choose)")
     args = ap.parse_args(argv)
     # what peerbench's make_split / evaluate read
     args.alpha, args.no_hole, args.wsc_delta, args.wsc_directions, args.n_jobs = 0.1, False, 0.1, 200, 1
@@ -286,18 +315,46 @@ def main(argv: list[str] | None = None) -> int:
                            "err_hat": r["fidelity_error"], "err_star": r["oracle_error"],
                            "med_w": r["median_width"], "sec": I.calib_seconds,
                            "leaf": I.extra.get("leaf"), "mf": I.extra.get("mf"),
-                           "scale": I.extra.get("scale")}
+                           "scale": I.extra.get("scale"), "tune_loss": I.extra.get("tune_loss")}
                     rows.append(row)
                     print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
                           flush=True)
     df = pd.DataFrame(rows)
+    if args.pick_by_tuning:
+        df = pd.concat([df, _picked_by_tuning(df, *args.pick_by_tuning)], ignore_index=True)
     df["err_star"] = df["err_star"].astype(float)
     tab = df.groupby(["data", "variant"], sort=False)[["cov", "wsc", "inf", "err_hat", "err_star", "med_w",
                                                        "sec"]].mean()
-    with pd.option_context("display.width", 200, "display.max_rows", 500):
+    with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 20):
         print(tab.round(3))
         print(df.groupby("variant", sort=False)["err_hat"].mean().round(3).rename("err_hat averaged over data"))
+        print(_paired_differences(df).round(3))
     return 0 if not math.isnan(df["err_hat"].mean()) else 1
+
+
+def _paired_differences(df: pd.DataFrame) -> pd.DataFrame:
+    """Each variant minus the first one, paired by (data, seed): mean and standard error over seeds."""
+    first = df["variant"].iloc[0]
+    wide = df.pivot_table(index=["data", "seed"], columns="variant", values=["err_hat", "err_star", "wsc"])
+    out = []
+    for v in df["variant"].unique()[1:]:
+        d = (wide.xs(v, axis=1, level="variant") - wide.xs(first, axis=1, level="variant")).groupby("data", sort=False)
+        m, se = d.mean(), d.std(ddof=1) / np.sqrt(d.count())
+        out.append(pd.concat({"mean": m, "s.e.": se}, axis=1))
+    return pd.concat(out, keys=[f"{v} - {first}" for v in df["variant"].unique()[1:]],
+                     names=["variant"]) if out else pd.DataFrame()
+
+
+def _picked_by_tuning(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Rows 'a|b': per (data, seed), b's row where its tuning loss is below a's, else a's."""
+    rows = df.set_index(["data", "seed", "variant"])
+    ra = rows.xs(a, level="variant")
+    rb = rows.xs(b, level="variant").loc[ra.index]
+    take_b = (rb["tune_loss"] < ra["tune_loss"]).to_numpy()
+    out = ra.copy()
+    out.loc[take_b] = rb.loc[take_b].to_numpy()
+    print(f"{a}|{b}: {b} chosen on {int(take_b.sum())} of {len(ra)} fits")
+    return out.reset_index().assign(variant=f"{a}|{b}")
 
 
 if __name__ == "__main__":
