@@ -172,6 +172,12 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
     # the base model's prediction mu(x) as one more localizer column (MU_COLUMN below), leaf and scale tuned
     "mu-column": ({}, {}),
+    # the screened candidate keeps the columns that mu(x) is sensitive to (MU_SCREEN below) instead of the
+    # screening forest's; "forced": that screening is the forest's max_features, leaf and scale tuned
+    "mu-screen": ({}, {}),
+    "mu-screen-forced": ({}, {"max_features": "screened"}),
+    # the screened candidate keeps the union of both screenings
+    "mu-union": ({}, {}),
     "raw-scores": ({}, {"options": {"scale": "none"}}),
     "scale-median": ({"ForestLocalizer.grow": _grow_with_median_index, "ForestLocalizer._scale_of": _median_scale_of},
                      {}),
@@ -226,6 +232,28 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
 
 #: variants whose localizer also sees mu(x) as its last column
 MU_COLUMN = {"mu-column"}
+#: variants whose screened candidate reads the columns mu(x) is sensitive to
+MU_SCREEN = {"mu-screen", "mu-screen-forced", "mu-union"}
+
+
+def _mu_sensitive_columns(sh: Shared, rows: int = 1000) -> np.ndarray:
+    """Columns whose permutation moves mu(x) by at least twice the average column's mean |change|.
+
+    Read on the training rows (the base model's own data, never a calibration point), so the
+    guarantee stays exact; the most sensitive column if none reaches the threshold, every column if
+    mu(x) is constant.
+    """
+    X = sh.split.X_tr[:rows]
+    base, rng = sh.mu.predict(X), np.random.default_rng(0)
+    sens = np.empty(X.shape[1])
+    for j in range(X.shape[1]):
+        Xp = X.copy()
+        Xp[:, j] = rng.permutation(Xp[:, j])
+        sens[j] = np.mean(np.abs(sh.mu.predict(Xp) - base))
+    if not sens.any():
+        return np.arange(X.shape[1])
+    cols = np.flatnonzero(sens >= 2.0 * sens.mean())
+    return cols if cols.size else np.array([int(np.argmax(sens))])
 
 
 class _WithoutLastColumn:
@@ -268,6 +296,15 @@ def run_variant(name: str, sh: Shared) -> Interval:
             _WithoutLastColumn(sh.mu)
     est = cf.ConformalRegressor(model=model, prefit=True, method="lcp-rf", alpha=sh.alpha, random_state=sh.seed,
                                 n_jobs=sh.n_jobs, **settings)
+    if name in MU_SCREEN:
+        cols = _mu_sensitive_columns(sh)
+        print(f"{name}: mu(x) is sensitive to columns {cols.tolist()} of {s.X_tr.shape[1]}", flush=True)
+        forest_screen = screening.screen_features
+
+        def screen(X: np.ndarray, V: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
+            return np.union1d(cols, forest_screen(X, V, *args, **kwargs)) if name == "mu-union" else cols
+
+        patches = {**patches, "screening.screen_features": screen, "forest.screen_features": screen}
     with patched(patches):  # predict too: a patched scale is read again at predict time
         _, sec = clock(lambda: est.conformalize(X_cal, s.y_cal))
         loc = est.calibrator_.localizer
