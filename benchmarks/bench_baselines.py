@@ -63,8 +63,9 @@ CONFIGS = [
 ]
 
 
-def evaluate(data: Any, test: Any, label: str, method: str, score: str, model: str, alpha: float,
-             seed: int, n_train: int) -> dict[str, Any]:
+def evaluate(
+    data: Any, test: Any, label: str, method: str, score: str, model: str, alpha: float, seed: int, n_train: int
+) -> dict[str, Any]:
     X, y = np.asarray(data.X), data.y.to_numpy()
     Xte, yte = np.asarray(test.X), test.y.to_numpy()
     t0 = time.perf_counter()
@@ -82,7 +83,10 @@ def evaluate(data: Any, test: Any, label: str, method: str, score: str, model: s
     constant = np.ptp(w) <= 1e-9 * max(1.0, float(np.abs(w).max())) if w.size else True  # SPLIT: rounding only
     corr = None if constant or w.size < 3 else float(np.corrcoef(w, o)[0, 1])
     return {
-        "label": label, "method": method, "score": score, "model": model,
+        "label": label,
+        "method": method,
+        "score": score,
+        "model": model,
         "coverage": float(np.mean((yte >= lwr) & (yte <= upr))),
         "cond_coverage_mean": float(cond.mean()),
         "share_cond_below": float(np.mean(cond < 1 - 2 * alpha)),
@@ -103,10 +107,16 @@ def configs(args: argparse.Namespace) -> list[tuple[str, str, str, str]]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    out: dict[str, Any] = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-                           "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
-                                       "numpy": np.__version__, "confrf": cf.__version__},
-                           "rows": []}
+    out: dict[str, Any] = {
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "machine": {
+            "python": sys.version.split()[0],
+            "platform": platform.platform(),
+            "numpy": np.__version__,
+            "confrf": cf.__version__,
+        },
+        "rows": [],
+    }
     for name in args.data:
         for r in range(args.repeats):
             s = args.seed + 10 * r
@@ -116,10 +126,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 row = evaluate(data, test, label, method, score, model, args.alpha, s, args.n_train)
                 row.update(data=name, repeat=r)
                 out["rows"].append(row)
-                print(f"{name} r{r} {label:24s} cov {row['coverage']:.3f} width {row['mean_width']:.3f} "
-                      f"inf {row['share_infinite']:.3f} corr {row['corr_oracle_width']} "
-                      f"err {row['median_rel_err']:.3f} fit {row['fit_seconds']:.1f}s "
-                      f"predict {row['predict_seconds']:.2f}s", flush=True)
+                print(
+                    f"{name} r{r} {label:24s} cov {row['coverage']:.3f} width {row['mean_width']:.3f} "
+                    f"inf {row['share_infinite']:.3f} corr {row['corr_oracle_width']} "
+                    f"err {row['median_rel_err']:.3f} fit {row['fit_seconds']:.1f}s "
+                    f"predict {row['predict_seconds']:.2f}s",
+                    flush=True,
+                )
     return out
 
 
@@ -150,23 +163,36 @@ def markdown(res: dict[str, Any]) -> str:
     ]
     for name in a["data"]:
         rows = [r for r in res["rows"] if r["data"] == name]
-        L += [f"## {name}", "",
-              "| configuration | coverage | cond. cov. | share cond. < 1-2α | mean width | share inf | "
-              "corr(width, oracle) | median rel. err | fit s | predict s |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        L += [
+            f"## {name}",
+            "",
+            "| configuration | coverage | cond. cov. | share cond. < 1-2α | mean width | share inf | "
+            "corr(width, oracle) | median rel. err | fit s | predict s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for label, *_ in configs(argparse.Namespace(**a)):
             rr = [r for r in rows if r["label"] == label]
-            col = lambda k, dg=3: _fmt([r[k] for r in rr], dg)  # noqa: E731
-            L.append(f"| {label} | {col('coverage')} | {col('cond_coverage_mean')} | {col('share_cond_below')} | "
-                     f"{col('mean_width')} | {col('share_infinite')} | {col('corr_oracle_width', 2)} | "
-                     f"{col('median_rel_err')} | {col('fit_seconds', 1)} | {col('predict_seconds', 2)} |")
-        L.append(f"\nMean oracle width (absolute score, RF center): "
-                 f"{_fmt([r['mean_oracle_width'] for r in rows if r['label'] == 'SPLIT'])}.")
+            col = lambda k, dg=3, rr=rr: _fmt([r[k] for r in rr], dg)
+            L.append(
+                f"| {label} | {col('coverage')} | {col('cond_coverage_mean')} | {col('share_cond_below')} | "
+                f"{col('mean_width')} | {col('share_infinite')} | {col('corr_oracle_width', 2)} | "
+                f"{col('median_rel_err')} | {col('fit_seconds', 1)} | {col('predict_seconds', 2)} |"
+            )
+        L.append(
+            f"\nMean oracle width (absolute score, RF center): "
+            f"{_fmt([r['mean_oracle_width'] for r in rows if r['label'] == 'SPLIT'])}."
+        )
         bws = [r["describe"].get("bandwidth") for r in rows if r["method"] in ("lcp", "slcp")]
         if bws:
-            L.append("Kernel bandwidths chosen (standardized units): " + ", ".join(
-                f"{r['label']}: {r['describe'].get('bandwidth'):.3g}" for r in rows
-                if r["method"] in ("lcp", "slcp") and r["repeat"] == 0) + " (repeat 0).")
+            L.append(
+                "Kernel bandwidths chosen (standardized units): "
+                + ", ".join(
+                    f"{r['label']}: {r['describe'].get('bandwidth'):.3g}"
+                    for r in rows
+                    if r["method"] in ("lcp", "slcp") and r["repeat"] == 0
+                )
+                + " (repeat 0)."
+            )
         L.append("")
     return "\n".join(L)
 
@@ -180,8 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--alpha", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", nargs="+", default=["toy", "sim"], choices=["toy", "sim"])
-    ap.add_argument("--methods", nargs="+", default=["split", "lcp", "slcp", "lcp-rf"],
-                    choices=["split", "lcp", "slcp", "lcp-rf"])
+    ap.add_argument(
+        "--methods", nargs="+", default=["split", "lcp", "slcp", "lcp-rf"], choices=["split", "lcp", "slcp", "lcp-rf"]
+    )
     ap.add_argument("--scores", nargs="+", default=["absolute", "quantile"], choices=["absolute", "quantile"])
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = ap.parse_args(argv)

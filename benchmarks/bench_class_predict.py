@@ -56,8 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         tracemalloc.stop()
         outs.append(out)
         label = "default (10,000)" if chunk is None else f"{chunk:,} (one chunk)"
-        print(f"chunk_size {label:>22}: {seconds:6.1f} s, peak {peak:6.0f} MB, mean set size "
-              f"{out['size'].mean():.3f}")
+        print(f"chunk_size {label:>22}: {seconds:6.1f} s, peak {peak:6.0f} MB, mean set size {out['size'].mean():.3f}")
     print("identical sets:", outs[0].equals(outs[1]))
     return 0
 

@@ -95,8 +95,9 @@ def run_confrf(method: str, score: str, model, K: int, seed: int, Xc, yc, Xt) ->
     s = APSScore(randomized=True, random_state=seed) if score == "aps-r" else score
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cf.exceptions.InfiniteIntervalWarning)
-        clf = ConformalClassifier(model, method=method, alpha=ALPHA, score=s, prefit=True, random_state=seed,
-                                  n_jobs=1).conformalize(Xc, yc, classes=list(range(K)))
+        clf = ConformalClassifier(
+            model, method=method, alpha=ALPHA, score=s, prefit=True, random_state=seed, n_jobs=1
+        ).conformalize(Xc, yc, classes=list(range(K)))
     return clf.predict_sets(Xt)
 
 
@@ -126,8 +127,12 @@ def metrics(sets: np.ndarray, yt: np.ndarray) -> dict[str, float]:
     covered = sets[np.arange(sets.shape[0]), yt]
     size = sets.sum(axis=1)
     by_class = [covered[yt == k].mean() for k in np.unique(yt)]
-    return {"coverage": float(covered.mean()), "mean_size": float(size.mean()),
-            "worst_size_coverage": worst_size_coverage(size, covered), "worst_class_coverage": float(min(by_class))}
+    return {
+        "coverage": float(covered.mean()),
+        "mean_size": float(size.mean()),
+        "worst_size_coverage": worst_size_coverage(size, covered),
+        "worst_class_coverage": float(min(by_class)),
+    }
 
 
 def one_seed(name: str, seed: int) -> list[dict]:
@@ -148,8 +153,16 @@ def one_seed(name: str, seed: int) -> list[dict]:
     for label, fn in runs.items():
         t0 = time.perf_counter()
         sets = fn()
-        rows.append({"data": name, "seed": seed, "method": label, **metrics(sets, yt),
-                     "seconds": time.perf_counter() - t0, "n_test": int(len(te))})
+        rows.append(
+            {
+                "data": name,
+                "seed": seed,
+                "method": label,
+                **metrics(sets, yt),
+                "seconds": time.perf_counter() - t0,
+                "n_test": int(len(te)),
+            }
+        )
     return rows
 
 
@@ -159,36 +172,49 @@ def report(df: pd.DataFrame) -> str:
     lines = []
     checks = []
     for data in df["data"].unique():
-        lines += [f"\n**{data}** ({int(df[df.data == data].n_test.iloc[0])} test rows per seed)\n",
-                  "| method | coverage | mean size | worst size-strat. cov. | worst class cov. | seconds |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            f"\n**{data}** ({int(df[df.data == data].n_test.iloc[0])} test rows per seed)\n",
+            "| method | coverage | mean size | worst size-strat. cov. | worst class cov. | seconds |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
         for method in df[df.data == data]["method"].unique():
             m, s = mean.loc[(data, method)], se.loc[(data, method)]
-            cells = [f"{m[c]:.3f} ± {s[c]:.3f}" for c in ("coverage", "mean_size", "worst_size_coverage",
-                                                          "worst_class_coverage")]
+            cells = [
+                f"{m[c]:.3f} ± {s[c]:.3f}"
+                for c in ("coverage", "mean_size", "worst_size_coverage", "worst_class_coverage")
+            ]
             lines.append(f"| {method} | " + " | ".join(cells) + f" | {m['seconds']:.2f} |")
         ours = [k for k in CONFRF]
         cov_ok = all(mean.loc[(data, k), "coverage"] >= 1 - ALPHA - 3 * se.loc[(data, k), "coverage"] for k in ours)
         best = min(mean.loc[(data, k), "mean_size"] for k in ours)
         lac = mean.loc[(data, "MAPIE LAC")]
         best_ssc = max(mean.loc[(data, k), "worst_size_coverage"] for k in ours)
-        checks.append(f"| {data} | {'yes' if cov_ok else 'NO'} | {best:.3f} vs {lac['mean_size'] * 1.02:.3f} "
-                      f"({'yes' if best <= lac['mean_size'] * 1.02 else 'NO'}) | {best_ssc:.3f} vs "
-                      f"{lac['worst_size_coverage']:.3f} ({'yes' if best_ssc > lac['worst_size_coverage'] else 'NO'}) |")
-    head = ["## Classification: prediction sets next to MAPIE and crepes", "",
-            f"Command: `python benchmarks/bench_classification.py` ({df.seed.nunique()} seeds, alpha = {ALPHA}; "
-            "protocol in the script's docstring). Mean ± standard error over seeds. Worst size-stratified "
-            "coverage: lowest coverage over non-empty set sizes with at least 20 test rows (NaN when none).", "",
-            "Targets: coverage ≥ 1 − α − 3 s.e. for every confrf method; the best confrf mean set size ≤ MAPIE "
-            "LAC's + 2 %; the best confrf worst size-stratified coverage above MAPIE LAC's.", "",
-            "confrf split LAC computes the same order statistic as MAPIE LAC and crepes standard, and confrf "
-            "split-g the same per-class one as crepes Mondrian, except that crepes keeps a label when its p-value "
-            "is >= 1 - confidence: when (n + 1) alpha is an integer that admits one more label than the exact "
-            "rule, so its sets can be slightly larger. LCP-RF-G's sets are "
-            "large when the classes are separated in x (docs/guide/classification.md, 'When localization costs').",
-            "",
-            "| data | every confrf coverage ≥ 1 − α − 3 s.e. | best confrf size vs LAC + 2 % | best confrf "
-            "worst size-strat. cov. vs MAPIE LAC |", "| --- | --- | --- | --- |", *checks]
+        checks.append(
+            f"| {data} | {'yes' if cov_ok else 'NO'} | {best:.3f} vs {lac['mean_size'] * 1.02:.3f} "
+            f"({'yes' if best <= lac['mean_size'] * 1.02 else 'NO'}) | {best_ssc:.3f} vs "
+            f"{lac['worst_size_coverage']:.3f} ({'yes' if best_ssc > lac['worst_size_coverage'] else 'NO'}) |"
+        )
+    head = [
+        "## Classification: prediction sets next to MAPIE and crepes",
+        "",
+        f"Command: `python benchmarks/bench_classification.py` ({df.seed.nunique()} seeds, alpha = {ALPHA}; "
+        "protocol in the script's docstring). Mean ± standard error over seeds. Worst size-stratified "
+        "coverage: lowest coverage over non-empty set sizes with at least 20 test rows (NaN when none).",
+        "",
+        "Targets: coverage ≥ 1 − α − 3 s.e. for every confrf method; the best confrf mean set size ≤ MAPIE "
+        "LAC's + 2 %; the best confrf worst size-stratified coverage above MAPIE LAC's.",
+        "",
+        "confrf split LAC computes the same order statistic as MAPIE LAC and crepes standard, and confrf "
+        "split-g the same per-class one as crepes Mondrian, except that crepes keeps a label when its p-value "
+        "is >= 1 - confidence: when (n + 1) alpha is an integer that admits one more label than the exact "
+        "rule, so its sets can be slightly larger. LCP-RF-G's sets are "
+        "large when the classes are separated in x (docs/guide/classification.md, 'When localization costs').",
+        "",
+        "| data | every confrf coverage ≥ 1 − α − 3 s.e. | best confrf size vs LAC + 2 % | best confrf "
+        "worst size-strat. cov. vs MAPIE LAC |",
+        "| --- | --- | --- | --- |",
+        *checks,
+    ]
     return "\n".join(head + lines) + "\n"
 
 

@@ -96,9 +96,20 @@ def search_only(reg: ConformalRegressor, X: np.ndarray, alpha: float, repeats: i
 
         for loc, lv, m_req in leaves:
             idx = loc.index_
-            _kernels.lcp_rf_thresholds_ranked(lv, idx.leaf_ptr, idx.member_rank, idx.member_mult, idx.below,
-                                              idx.leaf_pop, idx.scores_r, idx.p2_r, idx.sorted_p2, int(m_req),
-                                              n_threads=1, unit_mult=idx.unit_mult)
+            _kernels.lcp_rf_thresholds_ranked(
+                lv,
+                idx.leaf_ptr,
+                idx.member_rank,
+                idx.member_mult,
+                idx.below,
+                idx.leaf_pop,
+                idx.scores_r,
+                idx.p2_r,
+                idx.sorted_p2,
+                int(m_req),
+                n_threads=1,
+                unit_mult=idx.unit_mult,
+            )
 
     seconds, _ = timed(run, repeats)
     visited = sum(np.diff(loc.weights(X[rows]).indptr).sum() for loc, rows in jobs)
@@ -107,8 +118,9 @@ def search_only(reg: ConformalRegressor, X: np.ndarray, alpha: float, repeats: i
 
 def bench_one(name: str, data: tuple, method: str, opts: dict | None, model: Any, args: argparse.Namespace) -> dict:
     _, _, Xc, yc, Xt, yt = data
-    make = lambda: ConformalRegressor(model=model, prefit=True, method=method, alpha=args.alpha,
-                                      random_state=args.seed, n_jobs=1, options=opts)
+    make = lambda: ConformalRegressor(
+        model=model, prefit=True, method=method, alpha=args.alpha, random_state=args.seed, n_jobs=1, options=opts
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InfiniteIntervalWarning)
         t_cal, reg = timed(lambda: make().conformalize(Xc, yc), args.repeats)
@@ -117,8 +129,12 @@ def bench_one(name: str, data: tuple, method: str, opts: dict | None, model: Any
     width = d["upr"] - d["lwr"]
     finite = np.isfinite(width)
     row: dict[str, Any] = {
-        "data": name, "method": method, "groups": (opts or {}).get("groups", "-"),
-        "conformalize_s": t_cal, "predict_s": t_pred, "coverage": float(cover.mean()),
+        "data": name,
+        "method": method,
+        "groups": (opts or {}).get("groups", "-"),
+        "conformalize_s": t_cal,
+        "predict_s": t_pred,
+        "coverage": float(cover.mean()),
         "mean_width": float(width[finite].mean()) if finite.any() else float("inf"),
         "n_infinite": int((~finite).sum()),
     }
@@ -140,17 +156,25 @@ def bench_one(name: str, data: tuple, method: str, opts: dict | None, model: Any
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from sklearn.ensemble import HistGradientBoostingRegressor
 
-    configs = [("split", None), ("split-g", {"groups": "components"}), ("split-g", {"groups": "leiden"}),
-               ("lcp-rf", None), ("lcp-rf-g", {"groups": "components"}), ("lcp-rf-g", {"groups": "leiden"})]
+    configs = [
+        ("split", None),
+        ("split-g", {"groups": "components"}),
+        ("split-g", {"groups": "leiden"}),
+        ("lcp-rf", None),
+        ("lcp-rf-g", {"groups": "components"}),
+        ("lcp-rf-g", {"groups": "leiden"}),
+    ]
     rows = []
     for name, data in datasets(args).items():
         model = HistGradientBoostingRegressor(random_state=args.seed).fit(data[0], data[1])
         for method, opts in configs:
             row = bench_one(name, data, method, opts, model, args)
-            print(f"{name:14s} {method:9s} {row['groups']:10s} conf {row['conformalize_s']:.2f}s "
-                  f"pred {row['predict_s']:.3f}s cov {row['coverage']:.3f} width {row['mean_width']:.3f} "
-                  f"groups {row.get('n_groups', '-')} worst {row.get('worst_group_coverage', float('nan')):.3f}",
-                  file=sys.stderr)
+            print(
+                f"{name:14s} {method:9s} {row['groups']:10s} conf {row['conformalize_s']:.2f}s "
+                f"pred {row['predict_s']:.3f}s cov {row['coverage']:.3f} width {row['mean_width']:.3f} "
+                f"groups {row.get('n_groups', '-')} worst {row.get('worst_group_coverage', float('nan')):.3f}",
+                file=sys.stderr,
+            )
             rows.append(row)
         base = next(r for r in rows if r["data"] == name and r["method"] == "lcp-rf")
         for r in rows:
@@ -168,11 +192,15 @@ def markdown(res: dict[str, Any]) -> str:
     lines = [
         "# Groupwise calibration benchmark",
         "",
-        (f"n_train={a['n_train']}, n_cal={a['n_cal']} (half localizer, half conformal for forest methods), "
-         f"n_test={a['n_test']}, alpha={a['alpha']}, best CPU seconds of {a['repeats']}, 1 thread."),
+        (
+            f"n_train={a['n_train']}, n_cal={a['n_cal']} (half localizer, half conformal for forest methods), "
+            f"n_test={a['n_test']}, alpha={a['alpha']}, best CPU seconds of {a['repeats']}, 1 thread."
+        ),
         "",
-        ("| data | method | groups | conformalize s | predict s | search s | visited/pt | search speed-up | "
-         "coverage | worst group | mean width | inf | groups (conformal sizes) |"),
+        (
+            "| data | method | groups | conformalize s | predict s | search s | visited/pt | search speed-up | "
+            "coverage | worst group | mean width | inf | groups (conformal sizes) |"
+        ),
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in res["rows"]:
@@ -183,7 +211,8 @@ def markdown(res: dict[str, Any]) -> str:
             f"{_cell(r, 'search_seconds', '.3f')} | {_cell(r, 'mean_visited', '.0f')} | "
             f"{_cell(r, 'search_speedup_vs_lcp_rf', '.2f')} | {r['coverage']:.3f} | "
             f"{_cell(r, 'worst_group_coverage', '.3f')} | {r['mean_width']:.3f} | {r['n_infinite']} | "
-            f"{sizes} |")
+            f"{sizes} |"
+        )
     return "\n".join(lines) + "\n"
 
 

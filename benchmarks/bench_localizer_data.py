@@ -34,8 +34,9 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import confrf as cf  # noqa: E402
 from peerbench.data import REAL, base_model, make_split, missing_datasets  # noqa: E402
+
+import confrf as cf  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,8 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", nargs="+", default=["california", "star", "diamonds", "bikes", "sim", "toy"])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--max-rows", type=int, default=6000)
-    ap.add_argument("--shares", type=float, nargs="+", default=None,
-                    help="compare these localizer_size values (prefit, hole) instead of localizer_data")
+    ap.add_argument(
+        "--shares",
+        type=float,
+        nargs="+",
+        default=None,
+        help="compare these localizer_size values (prefit, hole) instead of localizer_data",
+    )
     args = ap.parse_args(argv)
     for note in missing_datasets(args.datasets):
         print("NOTE:", note)
@@ -63,11 +69,17 @@ def main(argv: list[str] | None = None) -> int:
                 for seed in range(args.seeds):
                     sp = make_split(name, seed, split_args, cache)
                     for where in ("calibration", "training"):
-                        est = cf.ConformalRegressor(model=base_model(seed), random_state=seed,
-                                                    options={"localizer_data": where})
+                        est = cf.ConformalRegressor(
+                            model=base_model(seed), random_state=seed, options={"localizer_data": where}
+                        )
                         est.fit(sp.X_tr, sp.y_tr).conformalize(sp.X_cal, sp.y_cal)
-                        row = {"data": name, "protocol": protocol, "seed": seed, "localizer_data": where,
-                               **evaluate(est, sp, seed)}
+                        row = {
+                            "data": name,
+                            "protocol": protocol,
+                            "seed": seed,
+                            "localizer_data": where,
+                            **evaluate(est, sp, seed),
+                        }
                         rows.append(row)
                         print(*row.values(), flush=True)
     print_table(rows, ["data", "protocol", "localizer_data"])
@@ -80,9 +92,13 @@ def evaluate(est: cf.ConformalRegressor, sp, seed: int) -> dict:
     finite = np.isfinite(half)
     cov = cf.metrics.covered(sp.y_te, d["lwr"], d["upr"])
     wsc = cf.metrics.worst_slab_coverage(sp.X_te, cov, n_directions=300, random_state=seed)
-    return {"coverage": cov.mean(), "worst_slab": wsc.coverage,
-            "fidelity": float(np.median(cf.metrics.fidelity_error(sp.y_te, d["fit"], half))),
-            "median_width": float(np.median(2 * half[finite])), "inf": 1 - finite.mean()}
+    return {
+        "coverage": cov.mean(),
+        "worst_slab": wsc.coverage,
+        "fidelity": float(np.median(cf.metrics.fidelity_error(sp.y_te, d["fit"], half))),
+        "median_width": float(np.median(2 * half[finite])),
+        "inf": 1 - finite.mean(),
+    }
 
 
 def print_table(rows: list[dict], by: list[str]) -> None:

@@ -51,7 +51,8 @@ Metrics per test set (mean and standard error over seeds in the report; raw
 per-seed values in the JSON): coverage; worst-slab coverage
 (``confrf.metrics.worst_slab_coverage``, delta = 0.1, the same random
 directions for every method); mean width of the finite intervals, their
-coefficient of variation (sd / mean) and the share of infinite ones; on sim/toy the paper's distance to the oracle, the median over
+coefficient of variation (sd / mean) and the share of infinite ones; on sim/toy the paper's
+distance to the oracle, the median over
 test points of |q(x) - q*(x)| / q*(x) with q the interval's half-width and q*
 the exact (1 - alpha)-quantile of |Y - c(x)| given x around the interval's
 centre c (``SimulatedData.oracle_score_quantile``); on every data set the
@@ -74,8 +75,9 @@ import json
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pandas as pd
 
@@ -87,13 +89,28 @@ except ImportError:  # pragma: no cover - depends on how the script is launched
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_predict import background_cpu_busy, machine_info  # noqa: E402
+from peerbench.data import DATASETS, make_split, missing_datasets  # noqa: E402
+from peerbench.methods import (
+    ALL_METHODS,
+    CONFRF_METHODS,
+    PEER_GUARANTEED,
+    PEER_METHODS,
+    Interval,  # noqa: E402
+    Shared,
+    available_peers,
+    expand_methods,
+    groups_option,
+    label_of,
+    run_confrf,
+    run_crepes,
+    run_mapie_cqr,
+    run_mapie_split,
+    run_qrf,
+    run_qrf_normalized,
+)
+from peerbench.report import _jsonable, evaluate, markdown, plots  # noqa: E402
 
 import confrf as cf  # noqa: E402
-from peerbench.data import DATASETS, make_split, missing_datasets  # noqa: E402
-from peerbench.methods import (ALL_METHODS, CONFRF_METHODS, PEER_GUARANTEED, PEER_METHODS, Interval,  # noqa: E402
-                               Shared, available_peers, expand_methods, groups_option, label_of, run_confrf,
-                               run_crepes, run_mapie_cqr, run_mapie_split, run_qrf, run_qrf_normalized)
-from peerbench.report import _jsonable, evaluate, markdown, plots  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "results" / "peers"
@@ -136,7 +153,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # peers warn about e.g. prefit settings; not our concern here
                     try:
-                        I = run_confrf(method, sh) if method in CONFRF_METHODS else runners[method](sh)
+                        iv = run_confrf(method, sh) if method in CONFRF_METHODS else runners[method](sh)
                     except Exception as exc:
                         if method in CONFRF_METHODS and not isinstance(exc, cf.InputError):
                             raise  # a confrf bug must show; an InputError is a documented limit (e.g. too few points)
@@ -145,30 +162,52 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         print("NOTE:", note, flush=True)
                         notes.append(note)
                         continue
-                row = {"dataset": name, "seed": seed, "method": method, "label": label_of(method),
-                       "package": "confrf" if method in CONFRF_METHODS else PEER_METHODS[method][1],
-                       "certified": I.extra.get("certified", method in PEER_GUARANTEED),
-                       **evaluate(sh, I, args), "extra": I.extra}
+                row = {
+                    "dataset": name,
+                    "seed": seed,
+                    "method": method,
+                    "label": label_of(method),
+                    "package": "confrf" if method in CONFRF_METHODS else PEER_METHODS[method][1],
+                    "certified": iv.extra.get("certified", method in PEER_GUARANTEED),
+                    **evaluate(sh, iv, args),
+                    "extra": iv.extra,
+                }
                 rows.append(row)
                 oe = row["oracle_error"]
-                print(f"{name:10s} seed {seed} {row['label']:20s} cov {row['coverage']:.3f} "
-                      f"wsc {row['worst_slab_coverage']:.3f} width {row['mean_width']:.3f} "
-                      f"inf {row['share_infinite']:.3f} err* {'-' if oe is None else f'{oe:.3f}'} "
-                      f"err^ {row['fidelity_error']:.3f} med.w {row['median_width']:.3f} calib {row['calib_seconds']:.2f}s "
-                      f"predict {row['predict_seconds']:.2f}s", flush=True)
+                print(
+                    f"{name:10s} seed {seed} {row['label']:20s} cov {row['coverage']:.3f} "
+                    f"wsc {row['worst_slab_coverage']:.3f} width {row['mean_width']:.3f} "
+                    f"inf {row['share_infinite']:.3f} err* {'-' if oe is None else f'{oe:.3f}'} "
+                    f"err^ {row['fidelity_error']:.3f} med.w {row['median_width']:.3f} calib "
+                    f"{row['calib_seconds']:.2f}s "
+                    f"predict {row['predict_seconds']:.2f}s",
+                    flush=True,
+                )
     machine = machine_info()
-    machine.update(pandas=pd.__version__, peers=versions, groups=groups_option(),
-                   background_cpu_before=load_before, background_cpu_after=probe(),
-                   wall_seconds=time.perf_counter() - t_start)
+    machine.update(
+        pandas=pd.__version__,
+        peers=versions,
+        groups=groups_option(),
+        background_cpu_before=load_before,
+        background_cpu_after=probe(),
+        wall_seconds=time.perf_counter() - t_start,
+    )
     try:
         import matplotlib
 
         machine["matplotlib"] = matplotlib.__version__
     except ImportError:  # pragma: no cover - the plots are skipped then
         machine["matplotlib"] = None
-    return {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-            "command": "python benchmarks/bench_peers.py " + " ".join(args.argv),
-            "methods": methods, "datasets": datasets, "notes": notes, "machine": machine, "splits": splits, "rows": rows}
+    return {
+        "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "command": "python benchmarks/bench_peers.py " + " ".join(args.argv),
+        "methods": methods,
+        "datasets": datasets,
+        "notes": notes,
+        "machine": machine,
+        "splits": splits,
+        "rows": rows,
+    }
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -176,30 +215,53 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     ap.add_argument("--seeds", type=int, default=None, help="number of seeds (default 3; 2 with --quick)")
     ap.add_argument("--seed", type=int, default=0, help="first seed")
-    ap.add_argument("--methods", nargs="+", default=["all"], choices=["all", "confrf", "peers"] + ALL_METHODS,
-                    help="methods or groups 'all', 'confrf', 'peers'")
+    ap.add_argument(
+        "--methods",
+        nargs="+",
+        default=["all"],
+        choices=["all", "confrf", "peers"] + ALL_METHODS,
+        help="methods or groups 'all', 'confrf', 'peers'",
+    )
     ap.add_argument("--n-sim", type=int, default=None, help="points drawn per seed for sim/toy (default 3000)")
-    ap.add_argument("--max-rows", type=int, default=None,
-                    help="rows of a real data set used per seed, a random subset (default 6000; 0 = all)")
+    ap.add_argument(
+        "--max-rows",
+        type=int,
+        default=None,
+        help="rows of a real data set used per seed, a random subset (default 6000; 0 = all)",
+    )
     ap.add_argument("--alpha", type=float, default=0.1)
     ap.add_argument("--no-hole", action="store_true", help="keep the training part whole on real data")
     ap.add_argument("--mondrian-bins", type=int, default=10, help="equal-size difficulty bins of crepes Mondrian")
     ap.add_argument("--wsc-directions", type=int, default=None, help="worst-slab directions (default 1000)")
     ap.add_argument("--wsc-delta", type=float, default=0.1)
     ap.add_argument("--n-jobs", type=int, default=1)
-    ap.add_argument("--load-probe", type=float, default=1.0,
-                    help="seconds to sample the background CPU load before and after the run (0: skip)")
-    ap.add_argument("--quick", action="store_true",
-                    help="smoke test: sim/toy 2200 points, real data 2200 rows, 2 seeds, 200 directions, no docs")
+    ap.add_argument(
+        "--load-probe",
+        type=float,
+        default=1.0,
+        help="seconds to sample the background CPU load before and after the run (0: skip)",
+    )
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke test: sim/toy 2200 points, real data 2200 rows, 2 seeds, 200 directions, no docs",
+    )
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--docs", type=Path, default=None,
-                    help=f"also write peers.md and the plots here (default {DEFAULT_DOCS.relative_to(ROOT)}, "
-                         "not with --quick)")
+    ap.add_argument(
+        "--docs",
+        type=Path,
+        default=None,
+        help=f"also write peers.md and the plots here (default {DEFAULT_DOCS.relative_to(ROOT)}, not with --quick)",
+    )
     ap.add_argument("--no-docs", action="store_true", help="do not write into the docs")
     args = ap.parse_args(argv)
     quick = args.quick
-    for key, full, small in (("seeds", 3, 2), ("n_sim", 3000, 2200), ("max_rows", 6000, 2200),
-                             ("wsc_directions", 1000, 200)):
+    for key, full, small in (
+        ("seeds", 3, 2),
+        ("n_sim", 3000, 2200),
+        ("max_rows", 6000, 2200),
+        ("wsc_directions", 1000, 200),
+    ):
         if getattr(args, key) is None:
             setattr(args, key, small if quick else full)
     if args.docs is None and not quick:
@@ -229,8 +291,10 @@ def main(argv: list[str] | None = None) -> int:
         for p in images:
             (args.docs / p.name).write_bytes(p.read_bytes())
     print(text)
-    print(f"wrote {args.out / 'peers.md'}, peers.json and {len(images)} plot(s)"
-          + (f"; docs: {args.docs / 'peers.md'}" if args.docs is not None else ""))
+    print(
+        f"wrote {args.out / 'peers.md'}, peers.json and {len(images)} plot(s)"
+        + (f"; docs: {args.docs / 'peers.md'}" if args.docs is not None else "")
+    )
     return 0
 
 

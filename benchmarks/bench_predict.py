@@ -27,8 +27,9 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -48,8 +49,8 @@ try:
 except ImportError:  # pragma: no cover - optional comparison
     RandomForestQuantileRegressor = None
 
-TARGET_PREDICT_SECONDS = 1.0   # LCP-RF predict_interval of 1,000 points on 2 cores
-TARGET_RATIO_VS_QF = 3.0       # LCP-RF predict / quantile-forest predict
+TARGET_PREDICT_SECONDS = 1.0  # LCP-RF predict_interval of 1,000 points on 2 cores
+TARGET_RATIO_VS_QF = 3.0  # LCP-RF predict / quantile-forest predict
 
 
 # ---------------------------------------------------------------- timing ----
@@ -93,8 +94,8 @@ def estimator_seeds(random_state: int, k: int = 4) -> list[int]:
     return [int(s) for s in ss.generate_state(k) % (2**31 - 1)]
 
 
-def coverage_width(y: np.ndarray, I: np.ndarray) -> dict[str, float]:
-    lwr, upr = I[:, 0], I[:, 1]
+def coverage_width(y: np.ndarray, bounds: np.ndarray) -> dict[str, float]:
+    lwr, upr = bounds[:, 0], bounds[:, 1]
     finite = np.isfinite(lwr) & np.isfinite(upr)
     return {
         "coverage": float(np.mean((y >= lwr) & (y <= upr))),
@@ -110,6 +111,7 @@ def background_cpu_busy(seconds: float = 1.0) -> float | None:
     Taken before and after the benchmark: other work on a shared machine (a
     compile, a test run) inflates OpenMP timings badly, see the README.
     """
+
     def snap() -> tuple[int, int] | None:
         try:
             with open("/proc/stat") as fh:
@@ -142,7 +144,9 @@ def machine_info() -> dict[str, Any]:
         "scikit-learn": sklearn.__version__,
         "quantile-forest": None,
         "confrf": getattr(confrf, "__version__", "unknown"),
-        "env": {k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ},
+        "env": {
+            k: os.environ[k] for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ
+        },
         "threadpools": [],
     }
     try:
@@ -199,8 +203,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     grow, conf = np.sort(perm[:n_grow]), np.sort(perm[n_grow:])
     Xg, Vg, Xcf, Vcf = Xc[grow], V[grow], Xc[conf], V[conf]
     loc = ForestLocalizer(
-        n_estimators=reg.n_estimators, min_samples_leaf=reg.min_samples_leaf, max_features=reg.max_features,
-        max_depth=reg.max_depth, honest=reg.honest, random_state=seeds[2], n_jobs=nj,
+        n_estimators=reg.n_estimators,
+        min_samples_leaf=reg.min_samples_leaf,
+        max_features=reg.max_features,
+        max_depth=reg.max_depth,
+        honest=reg.honest,
+        random_state=seeds[2],
+        n_jobs=nj,
     )
     T["lcp_grow"], _ = timed(lambda: loc.grow(Xg, Vg), R)
     T["lcp_index"], _ = timed(lambda: loc.index(Xcf, Vcf), R)
@@ -210,8 +219,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         and np.array_equal(loc.index_.leaf_pop, loc_est.index_.leaf_pop)
     )
     if not same_split:
-        notes.append("WARNING: the directly timed grow/index did not reproduce the estimator's localizer "
-                     "(seed derivation changed?); their timings are on same-sized but different data.")
+        notes.append(
+            "WARNING: the directly timed grow/index did not reproduce the estimator's localizer "
+            "(seed derivation changed?); their timings are on same-sized but different data."
+        )
 
     # predict_interval and its pieces
     T["lcp_predict"], I_lcp = timed(lambda: reg.predict_interval(Xt), R, warmup=True)
@@ -219,8 +230,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     T["lcp_apply"], leafx = timed(lambda: loc_est.leaves(Xt), R, warmup=True)
     idx = loc_est.index_
     m_req = required_count(alpha, idx.n)
-    kargs = (leafx, idx.leaf_ptr, idx.member_rank, idx.member_mult, idx.below, idx.leaf_pop,
-             idx.scores_r, idx.p2_r, idx.sorted_p2, m_req)
+    kargs = (
+        leafx,
+        idx.leaf_ptr,
+        idx.member_rank,
+        idx.member_mult,
+        idx.below,
+        idx.leaf_pop,
+        idx.scores_r,
+        idx.p2_r,
+        idx.sorted_p2,
+        m_req,
+    )
     nthr = kernel_threads(nj)
     kern = _kernels.lcp_rf_thresholds_ranked
     T["lcp_kernel"], th = timed(lambda: kern(*kargs, n_threads=nthr, unit_mult=idx.unit_mult), R, warmup=True)
@@ -249,7 +270,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     T["lcp_predict_1job"], I_lcp1 = timed(lambda: reg1.predict_interval(Xt), R, warmup=True)
     T["lcp_apply_1job"], _ = timed(lambda: reg1.localizer_.leaves(Xt), R, warmup=True)
     if not np.array_equal(I_lcp1, I_lcp):
-        notes.append("WARNING: LCP-RF intervals differ between n_jobs=1 and n_jobs=%d." % nj)
+        notes.append(f"WARNING: LCP-RF intervals differ between n_jobs=1 and n_jobs={nj}.")
 
     # -- 2. SPLIT --------------------------------------------------------------
     split = ConformalRegressor(method="split", model="gbm", alpha=alpha, random_state=0, n_jobs=nj).fit(Xtr, ytr)
@@ -261,9 +282,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     q_level = 1.0 - alpha
     if RandomForestQuantileRegressor is not None:
         settings = dict(
-            n_estimators=loc_est.n_trees, min_samples_leaf=loc_est.min_samples_leaf_,
+            n_estimators=loc_est.n_trees,
+            min_samples_leaf=loc_est.min_samples_leaf_,
             max_features=1.0 if loc_est.columns_ is not None else loc_est.max_features_,
-            max_depth=loc_est.max_depth, bootstrap=loc_est.bootstrap,
+            max_depth=loc_est.max_depth,
+            bootstrap=loc_est.bootstrap,
             random_state=seeds[2],
         )
         qf_info["settings"] = {k: v for k, v in settings.items()}
@@ -281,10 +304,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for jobs, tag in ((nj, ""), (1, "_1job")):
                 key = f"qf_{name}{tag}"
                 T[key + "_fit"], qf = timed(
-                    lambda: RandomForestQuantileRegressor(**settings, **init_kw, n_jobs=jobs).fit(Xg_trees, Vg), R
+                    lambda: RandomForestQuantileRegressor(**settings, **init_kw, n_jobs=jobs).fit(Xg_trees, Vg),  # noqa: B023
+                    R,
                 )
-                T[key + "_predict"], q = timed(lambda: qf.predict(Xt_trees, quantiles=q_level, **pred_kw), R,
-                                               warmup=True)
+                T[key + "_predict"], q = timed(
+                    lambda: qf.predict(Xt_trees, quantiles=q_level, **pred_kw),  # noqa: B023 (called at once)
+                    R,
+                    warmup=True,
+                )
                 qf_models[key] = (qf, q)
         # same trees as the LCP-RF localizer? (same data, settings and seed)
         qf_full = qf_models["qf_full"][0]
@@ -292,7 +319,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         qf_info["same_trees_as_localizer"] = bool(np.array_equal(qf_leaves, leafx))
         t = th[0]
         fin = np.isfinite(t)
-        qf_info["corr_t_lcp_vs_q_qf"] = float(np.corrcoef(t[fin], qf_models["qf_full"][1][fin])[0, 1]) if fin.sum() > 2 else None
+        qf_info["corr_t_lcp_vs_q_qf"] = (
+            float(np.corrcoef(t[fin], qf_models["qf_full"][1][fin])[0, 1]) if fin.sum() > 2 else None
+        )
 
     # -- 5. sanity: coverage and width ----------------------------------------
     sanity = {"lcp-rf": coverage_width(yt, I_lcp), "split": coverage_width(yt, I_split)}
@@ -313,8 +342,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         T[k] = {kk: (vv if kk != "all" else list(vv)) for kk, vv in T[k].items()}
     return {
         "config": {k: getattr(args, k) for k in ("n_train", "n_cal", "n_test", "repeats", "n_jobs", "alpha", "seed")},
-        "machine": machine_info(), "timings": T, "work": work, "quantile_forest": qf_info,
-        "sanity": sanity, "same_split_as_estimator": bool(same_split), "notes": notes,
+        "machine": machine_info(),
+        "timings": T,
+        "work": work,
+        "quantile_forest": qf_info,
+        "sanity": sanity,
+        "same_split_as_estimator": bool(same_split),
+        "notes": notes,
     }
 
 
@@ -331,16 +365,21 @@ def render(res: dict[str, Any]) -> str:
     L: list[str] = []
     L.append("# bench_predict: LCP-RF vs SPLIT vs quantile-forest (sim model)")
     L.append("")
-    L.append(f"Data: `make_sim` (X in [0,1]^50, y = x1 + eps*x1/(1+x1)); n_train={cfg['n_train']}, "
-             f"n_cal={cfg['n_cal']} (honest split: {w['n_localizer']} localizer / {w['n_conformal']} conformal), "
-             f"n_test={cfg['n_test']}, alpha={cfg['alpha']}, n_jobs={nj}, repeats={cfg['repeats']}.")
-    L.append(f"Localizer forest: n_estimators={w['n_estimators']}, min_samples_leaf={w['min_samples_leaf']}, "
-             f"max_features={w['max_features']}; per test point the kernel visits "
-             f"{w['leaf_entries_per_test_point']:.0f} leaf entries = {w['distinct_neighbours_per_test_point']:.0f} "
-             f"distinct calibration neighbours.")
+    L.append(
+        f"Data: `make_sim` (X in [0,1]^50, y = x1 + eps*x1/(1+x1)); n_train={cfg['n_train']}, "
+        f"n_cal={cfg['n_cal']} (honest split: {w['n_localizer']} localizer / {w['n_conformal']} conformal), "
+        f"n_test={cfg['n_test']}, alpha={cfg['alpha']}, n_jobs={nj}, repeats={cfg['repeats']}."
+    )
+    L.append(
+        f"Localizer forest: n_estimators={w['n_estimators']}, min_samples_leaf={w['min_samples_leaf']}, "
+        f"max_features={w['max_features']}; per test point the kernel visits "
+        f"{w['leaf_entries_per_test_point']:.0f} leaf entries = {w['distinct_neighbours_per_test_point']:.0f} "
+        f"distinct calibration neighbours."
+    )
     L.append("")
-    L.append("Times in milliseconds (perf_counter); best and median of the repeats; "
-             "'cold' = the untimed-warm-up first call.")
+    L.append(
+        "Times in milliseconds (perf_counter); best and median of the repeats; 'cold' = the untimed-warm-up first call."
+    )
     L.append("")
     L.append("| step | what the timing contains | best ms | median ms | cold ms |")
     L.append("|---|---|---:|---:|---:|")
@@ -351,29 +390,83 @@ def render(res: dict[str, Any]) -> str:
         t = T[key]
         L.append(f"| {name} | {what} | {fmt(t['best'])} | {fmt(t['median'])} | {fmt(t.get('cold'))} |")
 
-    row("lcp_fit", "LCP-RF fit", "`ConformalRegressor(...).fit(X_train)`: HistGradientBoostingRegressor fit (its own OpenMP threads, all cores)")
-    row("lcp_conformalize", "LCP-RF conformalize", "`conformalize(X_cal)`: base-model predict on cal + scores + split + grow + index")
+    row(
+        "lcp_fit",
+        "LCP-RF fit",
+        "`ConformalRegressor(...).fit(X_train)`: HistGradientBoostingRegressor fit (its own OpenMP threads, all cores)",
+    )
+    row(
+        "lcp_conformalize",
+        "LCP-RF conformalize",
+        "`conformalize(X_cal)`: base-model predict on cal + scores + split + grow + index",
+    )
     row("lcp_cal_scores", "  . calibration scores", "`model_.predict(X_cal)` + `|y - mu|`")
-    row("lcp_grow", "  . ForestLocalizer.grow", f"sklearn RandomForestRegressor fit on the {w['n_localizer']} localizer rows (n_jobs={nj})")
-    row("lcp_index", "  . ForestLocalizer.index", f"apply on the {w['n_conformal']} conformal rows + `build_leaf_index` + `calibration_p2` (O(n k))")
-    row("lcp_predict", f"**LCP-RF predict_interval** (n_jobs={nj})", f"end to end for {cfg['n_test']} rows: base-model predict + leaf lookup + threshold kernel + bounds")
+    row(
+        "lcp_grow",
+        "  . ForestLocalizer.grow",
+        f"sklearn RandomForestRegressor fit on the {w['n_localizer']} localizer rows (n_jobs={nj})",
+    )
+    row(
+        "lcp_index",
+        "  . ForestLocalizer.index",
+        f"apply on the {w['n_conformal']} conformal rows + `build_leaf_index` + `calibration_p2` (O(n k))",
+    )
+    row(
+        "lcp_predict",
+        f"**LCP-RF predict_interval** (n_jobs={nj})",
+        f"end to end for {cfg['n_test']} rows: base-model predict + leaf lookup + threshold kernel + bounds",
+    )
     row("lcp_base_predict", "  . base-model predict", "`model_.predict(X_test)` (gbm)")
-    row("lcp_apply", "  . forest.apply (leaf lookup)", f"`localizer_.leaves(X_test)`: float32 cast, sklearn `forest.apply` (joblib, n_jobs={nj}), + tree offsets")
-    row("lcp_kernel", f"  . threshold kernel ({w['kernel_threads']} thr)", "`_kernels.lcp_rf_thresholds_ranked` (exact LCP thresholds, OpenMP over test rows)")
+    row(
+        "lcp_apply",
+        "  . forest.apply (leaf lookup)",
+        f"`localizer_.leaves(X_test)`: float32 cast, sklearn `forest.apply` (joblib, n_jobs={nj}), + tree offsets",
+    )
+    row(
+        "lcp_kernel",
+        f"  . threshold kernel ({w['kernel_threads']} thr)",
+        "`_kernels.lcp_rf_thresholds_ranked` (exact LCP thresholds, OpenMP over test rows)",
+    )
     row("lcp_kernel_1thr", "  . threshold kernel (1 thr)", "same kernel, n_threads=1")
-    row("lcp_apply_loop", "  . leaf lookup, per-tree loop (diagnostic)", "same leaf ids via `est.tree_.apply` in a Python loop, no joblib (what `leaves` could cost)")
-    row("lcp_predict_1job", "LCP-RF predict_interval (n_jobs=1)", "as above, estimator with n_jobs=1 (same model, split and forest)")
+    row(
+        "lcp_apply_loop",
+        "  . leaf lookup, per-tree loop (diagnostic)",
+        "same leaf ids via `est.tree_.apply` in a Python loop, no joblib (what `leaves` could cost)",
+    )
+    row(
+        "lcp_predict_1job",
+        "LCP-RF predict_interval (n_jobs=1)",
+        "as above, estimator with n_jobs=1 (same model, split and forest)",
+    )
     row("lcp_apply_1job", "  . forest.apply (n_jobs=1)", "`localizer_.leaves(X_test)` with the forest's n_jobs=1")
     row("split_conformalize", "SPLIT conformalize", "base-model predict on cal + scores + sort")
     row("split_predict", "**SPLIT predict_interval**", "base-model predict + constant threshold")
     qf = res["quantile_forest"]
     if qf.get("available"):
         fr = qf["fit_rows"]
-        row("qf_full_fit", f"quantile-forest fit, full (n_jobs={nj})", f"`RandomForestQuantileRegressor(max_samples_leaf=None)` fit on the {fr} localizer rows (scores): forest + leaf-sample store")
-        row("qf_full_predict", f"**quantile-forest predict, full** (n_jobs={nj})", "`predict(X_test, quantiles=0.9, weighted_leaves=True)`: apply + Meinshausen-weighted quantile over all leaf samples")
+        row(
+            "qf_full_fit",
+            f"quantile-forest fit, full (n_jobs={nj})",
+            f"`RandomForestQuantileRegressor(max_samples_leaf=None)` fit on the {fr} localizer rows (scores): "
+            "forest + leaf-sample store",
+        )
+        row(
+            "qf_full_predict",
+            f"**quantile-forest predict, full** (n_jobs={nj})",
+            "`predict(X_test, quantiles=0.9, weighted_leaves=True)`: apply + Meinshausen-weighted quantile "
+            "over all leaf samples",
+        )
         row("qf_full_1job_predict", "quantile-forest predict, full (n_jobs=1)", "same, n_jobs=1")
-        row("qf_default_fit", f"quantile-forest fit, default (n_jobs={nj})", "package defaults (`max_samples_leaf=1`: one random sample kept per leaf)")
-        row("qf_default_predict", f"quantile-forest predict, default (n_jobs={nj})", "`predict(X_test, quantiles=0.9)`, package defaults (approximate QRF; cheaper)")
+        row(
+            "qf_default_fit",
+            f"quantile-forest fit, default (n_jobs={nj})",
+            "package defaults (`max_samples_leaf=1`: one random sample kept per leaf)",
+        )
+        row(
+            "qf_default_predict",
+            f"quantile-forest predict, default (n_jobs={nj})",
+            "`predict(X_test, quantiles=0.9)`, package defaults (approximate QRF; cheaper)",
+        )
         row("qf_default_1job_predict", "quantile-forest predict, default (n_jobs=1)", "same, n_jobs=1")
     L.append("")
 
@@ -383,24 +476,46 @@ def render(res: dict[str, Any]) -> str:
     L.append("| quantity | value | target | result |")
     L.append("|---|---:|---|---|")
     p = T["lcp_predict"]["best"]
-    cores_note = "" if (nj == 2 and (m.get("cpus_usable") or 0) >= 2) else f" (measured with n_jobs={nj}, {m.get('cpus_usable')} usable cpus, target is for 2 cores)"
+    cores_note = (
+        ""
+        if (nj == 2 and (m.get("cpus_usable") or 0) >= 2)
+        else f" (measured with n_jobs={nj}, {m.get('cpus_usable')} usable cpus, target is for 2 cores)"
+    )
     p1000 = p * 1000.0 / cfg["n_test"]  # the target is stated for 1,000 rows
     scaled = "" if cfg["n_test"] == 1000 else f" (scaled linearly from {cfg['n_test']} rows)"
-    L.append(f"| LCP-RF predict_interval of 1,000 rows, n_jobs={nj}{scaled} | {p1000:.3f} s | < {TARGET_PREDICT_SECONDS:g} s on 2 cores"
-             f"{cores_note} | {'PASS' if p1000 < TARGET_PREDICT_SECONDS else 'FAIL'} |")
+    L.append(
+        f"| LCP-RF predict_interval of 1,000 rows, n_jobs={nj}{scaled} | {p1000:.3f} s | < "
+        f"{TARGET_PREDICT_SECONDS:g} s on 2 cores"
+        f"{cores_note} | {'PASS' if p1000 < TARGET_PREDICT_SECONDS else 'FAIL'} |"
+    )
     if qf.get("available"):
         q = T["qf_full_predict"]["best"]
         r = p / q
-        L.append(f"| LCP-RF predict_interval / quantile-forest full predict (both n_jobs={nj}) | {r:.2f}x | <= {TARGET_RATIO_VS_QF:g}x | {'PASS' if r <= TARGET_RATIO_VS_QF else 'FAIL'} |")
+        L.append(
+            f"| LCP-RF predict_interval / quantile-forest full predict (both n_jobs={nj}) | {r:.2f}x | <= "
+            f"{TARGET_RATIO_VS_QF:g}x | {'PASS' if r <= TARGET_RATIO_VS_QF else 'FAIL'} |"
+        )
         if nj != 1:
             r1 = T["lcp_predict_1job"]["best"] / T["qf_full_1job_predict"]["best"]
-            L.append(f"| same, both n_jobs=1 | {r1:.2f}x | <= {TARGET_RATIO_VS_QF:g}x | {'PASS' if r1 <= TARGET_RATIO_VS_QF else 'FAIL'} |")
+            L.append(
+                f"| same, both n_jobs=1 | {r1:.2f}x | <= {TARGET_RATIO_VS_QF:g}x | "
+                f"{'PASS' if r1 <= TARGET_RATIO_VS_QF else 'FAIL'} |"
+            )
         loc_only = T["lcp_apply"]["best"] + T["lcp_kernel"]["best"]
-        L.append(f"| LCP-RF localizer only (apply + kernel) / quantile-forest full predict (n_jobs={nj}) | {loc_only / q:.2f}x | like-for-like (no base model) | info |")
+        L.append(
+            f"| LCP-RF localizer only (apply + kernel) / quantile-forest full predict (n_jobs={nj}) | "
+            f"{loc_only / q:.2f}x | like-for-like (no base model) | info |"
+        )
         qd = T["qf_default_predict"]["best"]
-        L.append(f"| LCP-RF predict_interval / quantile-forest default predict (n_jobs={nj}) | {p / qd:.2f}x | (approximate QRF, for information) | info |")
+        L.append(
+            f"| LCP-RF predict_interval / quantile-forest default predict (n_jobs={nj}) | {p / qd:.2f}x | "
+            "(approximate QRF, for information) | info |"
+        )
         pm, qm = T["lcp_predict"]["median"], T["qf_full_predict"]["median"]
-        L.append(f"| ratio of medians, LCP-RF / quantile-forest full (n_jobs={nj}) | {pm / qm:.2f}x | <= {TARGET_RATIO_VS_QF:g}x | {'PASS' if pm / qm <= TARGET_RATIO_VS_QF else 'FAIL'} |")
+        L.append(
+            f"| ratio of medians, LCP-RF / quantile-forest full (n_jobs={nj}) | {pm / qm:.2f}x | <= "
+            f"{TARGET_RATIO_VS_QF:g}x | {'PASS' if pm / qm <= TARGET_RATIO_VS_QF else 'FAIL'} |"
+        )
     else:
         L.append("| LCP-RF / quantile-forest | n/a | quantile-forest not installed | n/a |")
     L.append("")
@@ -409,13 +524,18 @@ def render(res: dict[str, Any]) -> str:
 
     L.append("## Where LCP-RF predict time goes")
     L.append("")
-    L.append("Pieces timed separately; 'other' (input checks, float32 cast outside apply, bounds, Python) is the "
-             "total minus the pieces, so it also absorbs timing noise. Shares use the medians.")
+    L.append(
+        "Pieces timed separately; 'other' (input checks, float32 cast outside apply, bounds, Python) is the "
+        "total minus the pieces, so it also absorbs timing noise. Shares use the medians."
+    )
     L.append("")
     L.append("| piece | best ms | median ms | share |")
     L.append("|---|---:|---:|---:|")
-    keys = [("base-model predict", "lcp_base_predict"), ("forest.apply (leaf lookup)", "lcp_apply"),
-            ("threshold kernel", "lcp_kernel")]
+    keys = [
+        ("base-model predict", "lcp_base_predict"),
+        ("forest.apply (leaf lookup)", "lcp_apply"),
+        ("threshold kernel", "lcp_kernel"),
+    ]
     tot_b, tot_m = T["lcp_predict"]["best"], T["lcp_predict"]["median"]
     other_b = max(0.0, tot_b - sum(T[k]["best"] for _, k in keys))
     other_m = max(0.0, tot_m - sum(T[k]["median"] for _, k in keys))
@@ -432,11 +552,16 @@ def render(res: dict[str, Any]) -> str:
         L.append(f"| {name} | {s['coverage']:.3f} | {s['mean_width']:.3f} | {s['n_infinite']} |")
     if qf.get("available"):
         L.append("")
-        L.append(f"quantile-forest (full) fitted with the localizer's settings {qf['settings']} on the same "
-                 f"{qf['fit_rows']} localizer rows; same trees as the LCP-RF localizer: "
-                 f"{'yes' if qf['same_trees_as_localizer'] else 'no'}; corr(LCP-RF threshold t, QRF 0.9-quantile) = "
-                 f"{qf['corr_t_lcp_vs_q_qf']:.3f}.")
-    L.append(f"Directly timed grow/index reproduce the estimator's localizer: {'yes' if res['same_split_as_estimator'] else 'NO'}.")
+        L.append(
+            f"quantile-forest (full) fitted with the localizer's settings {qf['settings']} on the same "
+            f"{qf['fit_rows']} localizer rows; same trees as the LCP-RF localizer: "
+            f"{'yes' if qf['same_trees_as_localizer'] else 'no'}; corr(LCP-RF threshold t, QRF 0.9-quantile) = "
+            f"{qf['corr_t_lcp_vs_q_qf']:.3f}."
+        )
+    L.append(
+        "Directly timed grow/index reproduce the estimator's localizer: "
+        f"{'yes' if res['same_split_as_estimator'] else 'NO'}."
+    )
     for n in res["notes"]:
         L.append("")
         L.append(n)
@@ -446,19 +571,27 @@ def render(res: dict[str, Any]) -> str:
     L.append("")
     bg = res.get("background")
     if bg:
+
         def pct(x: float | None) -> str:
             return "n/a" if x is None else f"{100 * x:.0f}%"
-        L.append(f"- background CPU busy (other processes, 1 s sample): before {pct(bg['cpu_busy_before'])}, "
-                 f"after {pct(bg['cpu_busy_after'])}; load average before {bg['loadavg_before'][0]:.2f}, "
-                 f"after {bg['loadavg_after'][0]:.2f} (includes this benchmark)")
+
+        L.append(
+            f"- background CPU busy (other processes, 1 s sample): before {pct(bg['cpu_busy_before'])}, "
+            f"after {pct(bg['cpu_busy_after'])}; load average before {bg['loadavg_before'][0]:.2f}, "
+            f"after {bg['loadavg_after'][0]:.2f} (includes this benchmark)"
+        )
         worst = max((x for x in (bg["cpu_busy_before"], bg["cpu_busy_after"]) if x is not None), default=0.0)
         if worst > 0.15:
-            L.append(f"- **WARNING: the machine was busy with other work ({pct(worst)} of the CPUs); OpenMP "
-                     "timings (base-model predict, kernel) can be inflated many times. Re-run on an idle machine.**")
+            L.append(
+                f"- **WARNING: the machine was busy with other work ({pct(worst)} of the CPUs); OpenMP "
+                "timings (base-model predict, kernel) can be inflated many times. Re-run on an idle machine.**"
+            )
     L.append(f"- CPU: {m['cpu_model']}; os.cpu_count()={m['cpu_count']}, usable={m['cpus_usable']}")
     L.append(f"- {m['platform']}, Python {m['python']}")
-    L.append(f"- numpy {m['numpy']}, scipy {m['scipy']}, scikit-learn {m['scikit-learn']}, "
-             f"quantile-forest {m['quantile-forest']}, confrf {m['confrf']}")
+    L.append(
+        f"- numpy {m['numpy']}, scipy {m['scipy']}, scikit-learn {m['scikit-learn']}, "
+        f"quantile-forest {m['quantile-forest']}, confrf {m['confrf']}"
+    )
     if m["env"]:
         L.append(f"- env: {m['env']}")
     for tp in m["threadpools"]:
@@ -466,8 +599,10 @@ def render(res: dict[str, Any]) -> str:
         L.append(f"- threadpool: {tp['internal_api']}{ver}, num_threads={tp['num_threads']}, `{tp['filepath']}`")
     n_omp = sum(1 for tp in m["threadpools"] if tp.get("user_api") == "openmp")
     if n_omp > 1:
-        L.append(f"- note: {n_omp} OpenMP runtimes are loaded (confrf's kernels link the system libgomp, "
-                 "scikit-learn ships its own); their worker pools do not coordinate.")
+        L.append(
+            f"- note: {n_omp} OpenMP runtimes are loaded (confrf's kernels link the system libgomp, "
+            "scikit-learn ships its own); their worker pools do not coordinate."
+        )
     L.append("")
     return "\n".join(L)
 
@@ -489,8 +624,12 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     res = run(args)
     res["wall_seconds"] = time.perf_counter() - t0
-    res["background"] = {"cpu_busy_before": busy_before, "cpu_busy_after": background_cpu_busy(),
-                         "loadavg_before": load_before, "loadavg_after": os.getloadavg()}
+    res["background"] = {
+        "cpu_busy_before": busy_before,
+        "cpu_busy_after": background_cpu_busy(),
+        "loadavg_before": load_before,
+        "loadavg_after": os.getloadavg(),
+    }
     md = render(res) + f"\nTotal benchmark wall time: {res['wall_seconds']:.1f} s.\n"
     print(md)
     args.out.mkdir(parents=True, exist_ok=True)

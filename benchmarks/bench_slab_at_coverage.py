@@ -67,7 +67,8 @@ def report(results: dict[str, list[dict]], args: argparse.Namespace) -> str:
         f"Command: `python benchmarks/bench_slab_at_coverage.py {' '.join(args.argv)}`. "
         f"{args.seeds} seed(s) from {args.seed}; means over seeds (standard error of the paired difference).",
         "",
-        "| data | method | coverage | worst-slab | LCP-RF worst-slab at that coverage | difference (s.e.) | inf. share |",
+        "| data | method | coverage | worst-slab | LCP-RF worst-slab at that coverage | difference (s.e.) | "
+        "inf. share |",
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     for data, runs in results.items():
@@ -86,8 +87,10 @@ def report(results: dict[str, list[dict]], args: argparse.Namespace) -> str:
             d = np.asarray(diffs)
             se = float(np.std(d, ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("nan")
             flag = f" ({clamped} of {len(runs)} seeds outside LCP-RF's range: clamped)" if clamped else ""
-            lines.append(f"| {data} | {CONFRF_METHODS[key][0]} (alpha = {args.alpha:g}) | {m[0]:.3f} | {m[1]:.3f} | "
-                         f"{m[1] + d.mean():.3f}{flag} | {d.mean():+.3f} ({se:.3f}) | {m[2]:.4f} |")
+            lines.append(
+                f"| {data} | {CONFRF_METHODS[key][0]} (alpha = {args.alpha:g}) | {m[0]:.3f} | {m[1]:.3f} | "
+                f"{m[1] + d.mean():.3f}{flag} | {d.mean():+.3f} ({se:.3f}) | {m[2]:.4f} |"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -21,9 +21,10 @@ import argparse
 import math
 import sys
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,12 +32,13 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import confrf as cf  # noqa: E402
-from confrf import _kernels  # noqa: E402
-from confrf.localizers import forest, screening, tuning  # noqa: E402
 from peerbench.data import DATASETS, make_split  # noqa: E402
 from peerbench.methods import Interval, Shared, clock, run_qrf_normalized  # noqa: E402
 from peerbench.report import evaluate  # noqa: E402
+
+import confrf as cf  # noqa: E402
+from confrf import _kernels  # noqa: E402
+from confrf.localizers import forest, screening, tuning  # noqa: E402
 
 
 def _few_infinite(infinite: list[float]) -> list[int]:
@@ -79,6 +81,7 @@ def _tuning_trees_like_auto():
     The final forest grows auto_n_estimators(n, leaf) / 100 times as many trees as 100 when its leaves are small; a
     tuning forest of 15 trees judges small leaves on coarser weights than they will get.
     """
+
     class Localizer(forest.ForestLocalizer):
         def grow(self, X: np.ndarray, scores: np.ndarray) -> Any:
             if self.n_estimators == tuning.TUNE_TREES and isinstance(self.min_samples_leaf, int):
@@ -102,6 +105,7 @@ def _log_interval_score(rel: float):
     transform of the score, Gneiting 2011), but it weighs relative errors alike
     across the range of V, as the fidelity and oracle errors do.
     """
+
     def score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) -> np.ndarray:
         eps = rel * float(np.median(v)) + 1e-12 * cap
         lt = np.log(np.where(np.isinf(t), cap, t) + eps)
@@ -118,6 +122,7 @@ def _leaf_grid(factor: float):
             out.append(int(round(m)))
             m /= factor
         return sorted(set(min(c, max(1, n_grow)) for c in out or [top]))
+
     return leaf_candidates
 
 
@@ -126,12 +131,14 @@ def _subsampled_forest(share: float):
     from functools import partial
 
     from sklearn.ensemble import RandomForestRegressor
+
     return partial(RandomForestRegressor, max_samples=share)
 
 
 def _forest_without_bootstrap(**kwargs: Any) -> Any:
     """scikit-learn's forest with every tree on all growing points (diversity only from max_features)."""
     from sklearn.ensemble import RandomForestRegressor
+
     return RandomForestRegressor(**{**kwargs, "bootstrap": False})
 
 
@@ -145,29 +152,38 @@ def _grow_with_median_index(self: Any, X: np.ndarray, scores: np.ndarray) -> Any
         X = np.asarray(X, dtype=np.float64)
         offsets = self._node_offsets()
         n_leaves = int(offsets[-1] + self.forest_.estimators_[-1].tree_.node_count)
-        self.median_index_ = forest.LeafIndex.build(self._global_leaves(X, offsets), np.asarray(scores, np.float64),
-                                                    self.growing_multiplicity(), offsets, n_leaves)
+        self.median_index_ = forest.LeafIndex.build(
+            self._global_leaves(X, offsets),
+            np.asarray(scores, np.float64),
+            self.growing_multiplicity(),
+            offsets,
+            n_leaves,
+        )
     return self
 
 
 def _quantile_scale_of(q: float):
     def scale_of(self: Any, leaves: np.ndarray) -> np.ndarray:
-        """sigma(x) = the QRF q-quantile of the growing scores (Meinshausen's weights, in-bag counts), not their mean."""
+        """sigma(x) = the QRF q-quantile of the growing scores (Meinshausen's weights, in-bag counts), not the mean."""
         gi = self.median_index_
-        indptr, indices, data, _ = _kernels.forest_weight_rows(leaves, gi.leaf_ptr, gi.members, gi.member_mult,
-                                                               gi.leaf_pop, gi.n, False)
-        sigma = _kernels.csr_row_quantiles(indptr.astype(np.int64), indices.astype(np.int32), data, gi.scores,
-                                           np.array([q]))[:, 0]
+        indptr, indices, data, _ = _kernels.forest_weight_rows(
+            leaves, gi.leaf_ptr, gi.members, gi.member_mult, gi.leaf_pop, gi.n, False
+        )
+        sigma = _kernels.csr_row_quantiles(
+            indptr.astype(np.int64), indices.astype(np.int32), data, gi.scores, np.array([q])
+        )[:, 0]
         return np.maximum(sigma, self.scale_floor_)
+
     return scale_of
 
 
 _median_scale_of = _quantile_scale_of(0.5)
 
 
-#: name -> (patches of confrf.localizers.tuning, forest.py or ForestLocalizer; estimator settings). Every variant includes today's
-#: sqrt(2) refinement of the leaf grid unless it says "norefine" (the default before it); the rows of
-#: docs/benchmarks/tuning_levers.md above the "new default" were run before the refinement existed.
+#: name -> (patches of confrf.localizers.tuning, forest.py or ForestLocalizer; estimator settings).
+#: Every variant includes today's sqrt(2) refinement of the leaf grid unless it says "norefine" (the default
+#: before it); the rows of docs/benchmarks/tuning_levers.md above the "new default" were run before the
+#: refinement existed.
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
     # the base model's prediction mu(x) as one more localizer column (MU_COLUMN below), leaf and scale tuned
@@ -179,11 +195,16 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # the screened candidate keeps the union of both screenings
     "mu-union": ({}, {}),
     "raw-scores": ({}, {"options": {"scale": "none"}}),
-    "scale-median": ({"ForestLocalizer.grow": _grow_with_median_index, "ForestLocalizer._scale_of": _median_scale_of},
-                     {}),
-    # sigma(x) = the forest's QRF 0.9-quantile of the growing scores (the QRF normalized split peer's scale, alpha = 0.1)
-    "scale-q90": ({"ForestLocalizer.grow": _grow_with_median_index, "ForestLocalizer._scale_of": _quantile_scale_of(0.9)},
-                  {}),
+    "scale-median": (
+        {"ForestLocalizer.grow": _grow_with_median_index, "ForestLocalizer._scale_of": _median_scale_of},
+        {},
+    ),
+    # sigma(x) = the forest's QRF 0.9-quantile of the growing scores
+    # (the QRF normalized split peer's scale, alpha = 0.1)
+    "scale-q90": (
+        {"ForestLocalizer.grow": _grow_with_median_index, "ForestLocalizer._scale_of": _quantile_scale_of(0.9)},
+        {},
+    ),
     "scaled-scores": ({}, {"options": {"scale": "forest"}}),
     "trees50": ({"TUNE_TREES": 50}, {}),
     "2se": ({"SE_RULE": 2.0}, {}),
@@ -197,17 +218,30 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "fid-trees40": ({"_choose": _choose_median, "half_interval_score": _fidelity_loss, "TUNE_TREES": 40}, {}),
     "log0.05": ({"half_interval_score": _log_interval_score(0.05)}, {}),
     "log0.2": ({"half_interval_score": _log_interval_score(0.2)}, {}),
-    "argmin-grid1.41": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5)}, {}),
-    "argmin-grid1.41-trees40": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5),
-                                 "TUNE_TREES": 40}, {}),
-    "grid1.41": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5)}, {}),
-    "grid1.41-trees30": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5), "TUNE_TREES": 30}, {}),
-    "grid1.41-trees30-mf1": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5), "TUNE_TREES": 30,
-                              "FEATURE_SHARES": (1.0,)}, {}),
-    "grid1.41-trees40-mf1": ({"forest.leaf_candidates": _leaf_grid(2 ** 0.5), "TUNE_TREES": 40,
-                              "FEATURE_SHARES": (1.0,)}, {}),
-    "argmin-grid1.41-trees40-mf1": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2 ** 0.5),
-                                     "TUNE_TREES": 40, "FEATURE_SHARES": (1.0,)}, {}),
+    "argmin-grid1.41": ({"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2**0.5)}, {}),
+    "argmin-grid1.41-trees40": (
+        {"_choose": _choose_argmin, "forest.leaf_candidates": _leaf_grid(2**0.5), "TUNE_TREES": 40},
+        {},
+    ),
+    "grid1.41": ({"forest.leaf_candidates": _leaf_grid(2**0.5)}, {}),
+    "grid1.41-trees30": ({"forest.leaf_candidates": _leaf_grid(2**0.5), "TUNE_TREES": 30}, {}),
+    "grid1.41-trees30-mf1": (
+        {"forest.leaf_candidates": _leaf_grid(2**0.5), "TUNE_TREES": 30, "FEATURE_SHARES": (1.0,)},
+        {},
+    ),
+    "grid1.41-trees40-mf1": (
+        {"forest.leaf_candidates": _leaf_grid(2**0.5), "TUNE_TREES": 40, "FEATURE_SHARES": (1.0,)},
+        {},
+    ),
+    "argmin-grid1.41-trees40-mf1": (
+        {
+            "_choose": _choose_argmin,
+            "forest.leaf_candidates": _leaf_grid(2**0.5),
+            "TUNE_TREES": 40,
+            "FEATURE_SHARES": (1.0,),
+        },
+        {},
+    ),
     "trees25": ({"TUNE_TREES": 25}, {}),
     "folds4": ({"TUNE_FOLDS": 4}, {}),
     "folds5": ({"TUNE_FOLDS": 5}, {}),
@@ -262,7 +296,7 @@ class _WithoutLastColumn:
     def __init__(self, model: Any) -> None:
         self.model = model
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> "_WithoutLastColumn":
+    def fit(self, X: np.ndarray, y: np.ndarray) -> _WithoutLastColumn:
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -274,8 +308,9 @@ def patched(patches: dict[str, Any]) -> Iterator[None]:
     def target(key: str) -> tuple[Any, str]:
         # "forest.name": the name forest.py imported; "ForestLocalizer.name": a method of the localizer class
         owner, _, name = key.rpartition(".")
-        return {"forest": forest, "ForestLocalizer": forest.ForestLocalizer, "screening": screening,
-                "": tuning}[owner], name
+        return {"forest": forest, "ForestLocalizer": forest.ForestLocalizer, "screening": screening, "": tuning}[
+            owner
+        ], name
 
     old = {k: getattr(*target(k)) for k in patches}
     try:
@@ -292,10 +327,14 @@ def run_variant(name: str, sh: Shared) -> Interval:
     s, model = sh.split, sh.mu
     X_cal, X_te = s.X_cal, s.X_te
     if name in MU_COLUMN:
-        X_cal, X_te, model = np.column_stack([X_cal, sh.mu_cal]), np.column_stack([X_te, sh.mu_test]), \
-            _WithoutLastColumn(sh.mu)
-    est = cf.ConformalRegressor(model=model, prefit=True, method="lcp-rf", alpha=sh.alpha, random_state=sh.seed,
-                                n_jobs=sh.n_jobs, **settings)
+        X_cal, X_te, model = (
+            np.column_stack([X_cal, sh.mu_cal]),
+            np.column_stack([X_te, sh.mu_test]),
+            _WithoutLastColumn(sh.mu),
+        )
+    est = cf.ConformalRegressor(
+        model=model, prefit=True, method="lcp-rf", alpha=sh.alpha, random_state=sh.seed, n_jobs=sh.n_jobs, **settings
+    )
     if name in MU_SCREEN:
         cols = _mu_sensitive_columns(sh)
         print(f"{name}: mu(x) is sensitive to columns {cols.tolist()} of {s.X_tr.shape[1]}", flush=True)
@@ -309,11 +348,15 @@ def run_variant(name: str, sh: Shared) -> Interval:
         _, sec = clock(lambda: est.conformalize(X_cal, s.y_cal))
         loc = est.calibrator_.localizer
         tuning = loc.tuning_
-        extra = {"leaf": loc.min_samples_leaf_, "mf": loc.max_features_, "scale": loc.scale_,
-                 # the chosen candidate's mean tuning loss: the same folds for every variant of one seed
-                 "tune_loss": tuning.scores[tuning.candidates.index(tuning.chosen)] if tuning else float("nan")}
-        I, psec = clock(lambda: est.predict_interval(X_te))
-    return Interval(I[:, 0], I[:, 1], sec, psec, sh.mu_seconds, extra)
+        extra = {
+            "leaf": loc.min_samples_leaf_,
+            "mf": loc.max_features_,
+            "scale": loc.scale_,
+            # the chosen candidate's mean tuning loss: the same folds for every variant of one seed
+            "tune_loss": tuning.scores[tuning.candidates.index(tuning.chosen)] if tuning else float("nan"),
+        }
+        iv, psec = clock(lambda: est.predict_interval(X_te))
+    return Interval(iv[:, 0], iv[:, 1], sec, psec, sh.mu_seconds, extra)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -325,9 +368,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-sim", type=int, default=3000)
     ap.add_argument("--max-rows", type=int, default=6000)
     ap.add_argument("--no-peer", action="store_true", help="skip the QRF normalized split row")
-    ap.add_argument("--pick-by-tuning", nargs=2, metavar=("A", "B"),
-                    help="add a row 'A|B' that takes, per data set and seed, the variant whose chosen candidate had "
-                         "the lower tuning loss (what a tuning candidate 'B instead of A' would choose)")
+    ap.add_argument(
+        "--pick-by-tuning",
+        nargs=2,
+        metavar=("A", "B"),
+        help="add a row 'A|B' that takes, per data set and seed, the variant whose chosen candidate had "
+        "the lower tuning loss (what a tuning candidate 'B instead of A' would choose)",
+    )
     args = ap.parse_args(argv)
     # what peerbench's make_split / evaluate read
     args.alpha, args.no_hole, args.wsc_delta, args.wsc_directions, args.n_jobs = 0.1, False, 0.1, 200, 1
@@ -345,23 +392,36 @@ def main(argv: list[str] | None = None) -> int:
                 for v, fn in runs:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
-                        I = fn()
-                    r = evaluate(sh, I, args)
-                    row = {"data": data, "seed": seed, "variant": v, "cov": r["coverage"],
-                           "wsc": r["worst_slab_coverage"], "inf": r["share_infinite"],
-                           "err_hat": r["fidelity_error"], "err_star": r["oracle_error"],
-                           "med_w": r["median_width"], "sec": I.calib_seconds,
-                           "leaf": I.extra.get("leaf"), "mf": I.extra.get("mf"),
-                           "scale": I.extra.get("scale"), "tune_loss": I.extra.get("tune_loss")}
+                        iv = fn()
+                    r = evaluate(sh, iv, args)
+                    row = {
+                        "data": data,
+                        "seed": seed,
+                        "variant": v,
+                        "cov": r["coverage"],
+                        "wsc": r["worst_slab_coverage"],
+                        "inf": r["share_infinite"],
+                        "err_hat": r["fidelity_error"],
+                        "err_star": r["oracle_error"],
+                        "med_w": r["median_width"],
+                        "sec": iv.calib_seconds,
+                        "leaf": iv.extra.get("leaf"),
+                        "mf": iv.extra.get("mf"),
+                        "scale": iv.extra.get("scale"),
+                        "tune_loss": iv.extra.get("tune_loss"),
+                    }
                     rows.append(row)
-                    print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
-                          flush=True)
+                    print(
+                        " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
+                        flush=True,
+                    )
     df = pd.DataFrame(rows)
     if args.pick_by_tuning:
         df = pd.concat([df, _picked_by_tuning(df, *args.pick_by_tuning)], ignore_index=True)
     df["err_star"] = df["err_star"].astype(float)
-    tab = df.groupby(["data", "variant"], sort=False)[["cov", "wsc", "inf", "err_hat", "err_star", "med_w",
-                                                       "sec"]].mean()
+    tab = df.groupby(["data", "variant"], sort=False)[
+        ["cov", "wsc", "inf", "err_hat", "err_star", "med_w", "sec"]
+    ].mean()
     with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 20):
         print(tab.round(3))
         print(df.groupby("variant", sort=False)["err_hat"].mean().round(3).rename("err_hat averaged over data"))
@@ -378,8 +438,11 @@ def _paired_differences(df: pd.DataFrame) -> pd.DataFrame:
         d = (wide.xs(v, axis=1, level="variant") - wide.xs(first, axis=1, level="variant")).groupby("data", sort=False)
         m, se = d.mean(), d.std(ddof=1) / np.sqrt(d.count())
         out.append(pd.concat({"mean": m, "s.e.": se}, axis=1))
-    return pd.concat(out, keys=[f"{v} - {first}" for v in df["variant"].unique()[1:]],
-                     names=["variant"]) if out else pd.DataFrame()
+    return (
+        pd.concat(out, keys=[f"{v} - {first}" for v in df["variant"].unique()[1:]], names=["variant"])
+        if out
+        else pd.DataFrame()
+    )
 
 
 def _picked_by_tuning(df: pd.DataFrame, a: str, b: str) -> pd.DataFrame:

@@ -8,12 +8,13 @@ Quick start::
 
 from . import datasets, metrics
 from .api import conformal, lcp_rf, qrf_tc, split_cp
-from .calibrators import LCPThreshold, lcp_threshold
-from .calibrators import PACReport, pac_delta, pac_epsilon, pac_n2
-from .estimator import ConformalRegressor
+from .calibrators import LCPThreshold, PACReport, lcp_threshold, pac_delta, pac_epsilon, pac_n2
 from .classification import ConformalClassifier
-from .results import Comparison, ConformalResult, Evaluation, Summary, compare
+from .estimator import ConformalRegressor
 from .exceptions import ArgumentTypeError, ConfrfError, FormulaError, InputError, NotFittedError
+from .results import Comparison, ConformalResult, Evaluation, Summary, compare
+
+# isort: split
 from . import dask  # noqa: F401 - cf.dask; after the results package, which it uses
 
 __version__ = "0.1.0"

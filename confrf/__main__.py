@@ -13,9 +13,10 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,8 +42,9 @@ def _step(msg: str) -> Iterator[None]:
     _say(f"{PROG}:   done in {time.perf_counter() - t0:.1f} s")
 
 
-def _show_warning(message: Any, category: type, filename: str, lineno: int, file: Any = None,
-                  line: str | None = None) -> None:
+def _show_warning(
+    message: Any, category: type, filename: str, lineno: int, file: Any = None, line: str | None = None
+) -> None:
     _say(f"{PROG}: warning: {message}")
 
 
@@ -75,11 +77,15 @@ def _n_jobs(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer (1, 2, ... threads; -1: all cores), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"must be an integer (1, 2, ... threads; -1: all cores), got {text!r}"
+        ) from None
     try:
         return check_n_jobs(value)  # the library's own rule
     except InputError:
-        raise argparse.ArgumentTypeError(f"{value} is not a number of threads; use 1, 2, ... or -1 for all cores") from None
+        raise argparse.ArgumentTypeError(
+            f"{value} is not a number of threads; use 1, 2, ... or -1 for all cores"
+        ) from None
 
 
 def _check_input(path: str, option: str) -> None:
@@ -105,11 +111,13 @@ def _read_csv(path: str, option: str) -> pd.DataFrame:
     try:
         frame = pd.read_csv(path)
     except pd.errors.EmptyDataError:
-        raise UsageError(f"{option} {path}: the file is empty; a CSV file starts with a header line of "
-                         "column names") from None
+        raise UsageError(
+            f"{option} {path}: the file is empty; a CSV file starts with a header line of column names"
+        ) from None
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{option} {path}: not a readable CSV file (not UTF-8 text: {exc.reason}); "
-                         "save it as UTF-8 text") from None
+        raise UsageError(
+            f"{option} {path}: not a readable CSV file (not UTF-8 text: {exc.reason}); save it as UTF-8 text"
+        ) from None
     except pd.errors.ParserError as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"{option} {path}: not a readable CSV file ({reason})") from None
@@ -120,8 +128,10 @@ def _read_csv(path: str, option: str) -> pd.DataFrame:
     if frame.shape[1] == 1:  # a ;- or tab-separated file reads as one column named "x;g;y"
         sep = next((c for c in (";", "\t", "|") if c in str(frame.columns[0])), None)
         if sep is not None:
-            raise UsageError(f"{option} {path}: the header {str(frame.columns[0])!r} reads as a single column: the "
-                             f"file seems separated by {sep!r}, not commas; save it as comma-separated CSV")
+            raise UsageError(
+                f"{option} {path}: the header {str(frame.columns[0])!r} reads as a single column: the "
+                f"file seems separated by {sep!r}, not commas; save it as comma-separated CSV"
+            )
     return frame
 
 
@@ -145,8 +155,10 @@ def _held_out(res: Any, test: pd.DataFrame) -> dict[str, float]:
 def _widths_phrase(row: pd.Series) -> str:
     if row["sd width"] <= 1e-9 * max(1.0, abs(row["mean width"])):
         return f"one width for every row ({row['mean width']:.2f})"
-    return (f"widths that adapt to the row ({row['width q10']:.2f} to {row['width q90']:.2f} between the 10% "
-            f"and 90% quantiles, mean {row['mean width']:.2f})")
+    return (
+        f"widths that adapt to the row ({row['width q10']:.2f} to {row['width q90']:.2f} between the 10% "
+        f"and 90% quantiles, mean {row['mean width']:.2f})"
+    )
 
 
 def _result_sentence(table: pd.DataFrame, names: dict[str, str], n_test: int, alpha: float) -> str:
@@ -163,13 +175,16 @@ def demo(args: argparse.Namespace) -> int:
     train, test = df[~is_test], df[is_test]
     formula = "MedHouseVal ~ ."
     names = {"split": "SPLIT", "lcp-rf": "LCP-RF"}
-    _say(f"{PROG} demo: SPLIT vs LCP-RF on California housing (embedded), {len(train)} rows to fit, "
-         f"{len(test)} held out, alpha = {args.alpha:g}")
+    _say(
+        f"{PROG} demo: SPLIT vs LCP-RF on California housing (embedded), {len(train)} rows to fit, "
+        f"{len(test)} held out, alpha = {args.alpha:g}"
+    )
     results, rows = {}, {}
     for method in names:
         with _step(f"{names[method]}: fitting, then predicting the held-out rows"):
-            results[method] = cf.conformal(formula, data=train, method=method, alpha=args.alpha,
-                                           random_state=args.random_state, n_jobs=args.n_jobs)
+            results[method] = cf.conformal(
+                formula, data=train, method=method, alpha=args.alpha, random_state=args.random_state, n_jobs=args.n_jobs
+            )
             rows[method] = _held_out(results[method], test)
     table = pd.DataFrame(rows).T.astype({"infinite": int})
     print(f"Held-out comparison ({len(test)} rows, target coverage {1 - args.alpha:g}):")
@@ -216,13 +231,24 @@ def fit(args: argparse.Namespace) -> int:
     newdata = _read_csv(args.newdata, "--newdata")
 
     if args.max_width is not None and label_column(args.formula, data) is not None:  # before any fitting
-        raise UsageError(f"--max-width is the reject option of prediction intervals, but {args.formula!r} has a "
-                         "class-label response, which gives prediction sets; drop --max-width (the 'size' column "
-                         "says how many classes each set holds).")
+        raise UsageError(
+            f"--max-width is the reject option of prediction intervals, but {args.formula!r} has a "
+            "class-label response, which gives prediction sets; drop --max-width (the 'size' column "
+            "says how many classes each set holds)."
+        )
     with _step(f"fitting {args.method} on {len(data)} rows"):
-        res = cf.conformal(args.formula, data=data, method=args.method, alpha=args.alpha, model=args.model,
-                           calib=calib, random_state=args.random_state, n_jobs=args.n_jobs,
-                           **({"score": args.score} if args.score else {}), **options)
+        res = cf.conformal(
+            args.formula,
+            data=data,
+            method=args.method,
+            alpha=args.alpha,
+            model=args.model,
+            calib=calib,
+            random_state=args.random_state,
+            n_jobs=args.n_jobs,
+            **({"score": args.score} if args.score else {}),
+            **options,
+        )
     with _step(f"predicting {len(newdata)} rows"):
         pred = res.predict(newdata, **({} if args.max_width is None else {"max_width": args.max_width}))
     if args.out:
@@ -241,10 +267,18 @@ def fit(args: argparse.Namespace) -> int:
 # -- parser ---------------------------------------------------------------------------
 def _add_level(p: argparse.ArgumentParser) -> None:
     level = p.add_mutually_exclusive_group()
-    level.add_argument("--alpha", type=_probability, default=Decimal("0.1"),
-                       help="miscoverage level in (0, 1) (default 0.1: intervals cover 90%%)")
-    level.add_argument("--level", type=_probability, default=None,
-                       help="coverage level in (0, 1), instead of --alpha (--level 0.9 is --alpha 0.1)")
+    level.add_argument(
+        "--alpha",
+        type=_probability,
+        default=Decimal("0.1"),
+        help="miscoverage level in (0, 1) (default 0.1: intervals cover 90%%)",
+    )
+    level.add_argument(
+        "--level",
+        type=_probability,
+        default=None,
+        help="coverage level in (0, 1), instead of --alpha (--level 0.9 is --alpha 0.1)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -268,19 +302,35 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--method", default="lcp-rf", choices=sorted(METHODS))
     f.add_argument("--model", default="gbm", choices=["gbm", "rf", "ols", "qr", "qgbm", "logit"])
     # a class-label response (string column or C(y)) gives prediction sets: pred, size, one column per class
-    f.add_argument("--score", default=None, choices=["absolute", "quantile", "scaled", "lac", "aps", "raps"],
-                   help="default: absolute (numeric response), lac (class-label response)")
+    f.add_argument(
+        "--score",
+        default=None,
+        choices=["absolute", "quantile", "scaled", "lac", "aps", "raps"],
+        help="default: absolute (numeric response), lac (class-label response)",
+    )
     _add_level(f)
-    f.add_argument("--guarantee", choices=["marginal", "pac"],
-                   help="lcp-rf: 'pac' for training-conditional coverage (with --delta)")
-    f.add_argument("--delta", type=_probability,
-                   help="qrf-tc, or lcp-rf with --guarantee pac: the guarantee holds with probability 1 - delta")
+    f.add_argument(
+        "--guarantee",
+        choices=["marginal", "pac"],
+        help="lcp-rf: 'pac' for training-conditional coverage (with --delta)",
+    )
+    f.add_argument(
+        "--delta",
+        type=_probability,
+        help="qrf-tc, or lcp-rf with --guarantee pac: the guarantee holds with probability 1 - delta",
+    )
     f.add_argument("--groups", help="split-g and lcp-rf-g: 'leiden', 'components', a column name or an expression")
-    f.add_argument("--scale", choices=["tune", "none", "forest"],
-                   help="lcp-rf: localize the raw scores (none), the scores over the forest's prediction (forest), "
-                        "or choose on the localizer part (tune, the default)")
-    f.add_argument("--max-width", type=_positive_float,
-                   help="reject option: add a column 'rejected', True where the interval is wider than this")
+    f.add_argument(
+        "--scale",
+        choices=["tune", "none", "forest"],
+        help="lcp-rf: localize the raw scores (none), the scores over the forest's prediction (forest), "
+        "or choose on the localizer part (tune, the default)",
+    )
+    f.add_argument(
+        "--max-width",
+        type=_positive_float,
+        help="reject option: add a column 'rejected', True where the interval is wider than this",
+    )
     f.add_argument("--random-state", type=int, default=None)
     f.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (default: 1; -1: all cores)")
     f.add_argument("--out", help="output CSV (default: stdout)")

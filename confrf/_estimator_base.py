@@ -9,8 +9,9 @@ from __future__ import annotations
 import inspect
 import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -38,8 +39,12 @@ def check_same_rows(X: np.ndarray, n_y: int) -> None:
 
 def check_predict_args(alpha: Any, n_jobs: Any, chunk_size: Any, progress: Any) -> tuple[float, Any, Any, Any]:
     """The level and the chunking arguments of ``predict_details``, checked."""
-    return (check_alpha(alpha), check_n_jobs(n_jobs), check_int(chunk_size, "chunk_size", allow_none=True),
-            None if progress is None else check_bool(progress, "progress"))
+    return (
+        check_alpha(alpha),
+        check_n_jobs(n_jobs),
+        check_int(chunk_size, "chunk_size", allow_none=True),
+        None if progress is None else check_bool(progress, "progress"),
+    )
 
 
 def _user_stacklevel() -> int:
@@ -52,7 +57,10 @@ def _user_stacklevel() -> int:
 
 
 class EstimatorChecks:
-    """Seeds and fitted-state checks (the estimator has ``random_state``, ``prefit``, ``model_``, ``n_features_in_``)."""
+    """Seeds and fitted-state checks.
+
+    The estimator has ``random_state``, ``prefit``, ``model_`` and ``n_features_in_``.
+    """
 
     random_state: Any
     prefit: bool
@@ -84,7 +92,9 @@ class EstimatorChecks:
             # "tune" is the formula API's default for every estimator; a type check keeps 1 (one feature) apart from 1.0
             return (isinstance(value, str) and value == "tune") or (type(value) is type(default) and value == default)
 
-        changed = {k: getattr(self, k) for k in sorted(FOREST_SETTINGS) if not unset(getattr(self, k), defaults[k].default)}
+        changed = {
+            k: getattr(self, k) for k in sorted(FOREST_SETTINGS) if not unset(getattr(self, k), defaults[k].default)
+        }
         message = unused_settings_message(method, options, changed)
         if message is not None:
             warnings.warn(message, UnusedSettingWarning, stacklevel=_user_stacklevel())
@@ -97,4 +107,6 @@ class EstimatorChecks:
     def _require_fit(self) -> None:
         """``conformalize`` without ``prefit``: ``fit`` came first."""
         if not hasattr(self, "model_"):
-            raise NotFittedError("call fit(X_train, y_train) before conformalize(), or pass prefit=True with a fitted model.")
+            raise NotFittedError(
+                "call fit(X_train, y_train) before conformalize(), or pass prefit=True with a fitted model."
+            )

@@ -20,8 +20,9 @@ import functools
 import os
 import sys
 import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -118,9 +119,15 @@ def row_chunks(n_rows: int, chunk_size: int | None) -> list[slice]:
     return [slice(a, min(a + size, n_rows)) for a in range(0, n_rows, size)] or [slice(0, 0)]
 
 
-def map_row_chunks(fn: Callable[[slice], Any], n_rows: int, *, chunk_size: int | None = None,
-                   n_jobs: int | None = None, progress: bool | None = None,
-                   desc: str = "predict") -> list[Any]:
+def map_row_chunks(
+    fn: Callable[[slice], Any],
+    n_rows: int,
+    *,
+    chunk_size: int | None = None,
+    n_jobs: int | None = None,
+    progress: bool | None = None,
+    desc: str = "predict",
+) -> list[Any]:
     """``[fn(chunk) for chunk in row_chunks(...)]``, in order, possibly in parallel.
 
     Parameters
@@ -174,8 +181,9 @@ def _progress_bar(total: int, progress: bool | None, desc: str) -> Any:
         from tqdm import tqdm
     except ImportError:  # tqdm is a dependency; a stripped environment only loses the bar
         return None
-    return tqdm(total=total, desc=desc, unit="rows", file=sys.stderr, leave=False,
-                delay=0.0 if progress else PROGRESS_DELAY)
+    return tqdm(
+        total=total, desc=desc, unit="rows", file=sys.stderr, leave=False, delay=0.0 if progress else PROGRESS_DELAY
+    )
 
 
 def _advance(bar: Any, c: slice) -> None:

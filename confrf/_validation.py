@@ -33,8 +33,16 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (Real, Decimal, np.number))
 
 
-def check_real(value: object, name: str, *, low: float | None = None, high: float | None = None,
-               low_open: bool = True, high_open: bool = True, hint: str = "") -> float:
+def check_real(
+    value: object,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = True,
+    high_open: bool = True,
+    hint: str = "",
+) -> float:
     """``value`` as a float in the given range (never NaN; inf only where the range reaches it).
 
     Decimal, Fraction, numpy scalars and 0-d arrays are accepted; bools and strings are not.
@@ -65,8 +73,7 @@ def check_fraction(value: object, name: str) -> float:
     return check_real(value, name, low=0.0, high=1.0, hint=f"e.g. {name}=0.5 for half of the rows")
 
 
-def check_int(value: object, name: str, *, minimum: int = 1, allow_none: bool = False,
-              hint: str = "") -> int | None:
+def check_int(value: object, name: str, *, minimum: int = 1, allow_none: bool = False, hint: str = "") -> int | None:
     """``value`` as a Python int >= ``minimum`` (numpy integers accepted; floats and strings are not).
 
     Examples
@@ -79,8 +86,7 @@ def check_int(value: object, name: str, *, minimum: int = 1, allow_none: bool = 
     tail = f"; {hint}" if hint else ""
     none = " or None" if allow_none else ""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)):
-        raise InputError(f"{name} must be an integer >= {minimum}{none}, got {value!r} "
-                         f"({type(value).__name__}){tail}.")
+        raise InputError(f"{name} must be an integer >= {minimum}{none}, got {value!r} ({type(value).__name__}){tail}.")
     if value < minimum:
         raise InputError(f"{name} must be an integer >= {minimum}{none}, got {value!r}{tail}.")
     return int(value)
@@ -106,8 +112,14 @@ def check_max_features(value: object) -> Any:
         return value
     if isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return check_int(value, "max_features")
-    return check_real(value, "max_features", low=0.0, high=1.0, high_open=False,
-                      hint='a share of the features, a count, "tune", "screened", "sqrt", "log2" or None')
+    return check_real(
+        value,
+        "max_features",
+        low=0.0,
+        high=1.0,
+        high_open=False,
+        hint='a share of the features, a count, "tune", "screened", "sqrt", "log2" or None',
+    )
 
 
 def check_min_samples_leaf(value: object) -> Any:

@@ -14,9 +14,9 @@ from .exceptions import ConfrfWarning, InputError
 from .formula import Design
 from .formula.frame import as_training_frame
 from .formula.labels import label_column
-from .models import adapt_formula_results, check_linear_scale, no_predictor_model
 from .group_labels import kept_positions, split_group_option
 from .localizers._float32 import F32_MAX, blurred_columns
+from .models import adapt_formula_results, check_linear_scale, no_predictor_model
 from .results import ConformalResult
 
 #: options accepted by :func:`conformal` besides its named arguments
@@ -43,7 +43,9 @@ def _split_rng(seed: int | None) -> np.random.Generator:
 
 def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str]) -> None:
     """The localizer forest copes with columns float32 blurs (it uses ranks); model="rf" does not: say so."""
-    if prefit or not (model == "rf" if isinstance(model, str) else type(model).__module__.startswith("sklearn.ensemble._forest")):
+    if prefit or not (
+        model == "rf" if isinstance(model, str) else type(model).__module__.startswith("sklearn.ensemble._forest")
+    ):
         return
     over = [names[j] for j in range(X.shape[1]) if np.abs(X[:, j]).max(initial=0.0) > F32_MAX]
     if over:
@@ -57,7 +59,8 @@ def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str
             f"design column(s) {blurred} differ only beyond float32 precision; "
             "scikit-learn's random forest casts X to float32 and cannot split on them, so the base model "
             "ignores them (the intervals stay valid). Rescale them, e.g. I((x - 1) * 1e9), or use model='gbm'.",
-            ConfrfWarning, stacklevel=3,
+            ConfrfWarning,
+            stacklevel=3,
         )
 
 
@@ -65,16 +68,27 @@ def split_indices(n: int, calib_size: float, seed: int | None) -> tuple[np.ndarr
     """Sorted (training, calibration) row positions of a random split of ``n`` rows."""
     n_cal = int(round(calib_size * n))
     if n_cal < 1 or n - n_cal < 2:
-        raise InputError(f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size} "
-                         "(the training part needs at least 2 rows, the calibration part at least 1); give more "
-                         "rows, or pass separate calibration data as calib=.")
+        raise InputError(
+            f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size} "
+            "(the training part needs at least 2 rows, the calibration part at least 1); give more "
+            "rows, or pass separate calibration data as calib=."
+        )
     perm = _split_rng(seed).permutation(n)
     return np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
 
 
-def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float = 0.1, model: Any = "gbm",
-              calib: Any = None, calib_size: float = 0.5, random_state: Any = None,
-              **options: Any) -> ConformalResult:
+def conformal(
+    formula: str,
+    data: Any,
+    *,
+    method: str = "lcp-rf",
+    alpha: float = 0.1,
+    model: Any = "gbm",
+    calib: Any = None,
+    calib_size: float = 0.5,
+    random_state: Any = None,
+    **options: Any,
+) -> ConformalResult:
     """Fit a base model and calibrate conformal prediction intervals, from a formula.
 
     Parameters
@@ -186,8 +200,17 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     if label_column(formula, data) is not None:  # a class-label response: prediction sets
         from .classification.api import conformal_sets
 
-        return conformal_sets(formula, data, method=method, alpha=alpha, model=model, calib=calib,
-                              calib_size=calib_size, random_state=random_state, **options)
+        return conformal_sets(
+            formula,
+            data,
+            method=method,
+            alpha=alpha,
+            model=model,
+            calib=calib,
+            calib_size=calib_size,
+            random_state=random_state,
+            **options,
+        )
     seed = seed_entropy(random_state)
     spec = get_method(method)
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
@@ -202,8 +225,10 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
     calib_size = check_fraction(calib_size, "calib_size")
     prefit = check_bool(opts["prefit"], "prefit")
     if prefit and calib is not None:  # data would train nothing, yet be counted as training rows
-        raise InputError("prefit=True: the model is already fitted, so data= is the calibration set and nothing is "
-                         "trained; pass the calibration rows as data= and drop calib=.")
+        raise InputError(
+            "prefit=True: the model is already fitted, so data= is the calibration set and nothing is "
+            "trained; pass the calibration rows as data= and drop calib=."
+        )
 
     data = as_training_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
@@ -228,22 +253,41 @@ def conformal(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float =
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
     groups_cal = None
     if labeler is not None:
-        groups_cal = (labeler(calib, "calib") if calib is not None
-                      else labeler(data.iloc[kept_positions(data, kept)], "data")[cal])
+        groups_cal = (
+            labeler(calib, "calib")
+            if calib is not None
+            else labeler(data.iloc[kept_positions(data, kept)], "data")[cal]
+        )
 
     est = ConformalRegressor(
-        model=model, method=method, alpha=alpha, score=opts["score"], prefit=prefit, honest=opts["honest"],
-        localizer_size=opts["localizer_size"], n_estimators=opts["n_estimators"],
-        min_samples_leaf=opts["min_samples_leaf"], max_features=opts["max_features"], max_depth=opts["max_depth"],
-        fit_intercept=design.has_intercept, random_state=seed, n_jobs=opts["n_jobs"],
+        model=model,
+        method=method,
+        alpha=alpha,
+        score=opts["score"],
+        prefit=prefit,
+        honest=opts["honest"],
+        localizer_size=opts["localizer_size"],
+        n_estimators=opts["n_estimators"],
+        min_samples_leaf=opts["min_samples_leaf"],
+        max_features=opts["max_features"],
+        max_depth=opts["max_depth"],
+        fit_intercept=design.has_intercept,
+        random_state=seed,
+        n_jobs=opts["n_jobs"],
         options=est_opts,
     )
     if not prefit:
         est.fit(X_tr, y_tr)
     est.conformalize(X_cal, y_cal, groups=groups_cal)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
-    return ConformalResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
-                           random_state=seed, group_labeler=labeler)
+    return ConformalResult(
+        design=design,
+        estimator=est,
+        options={**opts, **method_opts},
+        nobs=nobs,
+        random_state=seed,
+        group_labeler=labeler,
+    )
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
@@ -322,8 +366,11 @@ def _refuse_classification_settings(design: Design, model: Any, score: Any) -> N
     except AttributeError:  # an object outside scikit-learn's estimator protocol (no tags): not a known classifier
         classifier = False
     wrong = [f"model={model!r}"] if (isinstance(model, str) and model == "logit") or classifier else []
-    wrong += [f"score={score!r}"] if (isinstance(score, str) and score in ("lac", "aps", "raps")) or isinstance(
-        score, ClassScore) else []
+    wrong += (
+        [f"score={score!r}"]
+        if (isinstance(score, str) and score in ("lac", "aps", "raps")) or isinstance(score, ClassScore)
+        else []
+    )
     if wrong:
         raise InputError(
             f"the response {design.response_name!r} is numeric, so conformal() builds prediction intervals, but "

@@ -59,14 +59,19 @@ def predict(result: Any, newdata: Any, alpha: float | None = None, **options: An
     import dask.dataframe as dd
 
     if not isinstance(newdata, dd.DataFrame):
-        raise TypeError(f"newdata must be a dask.dataframe.DataFrame, got {type(newdata).__name__}; "
-                        "for a pandas DataFrame call result.predict(newdata).")
+        raise TypeError(
+            f"newdata must be a dask.dataframe.DataFrame, got {type(newdata).__name__}; "
+            "for a pandas DataFrame call result.predict(newdata)."
+        )
     if alpha is not None:
         check_alpha(alpha)  # now, not when the graph runs
     # one task holds the fitted result; every partition depends on it instead of embedding a copy
     fitted = dask.delayed(result, pure=True)
     return newdata.map_partitions(
-        _predict_partition, fitted, alpha, options,
+        _predict_partition,
+        fitted,
+        alpha,
+        options,
         meta=result._predict_meta(newdata._meta.index, **options),  # checks the options now, not when the graph runs
     )
 

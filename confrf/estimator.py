@@ -12,8 +12,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ._estimator_base import _seeds  # noqa: F401  (kept importable as confrf.estimator._seeds)
-from ._estimator_base import EstimatorChecks, check_predict_args, check_same_rows
+from ._estimator_base import (
+    EstimatorChecks,
+    _seeds,  # noqa: F401  (kept importable as confrf.estimator._seeds)
+    check_predict_args,
+    check_same_rows,
+)
 from ._parallel import concat_chunks, governs_threads, map_row_chunks
 from ._validation import (
     as_float_matrix,
@@ -36,6 +40,7 @@ from .exceptions import InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
+
 
 class ConformalRegressor(EstimatorChecks, BaseEstimator):
     """Conformal prediction intervals on numpy arrays.
@@ -107,11 +112,24 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     (2, 2)
     """
 
-    def __init__(self, model: Any = "gbm", method: str = "lcp-rf", alpha: float = 0.1, score: Any = "absolute",
-                 prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
-                 n_estimators: int | str = "auto", min_samples_leaf: int | str = "tune", max_features: Any = "tune",
-                 max_depth: int | None = None, fit_intercept: bool = True, random_state: Any = None,
-                 n_jobs: int | None = None, options: dict | None = None) -> None:
+    def __init__(
+        self,
+        model: Any = "gbm",
+        method: str = "lcp-rf",
+        alpha: float = 0.1,
+        score: Any = "absolute",
+        prefit: bool = False,
+        honest: bool = True,
+        localizer_size: float = 0.5,
+        n_estimators: int | str = "auto",
+        min_samples_leaf: int | str = "tune",
+        max_features: Any = "tune",
+        max_depth: int | None = None,
+        fit_intercept: bool = True,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        options: dict | None = None,
+    ) -> None:
         self.model = model
         self.method = method
         self.alpha = alpha
@@ -130,7 +148,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     # -- lifecycle ---------------------------------------------------------
     @governs_threads
-    def fit(self, X: Any, y: Any) -> "ConformalRegressor":
+    def fit(self, X: Any, y: Any) -> ConformalRegressor:
         """Fit the base model on training data (not with ``prefit=True``).
 
         Methods that learn from the training part ("lcp", "slcp") also get
@@ -166,7 +184,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         return self
 
     @governs_threads
-    def conformalize(self, X: Any, y: Any, groups: Any = None) -> "ConformalRegressor":
+    def conformalize(self, X: Any, y: Any, groups: Any = None) -> ConformalRegressor:
         """Calibrate on data disjoint from the training data.
 
         ``groups``: one group label per row, for methods "split-g" and
@@ -197,10 +215,14 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         V = self.score_.score(y, self.model_.predict(X))
         calibrator = self._make_calibrator(seeds[2])
         if getattr(self, "train_X_", None) is not None and hasattr(calibrator, "set_reference"):
-            calibrator.set_reference(self.train_X_, self.train_scores_,
-                                     source=f"training part ({self.train_cv_}-fold out-of-fold scores)")
+            calibrator.set_reference(
+                self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
+            )
         self.calibrator_ = calibrator.calibrate(
-            X, V, alpha=self.alpha, rng=np.random.default_rng(seeds[1]),
+            X,
+            V,
+            alpha=self.alpha,
+            rng=np.random.default_rng(seeds[1]),
             **group_label_kwargs(calibrator, groups, X.shape[0]),
         )
         self.conformalize_time_ = time.perf_counter() - t0
@@ -217,9 +239,16 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         return self.score_.center(self._model().predict(X))
 
     @governs_threads
-    def predict_details(self, X: Any, alpha: float | None = None, groups: Any = None, *,
-                        n_jobs: int | None = None, chunk_size: int | None = None,
-                        progress: bool | None = None) -> dict[str, np.ndarray]:
+    def predict_details(
+        self,
+        X: Any,
+        alpha: float | None = None,
+        groups: Any = None,
+        *,
+        n_jobs: int | None = None,
+        chunk_size: int | None = None,
+        progress: bool | None = None,
+    ) -> dict[str, np.ndarray]:
         """fit, lwr, upr, and the score thresholds (t, closed, level) per row.
 
         Groupwise methods add ``group``, each row's group (``groups``: the rows'
@@ -234,8 +263,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         last bit (BLAS blocks matrix products by row count).
         """
         X = self._check_X(X)
-        a, n_jobs, chunk_size, progress = check_predict_args(self.alpha if alpha is None else alpha, n_jobs,
-                                                             chunk_size, progress)
+        a, n_jobs, chunk_size, progress = check_predict_args(
+            self.alpha if alpha is None else alpha, n_jobs, chunk_size, progress
+        )
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
         labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
@@ -246,7 +276,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             return {k: v[:0] for k, v in self._predict_rows(self.calib_X_[:1], a, one).items()}
         parts = map_row_chunks(
             lambda rows: self._predict_rows(X[rows], a, {k: v[rows] for k, v in labels.items()}),
-            X.shape[0], chunk_size=chunk_size, n_jobs=self.n_jobs if n_jobs is None else n_jobs,
+            X.shape[0],
+            chunk_size=chunk_size,
+            n_jobs=self.n_jobs if n_jobs is None else n_jobs,
             progress=progress,
         )
         return concat_chunks(parts)
@@ -259,8 +291,15 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         else:
             th: Thresholds = self.calibrator_.thresholds(X, a)
         lwr, upr = self.score_.interval(pred, th.t)
-        return {"fit": self.score_.center(pred), "lwr": lwr, "upr": upr, **extra,
-                "t": th.t, "closed": th.closed, "level": th.level}
+        return {
+            "fit": self.score_.center(pred),
+            "lwr": lwr,
+            "upr": upr,
+            **extra,
+            "t": th.t,
+            "closed": th.closed,
+            "level": th.level,
+        }
 
     def predict_interval(self, X: Any, alpha: float | None = None, groups: Any = None, **kwargs: Any) -> np.ndarray:
         """(n, 2) array of [lwr, upr]; infinite bounds are -inf/+inf.
@@ -300,8 +339,10 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         names, ndim = feature_names(X), np.ndim(X)
         X = as_float_matrix(X, "X")
         if ndim == 1 and X.shape[0] == self.n_features_in_ != 1:
-            raise InputError(f"X is 1-D with {X.shape[0]} values: a single row must be 2-D, "
-                             "X.reshape(1, -1) (a 1-D X is read as one feature, as a column).")
+            raise InputError(
+                f"X is 1-D with {X.shape[0]} values: a single row must be 2-D, "
+                "X.reshape(1, -1) (a 1-D X is read as one feature, as a column)."
+            )
         self._check_columns(X, names)
         return X
 
@@ -312,7 +353,10 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             del self.feature_names_in_
 
     def _check_columns(self, X: np.ndarray, names: np.ndarray | None) -> None:
-        """Same number of columns as at fit and, for DataFrames, the same names in the same order (scikit-learn's rule)."""
+        """Same number of columns as at fit and, for DataFrames, the same names in the same order.
+
+        This is scikit-learn's rule.
+        """
         fitted = getattr(self, "feature_names_in_", None)
         if names is not None and fitted is not None and list(names) != list(fitted):
             same = sorted(map(str, names)) == sorted(map(str, fitted))

@@ -49,8 +49,10 @@ class GroupLabeler:
 
     def __init__(self, spec: str | Callable[[pd.DataFrame], Any]) -> None:
         if not (isinstance(spec, str) or callable(spec)):
-            raise InputError(f"groups must be 'leiden', 'components', a column name, a formula term or a callable; "
-                             f"got {type(spec).__name__}.")
+            raise InputError(
+                f"groups must be 'leiden', 'components', a column name, a formula term or a callable; "
+                f"got {type(spec).__name__}."
+            )
         self.spec = spec
         self._state: dict = {}
 
@@ -98,9 +100,11 @@ class GroupLabeler:
             name = str(exc).split("'")[1] if "'" in str(exc) else str(exc)
             close = difflib.get_close_matches(name, [str(c) for c in frame.columns], n=3)
             hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise InputError(f"groups={self.spec!r}: {what} has no column {name!r}.{hint} groups takes "
-                             f"{' or '.join(map(repr, GRAPH_GROUPINGS))}, a column name, an expression over "
-                             "columns, or a callable.") from None
+            raise InputError(
+                f"groups={self.spec!r}: {what} has no column {name!r}.{hint} groups takes "
+                f"{' or '.join(map(repr, GRAPH_GROUPINGS))}, a column name, an expression over "
+                "columns, or a callable."
+            ) from None
         except Exception as exc:  # noqa: BLE001 - any failure of the user's expression
             raise InputError(f"cannot evaluate groups={self.spec!r} on {what}: {exc}") from None
         if np.ndim(out) == 0:
@@ -121,5 +125,7 @@ def kept_positions(data: pd.DataFrame, kept: pd.Index) -> np.ndarray:
     if len(kept) == len(data):
         return np.arange(len(data))
     if not data.index.is_unique:
-        raise InputError("na_action='drop' with user groups needs a unique index on data; call data.reset_index() first.")
+        raise InputError(
+            "na_action='drop' with user groups needs a unique index on data; call data.reset_index() first."
+        )
     return data.index.get_indexer(kept)

@@ -42,8 +42,13 @@ class StatsmodelsRegressor(RegressorMixin, BaseEstimator):
     array([41.])
     """
 
-    def __init__(self, model_class: Any = None, fit_intercept: bool = True,
-                 model_kwargs: dict | None = None, fit_kwargs: dict | None = None) -> None:
+    def __init__(
+        self,
+        model_class: Any = None,
+        fit_intercept: bool = True,
+        model_kwargs: dict | None = None,
+        fit_kwargs: dict | None = None,
+    ) -> None:
         self.model_class = model_class
         self.fit_intercept = fit_intercept
         self.model_kwargs = model_kwargs
@@ -53,7 +58,7 @@ class StatsmodelsRegressor(RegressorMixin, BaseEstimator):
         X = np.asarray(X, dtype=np.float64)
         return np.column_stack([np.ones(X.shape[0]), X]) if self.fit_intercept else X
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> "StatsmodelsRegressor":
+    def fit(self, X: np.ndarray, y: np.ndarray) -> StatsmodelsRegressor:
         import statsmodels.api as sm
 
         cls = self.model_class if self.model_class is not None else sm.OLS
@@ -61,7 +66,11 @@ class StatsmodelsRegressor(RegressorMixin, BaseEstimator):
             **(self.fit_kwargs or {})
         )
         rank = getattr(self.results_.model, "rank", None)  # statsmodels' rank (a looser cutoff than its pinv's)
-        if getattr(cls, "__name__", "") in _PINV_MODELS and rank is not None and rank < self.results_.model.exog.shape[1]:
+        if (
+            getattr(cls, "__name__", "") in _PINV_MODELS
+            and rank is not None
+            and rank < self.results_.model.exog.shape[1]
+        ):
             check_linear_scale(X, self.fit_intercept)
         self.n_features_in_ = np.asarray(X).shape[1]
         return self
@@ -167,15 +176,21 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
             return RandomForestRegressor(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
         if model == "ols":
             return StatsmodelsRegressor(fit_intercept=fit_intercept)
-        raise InputError(f"unknown model {model!r}; use one of {list(SHORTCUTS)} or a scikit-learn regressor "
-                         "('qr' and 'qgbm' are quantile models, for score='quantile').")
+        raise InputError(
+            f"unknown model {model!r}; use one of {list(SHORTCUTS)} or a scikit-learn regressor "
+            "('qr' and 'qgbm' are quantile models, for score='quantile')."
+        )
     if isinstance(model, type):
-        fix = (f"model='ols' or StatsmodelsRegressor(model_class={model.__name__})"
-               if model.__module__.startswith("statsmodels") else f"model={model.__name__}()")
+        fix = (
+            f"model='ols' or StatsmodelsRegressor(model_class={model.__name__})"
+            if model.__module__.startswith("statsmodels")
+            else f"model={model.__name__}()"
+        )
         raise InputError(f"model must be an estimator instance, not the class {model.__name__}; use {fix}.")
     if not (hasattr(model, "fit") and hasattr(model, "predict")):
         raise InputError(
-            f"model must be a name in {list(SHORTCUTS)} or an object with fit() and predict(), got {type(model).__name__}; "
+            f"model must be a name in {list(SHORTCUTS)} or an object with fit() and predict(), got "
+            f"{type(model).__name__}; "
             "for an already fitted model pass prefit=True."
         )
     _refuse_statsmodels_model(model)
@@ -192,8 +207,12 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
 
 def _refuse_statsmodels_model(model: Any) -> None:
     """An unfitted statsmodels model (sm.OLS(y, X), smf.ols(...)) carries its own data: it is not a recipe to refit."""
-    if type(model).__module__.startswith("statsmodels") and hasattr(model, "endog") and hasattr(model, "exog") \
-            and not hasattr(model, "params"):
+    if (
+        type(model).__module__.startswith("statsmodels")
+        and hasattr(model, "endog")
+        and hasattr(model, "exog")
+        and not hasattr(model, "params")
+    ):
         raise InputError(
             f"model is an unfitted statsmodels {type(model).__name__} (it carries its own data); pass model='ols', "
             f"or StatsmodelsRegressor(model_class=sm.{type(model).__name__}) from confrf.models for confrf to fit it, "
@@ -227,7 +246,7 @@ def clone_seeded(model: Any, random_state: int | None) -> Any:
 
 def wrap_prefit(model: Any, n_features: int) -> Any:
     """Use an already fitted model as is (statsmodels results are adapted)."""
-    if hasattr(model, "model") and hasattr(model, "params") and hasattr(getattr(model, "model"), "exog"):
+    if hasattr(model, "model") and hasattr(model, "params") and hasattr(model.model, "exog"):
         return _PrefitStatsmodelsResults(model, n_features)
     _refuse_statsmodels_model(model)
     if not hasattr(model, "predict") or isinstance(model, type):
@@ -237,8 +256,10 @@ def wrap_prefit(model: Any, n_features: int) -> Any:
         try:
             check_is_fitted(model)
         except SkNotFittedError:
-            raise InputError(f"prefit=True but the {type(model).__name__} is not fitted; fit it on the design "
-                             "(result.design) first, or pass prefit=False to let confrf fit it.") from None
+            raise InputError(
+                f"prefit=True but the {type(model).__name__} is not fitted; fit it on the design "
+                "(result.design) first, or pass prefit=False to let confrf fit it."
+            ) from None
     n_in = getattr(model, "n_features_in_", None)
     if n_in is not None and n_in != n_features:
         raise InputError(
@@ -251,8 +272,13 @@ def wrap_prefit(model: Any, n_features: int) -> Any:
 def model_name(model: Any) -> str:
     """Short human-readable name of a model or shortcut."""
     if isinstance(model, str):
-        return {"gbm": "HistGradientBoostingRegressor", "rf": "RandomForestRegressor", "ols": "OLS (statsmodels)",
-                "qr": "QuantReg (statsmodels)", "qgbm": "HistGradientBoostingRegressor (quantile loss)"}.get(model, model)
+        return {
+            "gbm": "HistGradientBoostingRegressor",
+            "rf": "RandomForestRegressor",
+            "ols": "OLS (statsmodels)",
+            "qr": "QuantReg (statsmodels)",
+            "qgbm": "HistGradientBoostingRegressor (quantile loss)",
+        }.get(model, model)
     parts = model if isinstance(model, (tuple, list)) else getattr(model, "component_models", None)
     if parts is not None:  # a score's models side by side, e.g. CQR's (q_lo, q_hi)
         return "(" + ", ".join(model_name(m) for m in parts) + ")"
@@ -277,8 +303,9 @@ class FormulaResultsAdapter:
     columns (``transform=False``).
     """
 
-    def __init__(self, results: Any, column_names: list[str], has_intercept: bool,
-                 intercept: str | None = "Intercept") -> None:
+    def __init__(
+        self, results: Any, column_names: list[str], has_intercept: bool, intercept: str | None = "Intercept"
+    ) -> None:
         exog_names = list(results.model.exog_names)
         positions, mismatch = _match_names(exog_names, column_names, intercept)
         if mismatch or (intercept in exog_names) != has_intercept:
@@ -294,8 +321,11 @@ class FormulaResultsAdapter:
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
-        exog = np.column_stack([np.ones(X.shape[0]) if p < 0 else X[:, p] for p in self.positions]) \
-            if self.positions else np.empty((X.shape[0], 0))
+        exog = (
+            np.column_stack([np.ones(X.shape[0]) if p < 0 else X[:, p] for p in self.positions])
+            if self.positions
+            else np.empty((X.shape[0], 0))
+        )
         return np.asarray(self.results.predict(exog, transform=False), dtype=np.float64)
 
 
@@ -326,8 +356,9 @@ def _match_names(theirs: list[str], column_names: list[str], intercept: str | No
     missing = [c for c in theirs if c != intercept and _norm(c) not in ours]
     unused = sorted(set(ours) - {_norm(c) for c in theirs})
     if missing or unused:
-        return [], ((f"; not in the design: {missing}" if missing else "")
-                    + (f"; not in the model: {unused}" if unused else ""))
+        return [], (
+            (f"; not in the design: {missing}" if missing else "") + (f"; not in the model: {unused}" if unused else "")
+        )
     return [-1 if c == intercept else ours[_norm(c)] for c in theirs], ""
 
 
@@ -349,11 +380,13 @@ def adapt_formula_results(model: Any, column_names: list[str], has_intercept: bo
     if hasattr(model, "params") and hasattr(inner, "exog_names"):
         if getattr(inner, "formula", None) is not None:
             return FormulaResultsAdapter(model, column_names, has_intercept)
-        if getattr(getattr(inner, "data", None), "param_names", None) is not None and \
-                isinstance(getattr(inner.data, "orig_exog", None), pd.DataFrame):
+        if getattr(getattr(inner, "data", None), "param_names", None) is not None and isinstance(
+            getattr(inner.data, "orig_exog", None), pd.DataFrame
+        ):
             const = _constant_position(model)
-            return FormulaResultsAdapter(model, column_names, has_intercept,
-                                         intercept=None if const is None else inner.exog_names[const])
+            return FormulaResultsAdapter(
+                model, column_names, has_intercept, intercept=None if const is None else inner.exog_names[const]
+            )
         return model
     if getattr(model, "feature_names_in_", None) is not None and isinstance(model, BaseEstimator):
         return NamedFeaturesAdapter(model, column_names)

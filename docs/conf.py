@@ -33,8 +33,13 @@ KERNEL_MODULES = ("_forest", "_quantile")
 def _compiled(pkg_dir: Path) -> bool:
     """Whether ``pkg_dir`` (a confrf package folder) holds every compiled kernel."""
     kernels = pkg_dir / "_kernels"
-    return all(any(kernels.glob(f"{m}.*.so")) or any(kernels.glob(f"{m}.*.pyd")) or any(kernels.glob(f"{m}.so"))
-               or any(kernels.glob(f"{m}.pyd")) for m in KERNEL_MODULES)
+    return all(
+        any(kernels.glob(f"{m}.*.so"))
+        or any(kernels.glob(f"{m}.*.pyd"))
+        or any(kernels.glob(f"{m}.so"))
+        or any(kernels.glob(f"{m}.pyd"))
+        for m in KERNEL_MODULES
+    )
 
 
 def _found_confrf() -> Path | None:
@@ -101,8 +106,11 @@ def _sync_vignettes() -> None:
             old.unlink()
     for name, path in wanted.items():
         target = dst / name
-        if not target.exists() or target.stat().st_mtime != path.stat().st_mtime or \
-                target.stat().st_size != path.stat().st_size:
+        if (
+            not target.exists()
+            or target.stat().st_mtime != path.stat().st_mtime
+            or target.stat().st_size != path.stat().st_size
+        ):
             shutil.copy2(path, target)
 
 

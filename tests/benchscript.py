@@ -2,10 +2,10 @@
 
 import importlib.util
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import Iterator
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 

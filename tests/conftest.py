@@ -9,7 +9,12 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 
 def pytest_addoption(parser):
-    parser.addoption("--long", action="store_true", default=False, help="also run the long (expensive) tests: Monte Carlo, notebooks, docs build")
+    parser.addoption(
+        "--long",
+        action="store_true",
+        default=False,
+        help="also run the long (expensive) tests: Monte Carlo, notebooks, docs build",
+    )
     parser.addoption("--mc-reps", type=int, default=None, help="repetitions of the Monte Carlo tests")
 
 

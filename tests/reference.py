@@ -79,7 +79,9 @@ def lcp_threshold_reference(W: list[list[Fraction]], V: list[float], alpha: str)
     return u[s], True
 
 
-def forest_lcp_matrix(leaves_cal: np.ndarray, leaves_test: np.ndarray, mult: np.ndarray | None = None) -> list[list[Fraction]]:
+def forest_lcp_matrix(
+    leaves_cal: np.ndarray, leaves_test: np.ndarray, mult: np.ndarray | None = None
+) -> list[list[Fraction]]:
     """(n+1)x(n+1) LCP weight matrix of honest (or multiplicity-weighted) forest weights.
 
     W[i, j] = (1/k) sum_l mult_l(j) 1{j in leaf_l(i)} / N_l(i), where N_l(i) counts
@@ -92,11 +94,11 @@ def forest_lcp_matrix(leaves_cal: np.ndarray, leaves_test: np.ndarray, mult: np.
     M = np.vstack([mult, np.ones((1, k), dtype=int)])
     W = [[Fraction(0)] * (n + 1) for _ in range(n + 1)]
     for i in range(n + 1):
-        for l in range(k):
-            same = [j for j in range(n + 1) if L[j, l] == L[i, l]]
-            N = sum(int(M[j, l]) for j in same)
+        for tree in range(k):
+            same = [j for j in range(n + 1) if L[j, tree] == L[i, tree]]
+            N = sum(int(M[j, tree]) for j in same)
             for j in same:
-                W[i][j] += Fraction(int(M[j, l]), N * k)
+                W[i][j] += Fraction(int(M[j, tree]), N * k)
     return W
 
 
@@ -109,12 +111,12 @@ def qrf_weights(leaves_cal: np.ndarray, leaves_test: np.ndarray, mult: np.ndarra
     for q in range(leaves_test.shape[0]):
         used = 0
         row = np.zeros(n)
-        for l in range(k):
-            same = leaves_cal[:, l] == leaves_test[q, l]
-            tot = mult[same, l].sum()
+        for tree in range(k):
+            same = leaves_cal[:, tree] == leaves_test[q, tree]
+            tot = mult[same, tree].sum()
             if tot == 0:
                 continue
             used += 1
-            row[same] += mult[same, l] / tot
+            row[same] += mult[same, tree] / tot
         out[q] = row / used if used else row
     return out

@@ -11,10 +11,9 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from reference import INF, forest_lcp_matrix, quantile
 
 from confrf import lcp_threshold
-
-from reference import INF, forest_lcp_matrix, quantile
 
 
 def grid(alpha: str, K: int) -> list[Fraction]:
@@ -23,8 +22,9 @@ def grid(alpha: str, K: int) -> list[Fraction]:
     return [a * k / (K - 1) for k in range(K)]
 
 
-def pac_row(leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, alpha: str, base: str,
-            a_values: list[Fraction]) -> list[float]:
+def pac_row(
+    leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, alpha: str, base: str, a_values: list[Fraction]
+) -> list[float]:
     """Q(min(1, b(x) + a); F_x) for each a, F_x the exact LCP test row with x's own mass at +inf."""
     W = forest_lcp_matrix(leaves_d1, leaves_x)
     n = len(V1)
@@ -83,8 +83,9 @@ def binomial_k_reference(n2: int, alpha: str, delta: str) -> int:
     return k
 
 
-def smallest_correction(leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, v: float, alpha: str,
-                        base: str) -> tuple[Fraction, bool]:
+def smallest_correction(
+    leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, v: float, alpha: str, base: str
+) -> tuple[Fraction, bool]:
     """The correction that just covers (x, v), searched in [-1, 1]: (value, above), ordered lexicographically.
 
     By the key identity v <= Q(u; F) iff F((-inf, v)) < u (u > 0), the point is covered at a
@@ -114,8 +115,9 @@ def upper_quantile(a: Fraction, atoms: list[tuple[float, Fraction]]) -> float:
     return INF
 
 
-def pac_row_levels(leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, alpha: str,
-                   base: str) -> tuple[Fraction, list[tuple[float, Fraction]]]:
+def pac_row_levels(
+    leaves_d1: np.ndarray, leaves_x: np.ndarray, V1: np.ndarray, alpha: str, base: str
+) -> tuple[Fraction, list[tuple[float, Fraction]]]:
     """(b(x), atoms of F_x with the own mass at +inf), exactly."""
     W = forest_lcp_matrix(leaves_d1, leaves_x)
     n = len(V1)

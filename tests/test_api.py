@@ -9,8 +9,8 @@ import statsmodels.api as sm
 from sklearn.linear_model import LinearRegression
 
 import confrf as cf
-from confrf.exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from confrf._validation import required_count
+from confrf.exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,9 @@ def test_calib_argument_uses_all_data_for_training(diamonds):
 
 @pytest.mark.parametrize("model", ["ols", "rf", LinearRegression()])
 def test_models(diamonds, model):
-    res = cf.conformal("price ~ carat + C(color)", data=diamonds.iloc[:1200], model=model, method="split", random_state=0)
+    res = cf.conformal(
+        "price ~ carat + C(color)", data=diamonds.iloc[:1200], model=model, method="split", random_state=0
+    )
     assert np.isfinite(res.predict(diamonds.iloc[3000:3010]).to_numpy()).all()
 
 
@@ -100,10 +102,14 @@ def test_prefit_sklearn_and_statsmodels(diamonds):
     lr = LinearRegression().fit(X, y)
     res = cf.split_cp("price ~ carat + C(cut)", data=diamonds.iloc[1000:2000], model=lr, prefit=True)
     assert res.nobs == {"train": 0, "calibration": 1000}
-    np.testing.assert_allclose(res.predict(diamonds.iloc[3000:3005])["fit"], lr.predict(design.transform(diamonds.iloc[3000:3005])))
+    np.testing.assert_allclose(
+        res.predict(diamonds.iloc[3000:3005])["fit"], lr.predict(design.transform(diamonds.iloc[3000:3005]))
+    )
     ols = sm.OLS(y, sm.add_constant(X)).fit()
     res2 = cf.split_cp("price ~ carat + C(cut)", data=diamonds.iloc[1000:2000], model=ols, prefit=True)
-    np.testing.assert_allclose(res2.predict(diamonds.iloc[3000:3005])["fit"], res.predict(diamonds.iloc[3000:3005])["fit"], rtol=1e-8)
+    np.testing.assert_allclose(
+        res2.predict(diamonds.iloc[3000:3005])["fit"], res.predict(diamonds.iloc[3000:3005])["fit"], rtol=1e-8
+    )
 
 
 def test_bad_options(diamonds):
@@ -131,8 +137,14 @@ def test_too_small_calibration_set_is_an_error(diamonds):
 
 def test_infinite_intervals_are_inf_counted_and_warned(diamonds):
     # one-point leaves: the test point is alone in some leaves and gets much of its own mass
-    res = cf.lcp_rf("price ~ carat + C(clarity)", data=diamonds.iloc[:400], alpha=0.05, random_state=0,
-                    min_samples_leaf=1, n_estimators=5)
+    res = cf.lcp_rf(
+        "price ~ carat + C(clarity)",
+        data=diamonds.iloc[:400],
+        alpha=0.05,
+        random_state=0,
+        min_samples_leaf=1,
+        n_estimators=5,
+    )
     with pytest.warns(InfiniteIntervalWarning):
         p = res.predict(diamonds.iloc[3000:3400])
     inf = np.isinf(p["upr"])
@@ -199,13 +211,16 @@ def test_prefit_statsmodels_formula_result(diamonds):
     assert res.model is model
     const = cf.split_cp("price ~ 1", data=cal, model=smf.ols("price ~ 1", data=train).fit(), prefit=True)
     assert const.predict(new)["fit"].iloc[0] == pytest.approx(train["price"].mean())
-    glm = smf.glm("price ~ np.log(carat) + C(color)", data=train, family=sm.families.Gamma(sm.families.links.Log())).fit()
+    glm = smf.glm(
+        "price ~ np.log(carat) + C(color)", data=train, family=sm.families.Gamma(sm.families.links.Log())
+    ).fit()
     res2 = cf.split_cp("price ~ np.log(carat) + C(color)", data=cal, model=glm, prefit=True)
     np.testing.assert_allclose(res2.predict(new)["fit"], glm.predict(new), rtol=1e-10)
 
 
-@pytest.mark.parametrize("make", [lambda: np.random.default_rng(3), lambda: np.random.RandomState(3)],
-                         ids=["Generator", "RandomState"])
+@pytest.mark.parametrize(
+    "make", [lambda: np.random.default_rng(3), lambda: np.random.RandomState(3)], ids=["Generator", "RandomState"]
+)
 def test_random_state_generators_in_the_formula_api(diamonds, make):
     d = diamonds.iloc[:800]
     a = cf.lcp_rf("price ~ carat", data=d, model="ols", n_estimators=20, random_state=make())
@@ -227,8 +242,9 @@ def test_predict_several_alphas(fitted, diamonds):
         np.testing.assert_array_equal(p[f"upr_{a!r}"], one["upr"])
     assert (p["upr_0.05"] - p["lwr_0.05"] >= p["upr_0.2"] - p["lwr_0.2"]).all()
     d = fitted.predict(new, alpha=np.array([0.1, 0.3]), details=True, max_width=5000.0)
-    assert d.columns.tolist() == ["fit"] + [f"{c}_{a}" for a in ("0.1", "0.3")
-                                            for c in ("lwr", "upr", "t", "closed", "level", "rejected")]
+    assert d.columns.tolist() == ["fit"] + [
+        f"{c}_{a}" for a in ("0.1", "0.3") for c in ("lwr", "upr", "t", "closed", "level", "rejected")
+    ]
 
 
 def test_predict_one_row_series_and_empty_frame(fitted, diamonds):

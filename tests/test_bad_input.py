@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-
 import statsmodels.api as sm
 from sklearn.cluster import KMeans
 from sklearn.linear_model import LinearRegression, LogisticRegression
@@ -86,7 +85,12 @@ CASES = [
     ("n_estimators='10'", lambda d, r: fit(d, n_estimators="10"), InputError, "n_estimators must be an integer"),
     ("n_estimators='many'", lambda d, r: fit(d, n_estimators="many"), InputError, 'or "auto"'),
     ("max_depth=0", lambda d, r: fit(d, max_depth=0), InputError, "max_depth must be an integer >= 1 or None"),
-    ("min_samples_leaf=0", lambda d, r: fit(d, min_samples_leaf=0), InputError, "min_samples_leaf must be an integer >= 1"),
+    (
+        "min_samples_leaf=0",
+        lambda d, r: fit(d, min_samples_leaf=0),
+        InputError,
+        "min_samples_leaf must be an integer >= 1",
+    ),
     ("min_samples_leaf=0.1", lambda d, r: fit(d, min_samples_leaf=0.1), InputError, '"tune" (the default)'),
     ("min_samples_leaf='Auto'", lambda d, r: fit(d, min_samples_leaf="Auto"), InputError, "min_samples_leaf"),
     ("max_features='x'", lambda d, r: fit(d, max_features="x"), InputError, "max_features"),
@@ -94,76 +98,176 @@ CASES = [
     ("n_jobs=0", lambda d, r: fit(d, n_jobs=0), InputError, "n_jobs must be None, a positive integer or -1"),
     ("n_jobs='a'", lambda d, r: fit(d, n_jobs="a"), InputError, "n_jobs"),
     # -- data and calib -----------------------------------------------------------------------
-    ("calib=ndarray", lambda d, r: fit(d, calib=d.to_numpy()), ArgumentTypeError, "calib must be a pandas DataFrame, got a NumPy"),
+    (
+        "calib=ndarray",
+        lambda d, r: fit(d, calib=d.to_numpy()),
+        ArgumentTypeError,
+        "calib must be a pandas DataFrame, got a NumPy",
+    ),
     ("data=ndarray", lambda d, r: fit(d.to_numpy()), ArgumentTypeError, "pd.DataFrame(array, columns="),
     ("calib=list", lambda d, r: fit(d, calib=[1, 2]), ArgumentTypeError, "calib must be"),
     ("calib lacks response", lambda d, r: fit(d, calib=d[["x"]]), InputError, "calib lacks the response"),
     ("calib NaN", lambda d, r: fit(d, calib=d.assign(x=np.nan)), InputError, "NaN or inf in calib"),
-    ("calib NaN with na_action='drop'", lambda d, r: fit(d, calib=d.assign(x=np.nan), na_action="drop"), InputError,
-     "na_action='drop' applies to the training data only"),
+    (
+        "calib NaN with na_action='drop'",
+        lambda d, r: fit(d, calib=d.assign(x=np.nan), na_action="drop"),
+        InputError,
+        "na_action='drop' applies to the training data only",
+    ),
     ("data is a Series", lambda d, r: fit(d.x), ArgumentTypeError, "data is a pandas Series (column 'x', 300 values)"),
     ("calib is a Series", lambda d, r: fit(d, calib=d.y), ArgumentTypeError, "calib is a pandas Series"),
     ("data empty", lambda d, r: fit(d.iloc[:0]), InputError, "0 row(s)"),
     ("data one row", lambda d, r: fit(d.iloc[:1]), InputError, "1 row(s)"),
     ("duplicated column", lambda d, r: fit(pd.concat([d, d[["x"]]], axis=1)), InputError, "several columns named"),
-    ("datetime column", lambda d, r: fit(d.assign(t=pd.date_range("2020", periods=N)), "y ~ x + t"),
-     InputError, "holds dates or times"),
-    ("timedelta column", lambda d, r: fit(d.assign(t=pd.to_timedelta(np.arange(N), unit="D")), "y ~ x + t"),
-     InputError, "holds dates or times"),
-    ("datetime response", lambda d, r: fit(d.assign(t=pd.date_range("2020", periods=N)), "t ~ x"),
-     InputError, "holds dates or times"),
-    ("numbers + stray string", lambda d, r: fit(d.assign(v=d.x.astype(object).where(d.index != 3, "oops")), "y ~ v"),
-     InputError, "mixes numbers and other values (['oops']"),
-    ("text, a level per row", lambda d, r: fit(d.assign(v=[f"id{i}" for i in range(N)]), "y ~ x + v"),
-     InputError, "leave it out of the formula"),
+    (
+        "datetime column",
+        lambda d, r: fit(d.assign(t=pd.date_range("2020", periods=N)), "y ~ x + t"),
+        InputError,
+        "holds dates or times",
+    ),
+    (
+        "timedelta column",
+        lambda d, r: fit(d.assign(t=pd.to_timedelta(np.arange(N), unit="D")), "y ~ x + t"),
+        InputError,
+        "holds dates or times",
+    ),
+    (
+        "datetime response",
+        lambda d, r: fit(d.assign(t=pd.date_range("2020", periods=N)), "t ~ x"),
+        InputError,
+        "holds dates or times",
+    ),
+    (
+        "numbers + stray string",
+        lambda d, r: fit(d.assign(v=d.x.astype(object).where(d.index != 3, "oops")), "y ~ v"),
+        InputError,
+        "mixes numbers and other values (['oops']",
+    ),
+    (
+        "text, a level per row",
+        lambda d, r: fit(d.assign(v=[f"id{i}" for i in range(N)]), "y ~ x + v"),
+        InputError,
+        "leave it out of the formula",
+    ),
     ("numbers as text", lambda d, r: fit(d.assign(v=d.x.astype(str)), "y ~ v"), InputError, "pd.to_numeric"),
     # a text response is a class label (prediction sets); a regression model with it is refused
     ("text response with a regression model", lambda d, r: fit(d, "g ~ x"), InputError, "is a class label"),
     ("y * 1e300", lambda d, r: fit(d.assign(y=d.y * 1e300)), InputError, "rescale it"),
     ("y * 1e-300", lambda d, r: fit(d.assign(y=d.y * 1e-300)), InputError, "rescale it"),
-    ("1e39 feature with model='rf'", lambda d, r: cf.split_cp("y ~ v", data=d.assign(v=d.x * 1e39), model="rf"),
-     InputError, "exceed float32's range"),
+    (
+        "1e39 feature with model='rf'",
+        lambda d, r: cf.split_cp("y ~ v", data=d.assign(v=d.x * 1e39), model="rf"),
+        InputError,
+        "exceed float32's range",
+    ),
     # -- formulas -----------------------------------------------------------------------------
     ("two responses", lambda d, r: fit(d, "y + x ~ z"), FormulaError, "I(y + x)"),
     ("y ~ 1 with lcp-rf", lambda d, r: fit(d, "y ~ 1"), InputError, "use method='split'"),
-    ("y ~ 1 with a sklearn model", lambda d, r: cf.split_cp("y ~ 1", data=d, model=TwoColumnModel()),
-     InputError, "cannot be fitted on zero columns"),
+    (
+        "y ~ 1 with a sklearn model",
+        lambda d, r: cf.split_cp("y ~ 1", data=d, model=TwoColumnModel()),
+        InputError,
+        "cannot be fitted on zero columns",
+    ),
     ("formula None", lambda d, r: fit(d, None), FormulaError, "must be a string"),
     ("response also a predictor", lambda d, r: fit(d, "y ~ x + y"), FormulaError, "cannot be its own predictor"),
-    ("column named Intercept", lambda d, r: fit(d.assign(Intercept=d.x), "y ~ Intercept"), FormulaError,
-     "clashes with the name of the formula's intercept"),
+    (
+        "column named Intercept",
+        lambda d, r: fit(d.assign(Intercept=d.x), "y ~ Intercept"),
+        FormulaError,
+        "clashes with the name of the formula's intercept",
+    ),
     ("x * 1e-20 with OLS", lambda d, r: fit(d.assign(x=d.x * 1e-20)), InputError, "would silently drop them"),
-    ("x * 1e20 with OLS, arrays", lambda d, r: cf.ConformalRegressor(model="ols").fit(XY[0] * 1e20, XY[1]),
-     InputError, "X column(s) [0]"),
+    (
+        "x * 1e20 with OLS, arrays",
+        lambda d, r: cf.ConformalRegressor(model="ols").fit(XY[0] * 1e20, XY[1]),
+        InputError,
+        "X column(s) [0]",
+    ),
     # -- models -------------------------------------------------------------------------------
     ("classifier as model", lambda d, r: fit(d, model=LogisticRegression()), InputError, "belongs to classification"),
-    ("clusterer as prefit model", lambda d, r: fit(d, model=KMeans(2, n_init=1).fit(d[["x"]].to_numpy()), prefit=True),
-     InputError, "is a clusterer"),
-    ("prefit sm.OLS with a constant, too few columns",
-     lambda d, r: fit(d, "y ~ x + z", model=sm.OLS(d.y.to_numpy(), sm.add_constant(d[["x"]].to_numpy())).fit(),
-                      prefit=True), InputError, "so it needs 3"),
-    ("prefit sklearn fitted on other columns",
-     lambda d, r: fit(d, "y ~ x + z", model=LinearRegression().fit(d[["x", "y"]], d.y), prefit=True),
-     InputError, "not in the design: ['y']"),
-    ("predict returns (n, 2)", lambda d, r: cf.split_cp("y ~ x", data=d, model=TwoColumnModel()),
-     InputError, "returned an array of shape"),
-    ("prefit smf, other formula", lambda d, r: fit(d, model=__import__("statsmodels.formula.api", fromlist=["ols"])
-                                                   .ols("y ~ x + C(g)", data=d).fit(), prefit=True),
-     InputError, "give confrf the same formula"),
-    ("quantile score, a pair of names", lambda d, r: fit(d, score="quantile", model=("ols", "rf")), InputError,
-     "a name gives both quantiles by itself"),
-    ("unfitted statsmodels model", lambda d, r: fit(d, model=sm.OLS(d.y, d[["x"]])), InputError,
-     "unfitted statsmodels OLS"),
-    ("unfitted statsmodels model, prefit", lambda d, r: fit(d, model=sm.OLS(d.y, d[["x"]]), prefit=True), InputError,
-     "call .fit() on it"),
-    ("model without get_params", lambda d, r: cf.split_cp("y ~ x", data=d, model=Plain()), InputError,
-     "cannot make a fresh copy"),
-    ("model is a class", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__("sklearn.linear_model", fromlist=["x"])
-                                                 .LinearRegression), InputError, "model=LinearRegression()"),
-    ("prefit model with calib=", lambda d, r: fit(d, model=LinearRegression().fit(d[["x"]].to_numpy(), d.y),
-                                                  prefit=True, calib=d), InputError, "drop calib="),
-    ("prefit model not fitted", lambda d, r: cf.split_cp("y ~ x", data=d, model=__import__(
-        "sklearn.linear_model", fromlist=["x"]).LinearRegression(), prefit=True), InputError, "is not fitted"),
+    (
+        "clusterer as prefit model",
+        lambda d, r: fit(d, model=KMeans(2, n_init=1).fit(d[["x"]].to_numpy()), prefit=True),
+        InputError,
+        "is a clusterer",
+    ),
+    (
+        "prefit sm.OLS with a constant, too few columns",
+        lambda d, r: fit(
+            d, "y ~ x + z", model=sm.OLS(d.y.to_numpy(), sm.add_constant(d[["x"]].to_numpy())).fit(), prefit=True
+        ),
+        InputError,
+        "so it needs 3",
+    ),
+    (
+        "prefit sklearn fitted on other columns",
+        lambda d, r: fit(d, "y ~ x + z", model=LinearRegression().fit(d[["x", "y"]], d.y), prefit=True),
+        InputError,
+        "not in the design: ['y']",
+    ),
+    (
+        "predict returns (n, 2)",
+        lambda d, r: cf.split_cp("y ~ x", data=d, model=TwoColumnModel()),
+        InputError,
+        "returned an array of shape",
+    ),
+    (
+        "prefit smf, other formula",
+        lambda d, r: fit(
+            d,
+            model=__import__("statsmodels.formula.api", fromlist=["ols"]).ols("y ~ x + C(g)", data=d).fit(),
+            prefit=True,
+        ),
+        InputError,
+        "give confrf the same formula",
+    ),
+    (
+        "quantile score, a pair of names",
+        lambda d, r: fit(d, score="quantile", model=("ols", "rf")),
+        InputError,
+        "a name gives both quantiles by itself",
+    ),
+    (
+        "unfitted statsmodels model",
+        lambda d, r: fit(d, model=sm.OLS(d.y, d[["x"]])),
+        InputError,
+        "unfitted statsmodels OLS",
+    ),
+    (
+        "unfitted statsmodels model, prefit",
+        lambda d, r: fit(d, model=sm.OLS(d.y, d[["x"]]), prefit=True),
+        InputError,
+        "call .fit() on it",
+    ),
+    (
+        "model without get_params",
+        lambda d, r: cf.split_cp("y ~ x", data=d, model=Plain()),
+        InputError,
+        "cannot make a fresh copy",
+    ),
+    (
+        "model is a class",
+        lambda d, r: cf.split_cp(
+            "y ~ x", data=d, model=__import__("sklearn.linear_model", fromlist=["x"]).LinearRegression
+        ),
+        InputError,
+        "model=LinearRegression()",
+    ),
+    (
+        "prefit model with calib=",
+        lambda d, r: fit(d, model=LinearRegression().fit(d[["x"]].to_numpy(), d.y), prefit=True, calib=d),
+        InputError,
+        "drop calib=",
+    ),
+    (
+        "prefit model not fitted",
+        lambda d, r: cf.split_cp(
+            "y ~ x", data=d, model=__import__("sklearn.linear_model", fromlist=["x"]).LinearRegression(), prefit=True
+        ),
+        InputError,
+        "is not fitted",
+    ),
     # -- predict ------------------------------------------------------------------------------
     ("predict ndarray", lambda d, r: r.predict(d.to_numpy()), ArgumentTypeError, "newdata must be"),
     ("predict alpha=[]", lambda d, r: r.predict(d.head(2), alpha=[]), InputError, "empty sequence"),
@@ -174,87 +278,218 @@ CASES = [
     ("predict chunk_size=2.5", lambda d, r: r.predict(d.head(2), chunk_size=2.5), InputError, "chunk_size"),
     ("predict n_jobs='2'", lambda d, r: r.predict(d.head(2), n_jobs="2"), InputError, "n_jobs"),
     ("predict progress='no'", lambda d, r: r.predict(d.head(2), progress="no"), InputError, "progress"),
-    ("predict 1/0 for a True/False factor", lambda d, r: fit(d.assign(b=d.x > 0.5), "y ~ x + C(b)")
-     .predict(d.head(2).assign(b=[1, 0])), InputError, "level(s) [1, 0] not seen at fit"),
-    ("predict, duplicated column", lambda d, r: r.predict(pd.concat([d.head(2), d.head(2)[["x"]]], axis=1)),
-     InputError, "newdata has several columns named ['x']"),
-    ("predict pd.NA in an object column", lambda d, r: r.predict(d.head(2).assign(x=pd.Series([0.1, pd.NA], dtype=object))),
-     InputError, "NaN or inf in newdata: 'x'"),
-    ("predict complex column", lambda d, r: r.predict(d.head(2).assign(x=[1 + 1j, 2 + 0j])), InputError,
-     "holds complex numbers"),
+    (
+        "predict 1/0 for a True/False factor",
+        lambda d, r: fit(d.assign(b=d.x > 0.5), "y ~ x + C(b)").predict(d.head(2).assign(b=[1, 0])),
+        InputError,
+        "level(s) [1, 0] not seen at fit",
+    ),
+    (
+        "predict, duplicated column",
+        lambda d, r: r.predict(pd.concat([d.head(2), d.head(2)[["x"]]], axis=1)),
+        InputError,
+        "newdata has several columns named ['x']",
+    ),
+    (
+        "predict pd.NA in an object column",
+        lambda d, r: r.predict(d.head(2).assign(x=pd.Series([0.1, pd.NA], dtype=object))),
+        InputError,
+        "NaN or inf in newdata: 'x'",
+    ),
+    (
+        "predict complex column",
+        lambda d, r: r.predict(d.head(2).assign(x=[1 + 1j, 2 + 0j])),
+        InputError,
+        "holds complex numbers",
+    ),
     ("complex column at fit", lambda d, r: fit(d.assign(x=d.x + 0j)), InputError, "holds complex numbers"),
-    ("predict text in numeric column", lambda d, r: r.predict(d.head(2).assign(x=["a", "b"])), InputError,
-     "numeric at fit"),
-    ("forest_weights include_self='yes'", lambda d, r: r.forest_weights(d.head(2), include_self="yes"),
-     InputError, "include_self"),
-    ("conditional_quantiles q=nan", lambda d, r: r.conditional_quantiles(d.head(2), q=[np.nan]),
-     InputError, "q must lie in [0, 1]"),
+    (
+        "predict text in numeric column",
+        lambda d, r: r.predict(d.head(2).assign(x=["a", "b"])),
+        InputError,
+        "numeric at fit",
+    ),
+    (
+        "forest_weights include_self='yes'",
+        lambda d, r: r.forest_weights(d.head(2), include_self="yes"),
+        InputError,
+        "include_self",
+    ),
+    (
+        "conditional_quantiles q=nan",
+        lambda d, r: r.conditional_quantiles(d.head(2), q=[np.nan]),
+        InputError,
+        "q must lie in [0, 1]",
+    ),
     ("evaluate random_state='a'", lambda d, r: r.evaluate(d.head(50), random_state="a"), InputError, "random_state"),
     ("evaluate level=nan", lambda d, r: r.evaluate(d.head(50), level=np.nan), InputError, "level"),
-    ("evaluate alpha=[0.1, 0.2]", lambda d, r: r.evaluate(d.head(50), alpha=[0.1, 0.2]), InputError,
-     "single number"),
+    ("evaluate alpha=[0.1, 0.2]", lambda d, r: r.evaluate(d.head(50), alpha=[0.1, 0.2]), InputError, "single number"),
     ("evaluate max_width=nan", lambda d, r: r.evaluate(d.head(50), max_width=np.nan), InputError, "max_width"),
     ("summary beta=inf", lambda d, r: r.summary(beta=float("inf")), InputError, "beta must lie in (1, inf)"),
     ("summary beta=nan", lambda d, r: r.summary(beta=float("nan")), InputError, "beta"),
     # -- arrays (ConformalRegressor, lcp_threshold) ---------------------------------------------
-    ("sparse X", lambda d, r: cf.ConformalRegressor(model="ols").fit(sp.csr_matrix(XY[0]), XY[1]),
-     ArgumentTypeError, "toarray()"),
-    ("string X", lambda d, r: cf.ConformalRegressor(model="ols").fit(np.array([["a"]] * 200), XY[1]),
-     InputError, "X must hold numbers only"),
-    ("DataFrame X with text", lambda d, r: cf.ConformalRegressor(model="ols").fit(d[["x", "g"]], d.y),
-     InputError, "non-numeric column(s): ['g']"),
-    ("DataFrame X, columns reordered at predict",
-     lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
-     .conformalize(d[["x", "z"]], d.y).predict_interval(d[["z", "x"]]), InputError, "reorder them"),
-    ("DataFrame X, other columns at conformalize",
-     lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
-     .conformalize(d[["x", "y"]], d.y), InputError, "give the same columns"),
-    ("prefit model fitted on a DataFrame, X columns reordered",
-     lambda d, r: cf.ConformalRegressor(model=LinearRegression().fit(d[["x", "z"]], d.y), prefit=True, method="split")
-     .conformalize(d[["z", "x"]], d.y), InputError, "reorder them"),
-    ("one row as a 1-D X", lambda d, r: cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y)
-     .conformalize(d[["x", "z"]], d.y).predict_interval(np.array([0.1, 0.2])), InputError, "X.reshape(1, -1)"),
-    ("refit voids the calibration", lambda d, r: cf.ConformalRegressor(model="ols", method="split")
-     .fit(d[["x", "z"]], d.y).conformalize(d[["x", "z"]], d.y).fit(d[["x"]], d.y).predict_interval(d[["x"]]),
-     cf.NotFittedError, "call conformalize()"),
+    (
+        "sparse X",
+        lambda d, r: cf.ConformalRegressor(model="ols").fit(sp.csr_matrix(XY[0]), XY[1]),
+        ArgumentTypeError,
+        "toarray()",
+    ),
+    (
+        "string X",
+        lambda d, r: cf.ConformalRegressor(model="ols").fit(np.array([["a"]] * 200), XY[1]),
+        InputError,
+        "X must hold numbers only",
+    ),
+    (
+        "DataFrame X with text",
+        lambda d, r: cf.ConformalRegressor(model="ols").fit(d[["x", "g"]], d.y),
+        InputError,
+        "non-numeric column(s): ['g']",
+    ),
+    (
+        "DataFrame X, columns reordered at predict",
+        lambda d, r: (
+            cf.ConformalRegressor(model="ols", method="split")
+            .fit(d[["x", "z"]], d.y)
+            .conformalize(d[["x", "z"]], d.y)
+            .predict_interval(d[["z", "x"]])
+        ),
+        InputError,
+        "reorder them",
+    ),
+    (
+        "DataFrame X, other columns at conformalize",
+        lambda d, r: (
+            cf.ConformalRegressor(model="ols", method="split").fit(d[["x", "z"]], d.y).conformalize(d[["x", "y"]], d.y)
+        ),
+        InputError,
+        "give the same columns",
+    ),
+    (
+        "prefit model fitted on a DataFrame, X columns reordered",
+        lambda d, r: cf.ConformalRegressor(
+            model=LinearRegression().fit(d[["x", "z"]], d.y), prefit=True, method="split"
+        ).conformalize(d[["z", "x"]], d.y),
+        InputError,
+        "reorder them",
+    ),
+    (
+        "one row as a 1-D X",
+        lambda d, r: (
+            cf.ConformalRegressor(model="ols", method="split")
+            .fit(d[["x", "z"]], d.y)
+            .conformalize(d[["x", "z"]], d.y)
+            .predict_interval(np.array([0.1, 0.2]))
+        ),
+        InputError,
+        "X.reshape(1, -1)",
+    ),
+    (
+        "refit voids the calibration",
+        lambda d, r: (
+            cf.ConformalRegressor(model="ols", method="split")
+            .fit(d[["x", "z"]], d.y)
+            .conformalize(d[["x", "z"]], d.y)
+            .fit(d[["x"]], d.y)
+            .predict_interval(d[["x"]])
+        ),
+        cf.NotFittedError,
+        "call conformalize()",
+    ),
     ("complex y", lambda d, r: cf.ConformalRegressor(model="ols").fit(XY[0], XY[1] + 1j), InputError, "complex"),
-    ("no training rows", lambda d, r: cf.ConformalRegressor(model="ols").fit(np.empty((0, 1)), np.empty(0)),
-     InputError, "at least 2 training rows"),
-    ("estimator honest='no'", lambda d, r: cf.ConformalRegressor(model="ols", honest="no").fit(*XY),
-     InputError, "honest must be True or False"),
-    ("estimator options='x'", lambda d, r: cf.ConformalRegressor(model="ols", options="x").fit(*XY),
-     InputError, "options must be a dict"),
+    (
+        "no training rows",
+        lambda d, r: cf.ConformalRegressor(model="ols").fit(np.empty((0, 1)), np.empty(0)),
+        InputError,
+        "at least 2 training rows",
+    ),
+    (
+        "estimator honest='no'",
+        lambda d, r: cf.ConformalRegressor(model="ols", honest="no").fit(*XY),
+        InputError,
+        "honest must be True or False",
+    ),
+    (
+        "estimator options='x'",
+        lambda d, r: cf.ConformalRegressor(model="ols", options="x").fit(*XY),
+        InputError,
+        "options must be a dict",
+    ),
     ("qrf-tc delta='0.1'", lambda d, r: cf.qrf_tc("y ~ x", data=d, delta="0.1"), InputError, "delta must be a number"),
     ("qrf-tc grid_size=2.5", lambda d, r: cf.qrf_tc("y ~ x", data=d, grid_size=2.5), InputError, "grid_size"),
-    ("lcp bandwidth=True", lambda d, r: cf.conformal("y ~ x", data=d, method="lcp", bandwidth=True), InputError,
-     "bandwidth must be a number"),
-    ("lcp bandwidth=1e-300", lambda d, r: cf.conformal("y ~ x", data=d, method="lcp", bandwidth=1e-300), InputError,
-     "bandwidth must lie in (1e-150, 1e+150)"),
-    ("slcp bandwidth=1e-300", lambda d, r: cf.conformal("y ~ x", data=d, method="slcp", bandwidth=1e-300), InputError,
-     "bandwidth must lie in"),
+    (
+        "lcp bandwidth=True",
+        lambda d, r: cf.conformal("y ~ x", data=d, method="lcp", bandwidth=True),
+        InputError,
+        "bandwidth must be a number",
+    ),
+    (
+        "lcp bandwidth=1e-300",
+        lambda d, r: cf.conformal("y ~ x", data=d, method="lcp", bandwidth=1e-300),
+        InputError,
+        "bandwidth must lie in (1e-150, 1e+150)",
+    ),
+    (
+        "slcp bandwidth=1e-300",
+        lambda d, r: cf.conformal("y ~ x", data=d, method="slcp", bandwidth=1e-300),
+        InputError,
+        "bandwidth must lie in",
+    ),
     ("lcp cv=True", lambda d, r: cf.conformal("y ~ x", data=d, method="lcp", cv=True), InputError, "cv must be"),
-    ("estimator random_state=1.5", lambda d, r: cf.ConformalRegressor(model="ols", random_state=1.5).fit(*XY),
-     InputError, "random_state"),
+    (
+        "estimator random_state=1.5",
+        lambda d, r: cf.ConformalRegressor(model="ols", random_state=1.5).fit(*XY),
+        InputError,
+        "random_state",
+    ),
     # -- metrics and planning helpers -----------------------------------------------------------
-    ("clopper_pearson lengths differ", lambda d, r: cf.metrics.clopper_pearson(np.array([1, 2, 3]), np.array([3, 3])),
-     InputError, "k and n must have the same length"),
+    (
+        "clopper_pearson lengths differ",
+        lambda d, r: cf.metrics.clopper_pearson(np.array([1, 2, 3]), np.array([3, 3])),
+        InputError,
+        "k and n must have the same length",
+    ),
     ("share_infinite of nothing", lambda d, r: cf.metrics.share_infinite([], []), InputError, "at least one row"),
     ("quantiles q=90 (percent)", lambda d, r: cf.metrics.quantiles([1.0, 2.0], 90), InputError, "not percents"),
-    ("coverage_table is_covered=0.3", lambda d, r: cf.metrics.coverage_table([0.3, 1.0], ["a", "b"]), InputError,
-     "is_covered must be booleans"),
+    (
+        "coverage_table is_covered=0.3",
+        lambda d, r: cf.metrics.coverage_table([0.3, 1.0], ["a", "b"]),
+        InputError,
+        "is_covered must be booleans",
+    ),
     ("width_bins NaN width", lambda d, r: cf.metrics.width_bins([np.nan, 1.0, 2.0]), InputError, "not NaN"),
-    ("coverage_by_width NaN width", lambda d, r: cf.metrics.coverage_by_width([True, True], [np.nan, 1.0]),
-     InputError, "not NaN"),
-    ("width_spearman NaN width", lambda d, r: cf.metrics.width_spearman([np.nan, 1.0], [0.0, 1.0], [0.0, 0.0]),
-     InputError, "not NaN"),
+    (
+        "coverage_by_width NaN width",
+        lambda d, r: cf.metrics.coverage_by_width([True, True], [np.nan, 1.0]),
+        InputError,
+        "not NaN",
+    ),
+    (
+        "width_spearman NaN width",
+        lambda d, r: cf.metrics.width_spearman([np.nan, 1.0], [0.0, 1.0], [0.0, 0.0]),
+        InputError,
+        "not NaN",
+    ),
     ("width_spearman of nothing", lambda d, r: cf.metrics.width_spearman([], [], []), InputError, "at least one row"),
-    ("pac_n2 alpha=1e-9 (used to exhaust memory)", lambda d, r: cf.pac_n2(alpha=1e-9, delta=0.1), InputError,
-     "beyond any data set"),
+    (
+        "pac_n2 alpha=1e-9 (used to exhaust memory)",
+        lambda d, r: cf.pac_n2(alpha=1e-9, delta=0.1),
+        InputError,
+        "beyond any data set",
+    ),
     ("pac_epsilon n2=1e9", lambda d, r: cf.pac_epsilon(10**9, alpha=0.1, delta=0.1), InputError, "beyond any data set"),
-    ("lcp_threshold 2-D scores", lambda d, r: cf.lcp_threshold(np.full((20, 20), 0.05), np.ones((19, 1)), 0.1),
-     InputError, "scores must be 1-D"),
-    ("lcp_threshold 3-D weights", lambda d, r: cf.lcp_threshold(np.zeros((2, 20, 20)), np.ones(19), 0.1),
-     InputError, "weights must be a 2-D"),
+    (
+        "lcp_threshold 2-D scores",
+        lambda d, r: cf.lcp_threshold(np.full((20, 20), 0.05), np.ones((19, 1)), 0.1),
+        InputError,
+        "scores must be 1-D",
+    ),
+    (
+        "lcp_threshold 3-D weights",
+        lambda d, r: cf.lcp_threshold(np.zeros((2, 20, 20)), np.ones(19), 0.1),
+        InputError,
+        "weights must be a 2-D",
+    ),
 ]
 
 
@@ -312,9 +547,11 @@ def _prefit(df, model):
 def test_prefit_models_with_named_columns_are_matched_by_name(df):
     # fitted on the design's columns in another order: the names decide, not the positions
     want = _prefit(df, LinearRegression().fit(df[["x", "z"]].to_numpy(), df.y))
-    for model in (LinearRegression().fit(df[["z", "x"]], df.y),
-                  sm.OLS(df.y, sm.add_constant(df[["z", "x"]], prepend=False)).fit(),
-                  sm.OLS(df.y.to_numpy(), sm.add_constant(df[["x", "z"]].to_numpy())).fit()):
+    for model in (
+        LinearRegression().fit(df[["z", "x"]], df.y),
+        sm.OLS(df.y, sm.add_constant(df[["z", "x"]], prepend=False)).fit(),
+        sm.OLS(df.y.to_numpy(), sm.add_constant(df[["x", "z"]].to_numpy())).fit(),
+    ):
         pd.testing.assert_frame_equal(_prefit(df, model), want, rtol=1e-9)
 
 
@@ -395,42 +632,97 @@ CLASS_CASES = [
     ("proba wrong shape", lambda d, r: cfit(d, model=ProbaModel("shape")), InputError, "expected 2 columns"),
     ("proba not summing to 1", lambda d, r: cfit(d, model=ProbaModel("sum")), InputError, "summing to 1"),
     ("proba negative", lambda d, r: cfit(d, model=ProbaModel("negative")), InputError, "not probabilities"),
-    ("label NaN (formula)", lambda d, r: cfit(d.assign(y=d.y.where(d.index != 5))), InputError,
-     "NaN or inf in the columns used by the formula: 'y' (1 rows)"),
-    ("label None (arrays)", lambda d, r: cf.classification.ConformalClassifier(method="split").fit(
-        d[["x"]].to_numpy(), d.y.where(d.index != 5).to_numpy()), InputError, "1 missing value(s)"),
-    ("categorical with an unused level", lambda d, r: cfit(d.assign(y=pd.Categorical(d.y, ["a", "b", "zz"]))),
-     InputError, "level(s) ['zz'] that no row has"),
+    (
+        "label NaN (formula)",
+        lambda d, r: cfit(d.assign(y=d.y.where(d.index != 5))),
+        InputError,
+        "NaN or inf in the columns used by the formula: 'y' (1 rows)",
+    ),
+    (
+        "label None (arrays)",
+        lambda d, r: cf.classification.ConformalClassifier(method="split").fit(
+            d[["x"]].to_numpy(), d.y.where(d.index != 5).to_numpy()
+        ),
+        InputError,
+        "1 missing value(s)",
+    ),
+    (
+        "categorical with an unused level",
+        lambda d, r: cfit(d.assign(y=pd.Categorical(d.y, ["a", "b", "zz"]))),
+        InputError,
+        "level(s) ['zz'] that no row has",
+    ),
     ("alpha too small for split", lambda d, r: cfit(d, alpha=0.001), InputError, "at least 999 are needed"),
-    ("score='raps' with a numeric response", lambda d, r: cfit(d.assign(y=d.x * 2.0), model="ols", score="raps"),
-     InputError, "score='raps' belongs to classification"),
-    ("model='logit' with a numeric response", lambda d, r: cfit(d.assign(y=d.x * 2.0)), InputError,
-     "model='logit' belongs to classification"),
-    ("score='absolute' with a label", lambda d, r: cfit(d, score="absolute"), InputError,
-     "score='absolute' belongs to regression"),
+    (
+        "score='raps' with a numeric response",
+        lambda d, r: cfit(d.assign(y=d.x * 2.0), model="ols", score="raps"),
+        InputError,
+        "score='raps' belongs to classification",
+    ),
+    (
+        "model='logit' with a numeric response",
+        lambda d, r: cfit(d.assign(y=d.x * 2.0)),
+        InputError,
+        "model='logit' belongs to classification",
+    ),
+    (
+        "score='absolute' with a label",
+        lambda d, r: cfit(d, score="absolute"),
+        InputError,
+        "score='absolute' belongs to regression",
+    ),
     ("raps lam=-1", lambda d, r: cfit(d, score=RAPS(lam=-1)), InputError, "lam must be a finite number >= 0"),
     ("raps k_reg=1.5", lambda d, r: cfit(d, score=RAPS(lam=0.1, k_reg=1.5)), InputError, "k_reg must be an integer"),
     ("raps lam as an option", lambda d, r: cfit(d, score="raps", lam=0.1), InputError, "unknown option(s) ['lam']"),
     ("classification random_state='x'", lambda d, r: cfit(d, random_state="x"), InputError, "random_state must be"),
     ("classification random_state=True", lambda d, r: cfit(d, random_state=True), InputError, "random_state must be"),
     ("classification random_state=-1", lambda d, r: cfit(d, random_state=-1), InputError, "non-negative"),
-    ("class absent from calibration, split-g", lambda d, r: _absent_class_in_calibration("split-g"), InputError,
-     "['c'] have no row in the calibration set"),
-    ("class absent from calibration, lcp-rf-g", lambda d, r: _absent_class_in_calibration("lcp-rf-g"), InputError,
-     "['c'] have no row in the calibration set"),
-    ("evaluate without the response", lambda d, r: r.evaluate(d.drop(columns="y")), InputError,
-     "lacks the response column 'y'"),
-    ("evaluate with a NaN label", lambda d, r: r.evaluate(d.assign(y=d.y.where(d.index != 5))), InputError,
-     "missing in 1 row(s)"),
-    ("compare sets with intervals", lambda d, r: cf.compare(r, cf.split_cp("x ~ z", data=d, random_state=0), test=d),
-     InputError, "are not classification results"),
+    (
+        "class absent from calibration, split-g",
+        lambda d, r: _absent_class_in_calibration("split-g"),
+        InputError,
+        "['c'] have no row in the calibration set",
+    ),
+    (
+        "class absent from calibration, lcp-rf-g",
+        lambda d, r: _absent_class_in_calibration("lcp-rf-g"),
+        InputError,
+        "['c'] have no row in the calibration set",
+    ),
+    (
+        "evaluate without the response",
+        lambda d, r: r.evaluate(d.drop(columns="y")),
+        InputError,
+        "lacks the response column 'y'",
+    ),
+    (
+        "evaluate with a NaN label",
+        lambda d, r: r.evaluate(d.assign(y=d.y.where(d.index != 5))),
+        InputError,
+        "missing in 1 row(s)",
+    ),
+    (
+        "compare sets with intervals",
+        lambda d, r: cf.compare(r, cf.split_cp("x ~ z", data=d, random_state=0), test=d),
+        InputError,
+        "are not classification results",
+    ),
     ("compare given a list", lambda d, r: cf.compare([r, r], test=d), InputError, "cf.compare(*results, test=test)"),
     ("predict chunk_size=0", lambda d, r: r.predict(d, chunk_size=0), InputError, "chunk_size"),
-    ("predict NaN predictor", lambda d, r: r.predict(d.assign(x=d.x.where(d.index != 5))), InputError,
-     "rows are never dropped here"),
-    ("predict several alphas on Dask", lambda d, r: r.predict(
-        __import__("dask.dataframe", fromlist=["x"]).from_pandas(d, npartitions=2), alpha=[0.1, 0.2]),
-     InputError, "Dask"),
+    (
+        "predict NaN predictor",
+        lambda d, r: r.predict(d.assign(x=d.x.where(d.index != 5))),
+        InputError,
+        "rows are never dropped here",
+    ),
+    (
+        "predict several alphas on Dask",
+        lambda d, r: r.predict(
+            __import__("dask.dataframe", fromlist=["x"]).from_pandas(d, npartitions=2), alpha=[0.1, 0.2]
+        ),
+        InputError,
+        "Dask",
+    ),
 ]
 
 
@@ -442,9 +734,11 @@ def test_bad_classification_input_gets_a_confrf_error(cdf, cres, call, error, fr
 def test_label_kinds_keep_their_values(cdf):
     """Numeric-looking strings stay text, bool labels are False/True, C(int) keeps the integers: no coercion."""
     lab = cdf.y == "a"
-    cases = {"y ~ x": (cdf.assign(y=np.where(lab, "1", "2")), ["1", "2"]),
-             "y ~ x ": (cdf.assign(y=lab), [False, True]),
-             "C(y) ~ x": (cdf.assign(y=np.where(lab, 10, 20)), [10, 20])}
+    cases = {
+        "y ~ x": (cdf.assign(y=np.where(lab, "1", "2")), ["1", "2"]),
+        "y ~ x ": (cdf.assign(y=lab), [False, True]),
+        "C(y) ~ x": (cdf.assign(y=np.where(lab, 10, 20)), [10, 20]),
+    }
     for formula, (d, levels) in cases.items():
         res = cfit(d, formula=formula, method="split")
         assert res.levels == levels and all(type(a) is type(b) for a, b in zip(res.levels, levels))
@@ -461,8 +755,11 @@ def test_tiny_alpha_gives_full_sets_reported_and_counted(cdf):
     assert res.summary().frames["last_predict"].loc["Share full", "value"] == 1.0
 
 
-@pytest.mark.parametrize("seed", [lambda: np.random.default_rng(5), lambda: np.random.RandomState(5),
-                                  lambda: np.int64(5), lambda: 5], ids=["Generator", "RandomState", "int64", "int"])
+@pytest.mark.parametrize(
+    "seed",
+    [lambda: np.random.default_rng(5), lambda: np.random.RandomState(5), lambda: np.int64(5), lambda: 5],
+    ids=["Generator", "RandomState", "int64", "int"],
+)
 def test_classification_random_state_kinds_reproduce(cdf, seed):
     a = cfit(cdf, method="lcp-rf", model="rf", n_estimators=10, random_state=seed()).predict(cdf.head(20))
     b = cfit(cdf, method="lcp-rf", model="rf", n_estimators=10, random_state=seed()).predict(cdf.head(20))

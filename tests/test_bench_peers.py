@@ -22,8 +22,21 @@ def bench():
 
 def run_quick(bench, out, methods, capsys, datasets=("toy",)):
     # quick settings (2 seeds) on toy only, fewer points and slab directions to stay fast
-    argv = ["--quick", "--datasets", *datasets, "--n-sim", "500", "--wsc-directions", "50", "--load-probe", "0",
-            "--out", str(out), "--methods", *methods]
+    argv = [
+        "--quick",
+        "--datasets",
+        *datasets,
+        "--n-sim",
+        "500",
+        "--wsc-directions",
+        "50",
+        "--load-probe",
+        "0",
+        "--out",
+        str(out),
+        "--methods",
+        *methods,
+    ]
     assert bench.main(argv) == 0
     printed = capsys.readouterr().out
     res = json.loads((out / "peers.json").read_text())

@@ -38,13 +38,30 @@ def test_at_coverage_is_linear_interpolation_clamped(bench):
 
 def test_smoke_toy(bench, tmp_path, capsys):
     # 2,200 points: QRF-TC's paper form needs about 800 calibration points
-    argv = ["--datasets", "toy", "--seeds", "2", "--alphas", "0.1", "0.065", "--n-sim", "2200",
-            "--wsc-directions", "50", "--out", str(tmp_path)]
+    argv = [
+        "--datasets",
+        "toy",
+        "--seeds",
+        "2",
+        "--alphas",
+        "0.1",
+        "0.065",
+        "--n-sim",
+        "2200",
+        "--wsc-directions",
+        "50",
+        "--out",
+        str(tmp_path),
+    ]
     assert bench.main(argv) == 0
     text = (tmp_path / "slab_at_coverage.md").read_text()
     assert text in capsys.readouterr().out
-    for label in ("| toy | LCP-RF, alpha = 0.1 |", "| toy | LCP-RF, alpha = 0.065 |", "| toy | QRF-TC (alpha = 0.1) |",
-                  "| toy | QRF-TC (paper form) (alpha = 0.1) |"):
+    for label in (
+        "| toy | LCP-RF, alpha = 0.1 |",
+        "| toy | LCP-RF, alpha = 0.065 |",
+        "| toy | QRF-TC (alpha = 0.1) |",
+        "| toy | QRF-TC (paper form) (alpha = 0.1) |",
+    ):
         assert label in text
     rows = [line.split("|") for line in text.splitlines() if line.startswith("| toy | QRF-TC")]
     for r in rows:

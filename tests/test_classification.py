@@ -58,8 +58,13 @@ def test_detection_of_label_responses():
     for kind, df in frames.items():
         res = cf.conformal("y ~ x", data=df, method="split", model="logit", random_state=0)
         assert isinstance(res, ClassificationResult), kind
-    res = cf.conformal("C(y) ~ x", data=pd.DataFrame({"y": (lab == "hi").astype(int), "x": x}), method="split",
-                       model="logit", random_state=0)
+    res = cf.conformal(
+        "C(y) ~ x",
+        data=pd.DataFrame({"y": (lab == "hi").astype(int), "x": x}),
+        method="split",
+        model="logit",
+        random_state=0,
+    )
     assert res.levels == [0, 1]
     assert res.levels == sorted(res.levels)
     assert cf.conformal("y ~ x", data=pd.DataFrame({"y": x, "x": x}), method="split", random_state=0).method == "split"
@@ -136,8 +141,9 @@ def test_plots(wine):
 
 def test_determinism_and_pickle(wine):
     train, test = wine
-    kw = dict(data=train, method="lcp-rf", model="gbm", score=APSScore(randomized=True), random_state=3,
-              n_estimators=20)
+    kw = dict(
+        data=train, method="lcp-rf", model="gbm", score=APSScore(randomized=True), random_state=3, n_estimators=20
+    )
     a = cf.conformal(FORMULA, **kw).predict(test)
     b = cf.conformal(FORMULA, **kw).predict(test)
     pd.testing.assert_frame_equal(a, b)
@@ -151,9 +157,13 @@ def test_randomized_score_has_its_own_seed():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 2))
     y = (X[:, 0] + rng.normal(size=600) > 0).astype(int)
-    sets = [ConformalClassifier("logit", method="split", score=APSScore(randomized=True, random_state=s),
-                                random_state=0).fit(X[:200], y[:200]).conformalize(X[200:400], y[200:400])
-            .predict_sets(X[400:]) for s in (1, 1, 2)]
+    sets = [
+        ConformalClassifier("logit", method="split", score=APSScore(randomized=True, random_state=s), random_state=0)
+        .fit(X[:200], y[:200])
+        .conformalize(X[200:400], y[200:400])
+        .predict_sets(X[400:])
+        for s in (1, 1, 2)
+    ]
     assert (sets[0] == sets[1]).all()
     assert not (sets[0] == sets[2]).all()
 
@@ -254,9 +264,26 @@ def test_cli_prediction_sets(tmp_path, wine):
     cols = ["target", "alcohol", "flavanoids", "proline"]
     train[cols].to_csv(tmp_path / "train.csv", index=False)
     test[cols[1:]].to_csv(tmp_path / "new.csv", index=False)
-    rc = main(["fit", "target ~ alcohol + flavanoids + proline", "--data", str(tmp_path / "train.csv"),
-               "--newdata", str(tmp_path / "new.csv"), "--method", "split", "--model", "rf", "--score", "aps",
-               "--random-state", "0", "--out", str(tmp_path / "pred.csv")])
+    rc = main(
+        [
+            "fit",
+            "target ~ alcohol + flavanoids + proline",
+            "--data",
+            str(tmp_path / "train.csv"),
+            "--newdata",
+            str(tmp_path / "new.csv"),
+            "--method",
+            "split",
+            "--model",
+            "rf",
+            "--score",
+            "aps",
+            "--random-state",
+            "0",
+            "--out",
+            str(tmp_path / "pred.csv"),
+        ]
+    )
     assert rc == 0
     pred = pd.read_csv(tmp_path / "pred.csv")
     assert list(pred.columns) == ["row", "pred", "size", "barbera", "barolo", "grignolino"] and len(pred) == len(test)

@@ -40,8 +40,16 @@ def _mc(method, score, reps, *, n_cal=600, n_test=300, options=None, seed=7):
     for _ in range(reps):
         X, y = _draw(n_cal, rng)
         Xt, yt = _draw(n_test, rng)
-        clf = ConformalClassifier(MODEL, prefit=True, method=method, alpha=ALPHA, score=score, n_estimators=30,
-                                  options=options, random_state=int(rng.integers(2**31))).conformalize(X, y)
+        clf = ConformalClassifier(
+            MODEL,
+            prefit=True,
+            method=method,
+            alpha=ALPHA,
+            score=score,
+            n_estimators=30,
+            options=options,
+            random_state=int(rng.integers(2**31)),
+        ).conformalize(X, y)
         hit = clf.predict_sets(Xt)[np.arange(n_test), yt]
         marginal.append(hit.mean())
         for k in range(3):
@@ -64,18 +72,28 @@ def test_class_conditional_split_coverage_quick():
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("method,score", [
-    ("split", "lac"), ("split", "aps"), ("split", APSScore(randomized=True)), ("split", RAPSScore(0.05, 1)),
-    ("lcp-rf", "lac"), ("lcp-rf", APSScore(randomized=True)), ("lcp-rf", RAPSScore(0.05, 1, randomized=True)),
-])
+@pytest.mark.parametrize(
+    "method,score",
+    [
+        ("split", "lac"),
+        ("split", "aps"),
+        ("split", APSScore(randomized=True)),
+        ("split", RAPSScore(0.05, 1)),
+        ("lcp-rf", "lac"),
+        ("lcp-rf", APSScore(randomized=True)),
+        ("lcp-rf", RAPSScore(0.05, 1, randomized=True)),
+    ],
+)
 def test_marginal_coverage_long(mc_reps, method, score):
     marginal, _ = _mc(method, score, mc_reps or 200)
     _check(marginal, f"{method} {score!r}")
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("method,score", [("split-g", "lac"), ("split-g", APSScore(randomized=True)),
-                                          ("lcp-rf-g", "lac"), ("lcp-rf-g", "aps")])
+@pytest.mark.parametrize(
+    "method,score",
+    [("split-g", "lac"), ("split-g", APSScore(randomized=True)), ("lcp-rf-g", "lac"), ("lcp-rf-g", "aps")],
+)
 def test_class_conditional_coverage_long(mc_reps, method, score):
     marginal, by_class = _mc(method, score, mc_reps or (120 if method == "lcp-rf-g" else 200))
     _check(marginal, f"{method} marginal")

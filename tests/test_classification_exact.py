@@ -4,18 +4,21 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference import exact_m_req, forest_lcp_matrix, lcp_accepts
 
 from confrf.calibrators.base import random_split
 from confrf.classification import APSScore, ConformalClassifier, LACScore, RAPSScore
 from confrf.estimator import _seeds
 
-from reference import exact_m_req, forest_lcp_matrix, lcp_accepts
-
 
 # -- scores ----------------------------------------------------------------------
 def _aps_reference(p, k, u, lam=0.0, k_reg=0):
     greater = [j for j in range(len(p)) if p[j] > p[k]]
-    return sum(Fraction(p[j]) for j in greater) + Fraction(u) * Fraction(p[k]) + Fraction(lam) * max(0, len(greater) + 1 - k_reg)
+    return (
+        sum(Fraction(p[j]) for j in greater)
+        + Fraction(u) * Fraction(p[k])
+        + Fraction(lam) * max(0, len(greater) + 1 - k_reg)
+    )
 
 
 @pytest.mark.parametrize("randomized", [False, True])
@@ -74,8 +77,15 @@ def test_lcp_rf_sets_match_reference(alpha, seed):
     rng = np.random.default_rng(seed)
     X, y = _data(rng, 26)
     Xt, _ = _data(rng, 4)
-    clf = ConformalClassifier(_GridModel(), method="lcp-rf", alpha=float(alpha), prefit=True, n_estimators=4,
-                              min_samples_leaf=3, random_state=seed).conformalize(X, y)
+    clf = ConformalClassifier(
+        _GridModel(),
+        method="lcp-rf",
+        alpha=float(alpha),
+        prefit=True,
+        n_estimators=4,
+        min_samples_leaf=3,
+        random_state=seed,
+    ).conformalize(X, y)
     conf = _conformal_rows(clf, X.shape[0])
     V = list(clf.calib_scores_[conf])
     loc = clf.calibrator_.localizer
@@ -97,8 +107,15 @@ def test_mondrian_lcp_rf_sets_match_reference(alpha, seed):
     rng = np.random.default_rng(10 + seed)
     X, y = _data(rng, 60)
     Xt, _ = _data(rng, 3)
-    clf = ConformalClassifier(_GridModel(), method="lcp-rf-g", alpha=float(alpha), prefit=True, n_estimators=3,
-                              min_samples_leaf=3, random_state=seed).conformalize(X, y)
+    clf = ConformalClassifier(
+        _GridModel(),
+        method="lcp-rf-g",
+        alpha=float(alpha),
+        prefit=True,
+        n_estimators=3,
+        min_samples_leaf=3,
+        random_state=seed,
+    ).conformalize(X, y)
     conf = _conformal_rows(clf, X.shape[0])
     d = clf.predict_details(Xt)
     for k in range(3):

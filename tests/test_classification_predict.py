@@ -34,8 +34,9 @@ def res(request, data):
     train, _ = data
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InfiniteIntervalWarning)
-        return cf.conformal("y ~ x1 + x2", data=train, method=request.param, model="rf", random_state=0,
-                            n_estimators=20)
+        return cf.conformal(
+            "y ~ x1 + x2", data=train, method=request.param, model="rf", random_state=0, n_estimators=20
+        )
 
 
 def test_one_row_inputs_and_empty_frame(res, data):
@@ -67,8 +68,15 @@ def test_several_alphas_follow_the_regression_naming(res, data):
 
 def test_chunks_and_threads_do_not_change_sets(data):
     train, test = data
-    res = cf.conformal("y ~ x1 + x2", data=train, method="lcp-rf", model="rf", random_state=0, n_estimators=20,
-                       score=cf.classification.APSScore(randomized=True, random_state=3))
+    res = cf.conformal(
+        "y ~ x1 + x2",
+        data=train,
+        method="lcp-rf",
+        model="rf",
+        random_state=0,
+        n_estimators=20,
+        score=cf.classification.APSScore(randomized=True, random_state=3),
+    )
     ref = res.predict(test)
     pd.testing.assert_frame_equal(res.predict(test, chunk_size=7, n_jobs=2, progress=False), ref)
     with pytest.raises(InputError, match="chunk_size"):
@@ -81,8 +89,7 @@ def test_dask_frame_gives_the_pandas_sets(res, data):
     dd = pytest.importorskip("dask.dataframe")
     _, test = data
     lazy = res.predict(dd.from_pandas(test.head(50), npartitions=3))
-    pd.testing.assert_frame_equal(lazy.compute(scheduler="synchronous"), res.predict(test.head(50)),
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(lazy.compute(scheduler="synchronous"), res.predict(test.head(50)), check_dtype=False)
     with pytest.raises(InputError, match="Dask"):
         res.predict(dd.from_pandas(test.head(5), npartitions=1), alpha=[0.1, 0.2])
 
@@ -103,8 +110,9 @@ def test_prefit_statsmodels_formula_results(data):
     assert res.levels == [0, 1] and res.model is logit and "Logit (statsmodels, prefit)" in res.model_title
     np.testing.assert_allclose(res.predict_proba(cal)[1].to_numpy(), logit.predict(cal).to_numpy())
     mn = smf.mnlogit("yi ~ x1 + x2", data=train).fit(disp=0)
-    res = cf.conformal("C(yi) ~ x1 + x2", data=cal, model=mn, prefit=True, method="lcp-rf", random_state=0,
-                       n_estimators=20)
+    res = cf.conformal(
+        "C(yi) ~ x1 + x2", data=cal, model=mn, prefit=True, method="lcp-rf", random_state=0, n_estimators=20
+    )
     np.testing.assert_allclose(res.predict_proba(cal).to_numpy(), mn.predict(cal).to_numpy())
     assert res.predict(cal.head(4)).shape == (4, 5)
     pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(res)).predict(cal), res.predict(cal))
@@ -116,8 +124,9 @@ def test_prefit_statsmodels_array_results_match_levels_by_name(data):
     res = cf.conformal("y ~ x1 + x2", data=cal, model=mn, prefit=True, method="split", random_state=0)
     expected = mn.predict(sm.add_constant(cal[["x1", "x2"]]))
     np.testing.assert_allclose(res.predict_proba(cal).to_numpy(), np.asarray(expected))
-    clf = ConformalClassifier(mn, method="split", prefit=True).conformalize(cal[["x1", "x2"]].to_numpy(), cal.y,
-                                                                           classes=["a", "b", "c"])
+    clf = ConformalClassifier(mn, method="split", prefit=True).conformalize(
+        cal[["x1", "x2"]].to_numpy(), cal.y, classes=["a", "b", "c"]
+    )
     assert clf.predict_sets(cal[["x1", "x2"]].to_numpy()[:3]).shape == (3, 3)
     with pytest.raises(InputError, match="classes=..."):
         ConformalClassifier(mn, method="split", prefit=True).conformalize(cal[["x1", "x2"]].to_numpy(), cal.y)
@@ -129,8 +138,9 @@ def test_prefit_statsmodels_that_cannot_be_matched(data):
     with pytest.raises(InputError, match="binary model cannot say which level was coded 1"):
         cf.conformal("y ~ x1 + x2", data=cal, model=logit, prefit=True, method="split")
     with pytest.raises(InputError, match="gives no class probabilities"):
-        cf.conformal("C(y01) ~ x1 + x2", data=cal, model=smf.ols("y01 ~ x1 + x2", data=train).fit(), prefit=True,
-                     method="split")
+        cf.conformal(
+            "C(y01) ~ x1 + x2", data=cal, model=smf.ols("y01 ~ x1 + x2", data=train).fit(), prefit=True, method="split"
+        )
     with pytest.raises(InputError, match="do not match this formula's design columns"):
         cf.conformal("C(y01) ~ x1", data=cal, model=logit, prefit=True, method="split")
     mn = sm.MNLogit(train.y01, sm.add_constant(train[["x1", "x2"]])).fit(disp=0)  # classes '0', '1'
@@ -154,8 +164,20 @@ def test_cli_refuses_the_interval_reject_option_for_sets(tmp_path, data, capsys)
 
     train, test = data
     train[["y", "x1", "x2"]].to_csv(tmp_path / "train.csv", index=False)
-    rc = main(["fit", "y ~ x1 + x2", "--data", str(tmp_path / "train.csv"), "--newdata", str(tmp_path / "train.csv"),
-               "--method", "split", "--max-width", "2"])
+    rc = main(
+        [
+            "fit",
+            "y ~ x1 + x2",
+            "--data",
+            str(tmp_path / "train.csv"),
+            "--newdata",
+            str(tmp_path / "train.csv"),
+            "--method",
+            "split",
+            "--max-width",
+            "2",
+        ]
+    )
     assert rc != 0 and "--max-width is the reject option of prediction intervals" in capsys.readouterr().err
 
 

@@ -18,8 +18,22 @@ def test_fit_writes_predictions(tmp_path, capsys):
     sim = cf.datasets.make_sim(600, random_state=0).frame[["y", "x1", "x2"]]
     sim.iloc[:500].to_csv(tmp_path / "train.csv", index=False)
     sim.iloc[500:].drop(columns="y").to_csv(tmp_path / "new.csv", index=False)
-    rc = main(["fit", "y ~ x1 + x2", "--data", str(tmp_path / "train.csv"), "--newdata", str(tmp_path / "new.csv"),
-               "--method", "split", "--random-state", "0", "--out", str(tmp_path / "pred.csv")])
+    rc = main(
+        [
+            "fit",
+            "y ~ x1 + x2",
+            "--data",
+            str(tmp_path / "train.csv"),
+            "--newdata",
+            str(tmp_path / "new.csv"),
+            "--method",
+            "split",
+            "--random-state",
+            "0",
+            "--out",
+            str(tmp_path / "pred.csv"),
+        ]
+    )
     assert rc == 0
     pred = pd.read_csv(tmp_path / "pred.csv")
     assert list(pred.columns) == ["row", "fit", "lwr", "upr"] and len(pred) == 100
@@ -84,13 +98,16 @@ def test_directory_as_data(csvs, capsys, no_fitting):
     assert rc == 2 and "is a directory" in _error_line(err)
 
 
-@pytest.mark.parametrize("content, message", [
-    ("", "the file is empty"),
-    ("y,x1,x2\n", "no data rows"),
-    ("y,x1\n1,2\n3,4,5,6\n", "not a readable CSV file (Error tokenizing data"),
-    ("y;x1;x2\n1;2;3\n4;5;6\n", "seems separated by ';', not commas"),
-    ("y\tx1\n1\t2\n", "seems separated by '\\t'"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "the file is empty"),
+        ("y,x1,x2\n", "no data rows"),
+        ("y,x1\n1,2\n3,4,5,6\n", "not a readable CSV file (Error tokenizing data"),
+        ("y;x1;x2\n1;2;3\n4;5;6\n", "seems separated by ';', not commas"),
+        ("y\tx1\n1\t2\n", "seems separated by '\\t'"),
+    ],
+)
 def test_malformed_or_empty_csv(csvs, capsys, no_fitting, content, message):
     (csvs / "bad.csv").write_text(content)
     rc, _, err = _run(_fit_args(csvs, data=csvs / "bad.csv"), capsys)
@@ -120,13 +137,16 @@ def test_library_error_on_its_own_line(csvs, capsys):
     assert err.splitlines()[-1].startswith("confrf: error: ")
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--alpha", "1.5"], "argument --alpha: must be in (0, 1), got 1.5"),
-    (["--level", "nan"], "argument --level: must be in (0, 1), got nan"),
-    (["--alpha", "0.1", "--level", "0.9"], "not allowed with argument"),
-    (["--n-jobs", "0"], "0 is not a number of threads"),
-    (["--max-width", "-1"], "must be a positive number"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--alpha", "1.5"], "argument --alpha: must be in (0, 1), got 1.5"),
+        (["--level", "nan"], "argument --level: must be in (0, 1), got nan"),
+        (["--alpha", "0.1", "--level", "0.9"], "not allowed with argument"),
+        (["--n-jobs", "0"], "0 is not a number of threads"),
+        (["--max-width", "-1"], "must be a positive number"),
+    ],
+)
 def test_bad_options_are_argparse_errors(csvs, capsys, no_fitting, extra, message):
     with pytest.raises(SystemExit) as exc:
         main(_fit_args(csvs) + extra)
@@ -138,8 +158,14 @@ def test_bad_options_are_argparse_errors(csvs, capsys, no_fitting, extra, messag
 def test_console_exit_status_and_no_traceback(tmp_path):
     # the real process, on the confrf under test: exit status 2 and one error line
     env = {**os.environ, "PYTHONPATH": str(Path(cf.__file__).resolve().parents[1])}
-    proc = subprocess.run([sys.executable, "-m", "confrf", "fit", "y ~ x", "--data", "nope.csv", "--newdata", "nope.csv"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "confrf", "fit", "y ~ x", "--data", "nope.csv", "--newdata", "nope.csv"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     # the last line (an environment may add its own warnings above it, e.g. libgomp's)
     assert proc.stderr.splitlines()[-1] == "confrf: error: --data nope.csv: no such file"
@@ -167,8 +193,22 @@ def test_groups_option(tmp_path):
     sim = cf.datasets.make_sim(1000, random_state=0).frame[["y", "x1", "x2"]]
     sim["half"] = np.where(sim["x1"] > 0.5, "high", "low")
     sim.to_csv(tmp_path / "d.csv", index=False)
-    argv = ["fit", "y ~ x1 + x2", "--data", str(tmp_path / "d.csv"), "--newdata", str(tmp_path / "d.csv"),
-            "--method", "split-g", "--groups", "half", "--random-state", "0", "--out", str(tmp_path / "p.csv")]
+    argv = [
+        "fit",
+        "y ~ x1 + x2",
+        "--data",
+        str(tmp_path / "d.csv"),
+        "--newdata",
+        str(tmp_path / "d.csv"),
+        "--method",
+        "split-g",
+        "--groups",
+        "half",
+        "--random-state",
+        "0",
+        "--out",
+        str(tmp_path / "p.csv"),
+    ]
     assert main(argv) == 0
     pred = pd.read_csv(tmp_path / "p.csv")
     assert (pred["group"] == sim["half"]).all()
@@ -177,9 +217,23 @@ def test_groups_option(tmp_path):
 def test_guarantee_and_delta(tmp_path, capsys):
     sim = cf.datasets.make_sim(2000, random_state=0).frame[["y", "x1", "x2"]]
     sim.to_csv(tmp_path / "d.csv", index=False)
-    argv = ["fit", "y ~ x1 + x2", "--data", str(tmp_path / "d.csv"), "--newdata", str(tmp_path / "d.csv"),
-            "--guarantee", "pac", "--delta", "0.05", "--random-state", "0", "--out", str(tmp_path / "p.csv"),
-            "--summary"]
+    argv = [
+        "fit",
+        "y ~ x1 + x2",
+        "--data",
+        str(tmp_path / "d.csv"),
+        "--newdata",
+        str(tmp_path / "d.csv"),
+        "--guarantee",
+        "pac",
+        "--delta",
+        "0.05",
+        "--random-state",
+        "0",
+        "--out",
+        str(tmp_path / "p.csv"),
+        "--summary",
+    ]
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "Training-conditional (PAC) calibration" in err and "0.05" in err
@@ -188,8 +242,19 @@ def test_guarantee_and_delta(tmp_path, capsys):
 def test_scale_option(tmp_path, capsys):
     sim = cf.datasets.make_sim(1500, random_state=0).frame[["y", "x1", "x2"]]
     sim.to_csv(tmp_path / "d.csv", index=False)
-    base = ["fit", "y ~ x1 + x2", "--data", str(tmp_path / "d.csv"), "--newdata", str(tmp_path / "d.csv"),
-            "--random-state", "0", "--out", str(tmp_path / "p.csv"), "--summary"]
+    base = [
+        "fit",
+        "y ~ x1 + x2",
+        "--data",
+        str(tmp_path / "d.csv"),
+        "--newdata",
+        str(tmp_path / "d.csv"),
+        "--random-state",
+        "0",
+        "--out",
+        str(tmp_path / "p.csv"),
+        "--summary",
+    ]
     assert main(base + ["--scale", "forest"]) == 0
     assert "V / sigma(x)" in " ".join(capsys.readouterr().err.split())
     assert main(base + ["--method", "split", "--scale", "none"]) == 2

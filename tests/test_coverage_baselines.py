@@ -35,8 +35,15 @@ def _mc(method, score, reps, alpha, seed, prefit=False, n=(200, 200, 200), **kw)
         model = MODELS[score]()
         if prefit:  # fitted elsewhere: the kernel methods hold out a share of the calibration set instead
             model = model.fit(Xtr, tr.y)
-        reg = cf.ConformalRegressor(model=model, method=method, score=score, alpha=alpha, prefit=prefit,
-                                    random_state=int(rng.integers(2**31)), **kw)
+        reg = cf.ConformalRegressor(
+            model=model,
+            method=method,
+            score=score,
+            alpha=alpha,
+            prefit=prefit,
+            random_state=int(rng.integers(2**31)),
+            **kw,
+        )
         if not prefit:
             reg.fit(Xtr, tr.y)
         lo, hi = reg.conformalize(Xcal, cal.y).predict_interval(Xte).T
@@ -52,8 +59,17 @@ def _check(method, score, reps, alpha=0.1, **kw):
     return mean, se
 
 
-@pytest.mark.parametrize("method,score", [("lcp", "absolute"), ("slcp", "absolute"), ("lcp-rf", "quantile"),
-                                          ("lcp-rf", "scaled"), ("lcp", "quantile"), ("slcp", "scaled")])
+@pytest.mark.parametrize(
+    "method,score",
+    [
+        ("lcp", "absolute"),
+        ("slcp", "absolute"),
+        ("lcp-rf", "quantile"),
+        ("lcp-rf", "scaled"),
+        ("lcp", "quantile"),
+        ("slcp", "scaled"),
+    ],
+)
 def test_marginal_coverage_quick(method, score):
     kw = {"n_estimators": 30} if method == "lcp-rf" else {}
     _check(method, score, 20, **kw)

@@ -43,8 +43,10 @@ def _summarise(cover_by_group: dict, marginal: list, name: str, alpha: float):
         rows[g] = (v.mean(), v.std(ddof=1) / np.sqrt(len(v)), len(v))
     m = np.asarray(marginal)
     mean, se = m.mean(), m.std(ddof=1) / np.sqrt(len(m))
-    print(f"{name}: marginal {mean:.4f} (se {se:.4f}); " +
-          "; ".join(f"{g}: {c:.4f} (se {s:.4f}, {r} draws)" for g, (c, s, r) in rows.items()))
+    print(
+        f"{name}: marginal {mean:.4f} (se {se:.4f}); "
+        + "; ".join(f"{g}: {c:.4f} (se {s:.4f}, {r} draws)" for g, (c, s, r) in rows.items())
+    )
     assert mean >= 1 - alpha - 3 * se
     for g, (c, s, _) in rows.items():
         assert c >= 1 - alpha - 3 * s, (name, g, c, s)
@@ -57,9 +59,15 @@ def _mc_given_groups(method, reps, alpha=ALPHA, n_cal=300, n_test=300, seed=2024
     for _ in range(reps):
         X, y, g = _draw(n_cal, rng)
         Xt, yt, gt = _draw(n_test, rng)
-        reg = cf.ConformalRegressor(model=MODEL, prefit=True, method=method, alpha=alpha, n_estimators=50,
-                                    random_state=int(rng.integers(2**31)),
-                                    options=None if method == "split" else {"groups": "labels"})
+        reg = cf.ConformalRegressor(
+            model=MODEL,
+            prefit=True,
+            method=method,
+            alpha=alpha,
+            n_estimators=50,
+            random_state=int(rng.integers(2**31)),
+            options=None if method == "split" else {"groups": "labels"},
+        )
         reg.conformalize(X, y, groups=None if method == "split" else g)
         lo, hi = reg.predict_interval(Xt, groups=None if method == "split" else gt).T
         cover = (yt >= lo) & (yt <= hi)
@@ -135,8 +143,14 @@ def test_lcp_rf_g_full_pipeline_marginal_coverage_long(mc_reps):
     for _ in range(mc_reps or 200):
         X, y, _ = _draw(600, rng)
         Xt, yt, _ = _draw(200, rng)
-        reg = cf.ConformalRegressor(model=MODEL, prefit=True, method="lcp-rf-g", alpha=ALPHA, n_estimators=50,
-                                    random_state=int(rng.integers(2**31))).conformalize(X, y)
+        reg = cf.ConformalRegressor(
+            model=MODEL,
+            prefit=True,
+            method="lcp-rf-g",
+            alpha=ALPHA,
+            n_estimators=50,
+            random_state=int(rng.integers(2**31)),
+        ).conformalize(X, y)
         lo, hi = reg.predict_interval(Xt).T
         cover.append(np.mean((yt >= lo) & (yt <= hi)))
     _summarise({}, cover, "lcp-rf-g full pipeline", ALPHA)

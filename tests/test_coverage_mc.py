@@ -23,11 +23,12 @@ def _mc(method, reps, n_cal, n_test, alpha, seed, **kw):
     train = cf.datasets.make_toy(400, random_state=rng)
     model = LinearRegression().fit(np.asarray(train.X), train.y)
     cover = []
-    for r in range(reps):
+    for _r in range(reps):
         cal = cf.datasets.make_toy(n_cal, random_state=rng)
         test = cf.datasets.make_toy(n_test, random_state=rng)
-        reg = cf.ConformalRegressor(model=model, prefit=True, method=method, alpha=alpha, random_state=int(rng.integers(2**31)),
-                                    **kw).conformalize(np.asarray(cal.X), cal.y)
+        reg = cf.ConformalRegressor(
+            model=model, prefit=True, method=method, alpha=alpha, random_state=int(rng.integers(2**31)), **kw
+        ).conformalize(np.asarray(cal.X), cal.y)
         lo, hi = reg.predict_interval(np.asarray(test.X)).T
         cover.append(test.conditional_coverage(None, lo, hi).mean())
     cover = np.asarray(cover)

@@ -17,8 +17,9 @@ def client():
     # worker processes: the fitted result really is pickled and shipped
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=40)
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        )
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()

@@ -158,8 +158,7 @@ def test_standardised_residuals_are_standard_normal(name):
 def _manual(mean, sd):
     mean = np.asarray(mean, dtype=float)
     frame = pd.DataFrame({"x1": np.zeros(mean.size), "y": mean})
-    return SimulatedData(name="manual", frame=frame, formula="y ~ x1",
-                         mean=mean, noise_sd=np.asarray(sd, dtype=float))
+    return SimulatedData(name="manual", frame=frame, formula="y ~ x1", mean=mean, noise_sd=np.asarray(sd, dtype=float))
 
 
 def test_oracle_quantile_against_monte_carlo():
@@ -183,11 +182,9 @@ def test_oracle_quantile_closed_form_without_shift():
     for q in (0.05, 0.5, 0.9, 0.999, 1 - 1e-12):
         t = data.oracle_score_quantile(data.mean, q)
         # s * Phi^{-1}((1 + q) / 2), written through 1 - q to stay exact near 1
-        np.testing.assert_allclose(t, -data.noise_sd * ndtri((1 - q) / 2),
-                                   rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(t, -data.noise_sd * ndtri((1 - q) / 2), rtol=1e-12, atol=1e-14)
         if q < 0.999:
-            np.testing.assert_allclose(t, data.noise_sd * ndtri((1 + q) / 2),
-                                       rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(t, data.noise_sd * ndtri((1 + q) / 2), rtol=1e-12, atol=1e-14)
 
 
 def test_oracle_quantile_root_accuracy():
@@ -220,8 +217,7 @@ def test_oracle_quantile_monotone_in_q_and_shift():
     q_rows = np.linspace(0.1, 0.9, data.n)
     t_rows = data.oracle_score_quantile(mu_hat, q_rows)
     for i in (0, 17, 49):
-        assert t_rows[i] == pytest.approx(
-            data.oracle_score_quantile(mu_hat, q_rows[i])[i], rel=1e-12)
+        assert t_rows[i] == pytest.approx(data.oracle_score_quantile(mu_hat, q_rows[i])[i], rel=1e-12)
 
 
 def test_oracle_quantile_zero_sd():
@@ -275,8 +271,7 @@ def test_oracle_interval_has_exact_conditional_coverage(name, alpha):
         cov = data.conditional_coverage(mu_hat, lwr, upr)
         np.testing.assert_allclose(cov, 1 - alpha, atol=1e-8)
         # the half-width is the oracle score quantile
-        np.testing.assert_allclose(
-            upr - mu, data.oracle_score_quantile(mu_hat, 1 - alpha), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(upr - mu, data.oracle_score_quantile(mu_hat, 1 - alpha), rtol=1e-12, atol=1e-12)
 
 
 def test_oracle_interval_per_row_alpha():
@@ -294,8 +289,8 @@ def test_conditional_coverage_known_values_and_infinite_bounds():
     np.testing.assert_allclose(data.conditional_coverage(m, -np.inf, m), 0.5, atol=1e-15)
     np.testing.assert_allclose(data.conditional_coverage(m, m, np.inf), 0.5, atol=1e-15)
     np.testing.assert_allclose(
-        data.conditional_coverage(m, m - 1.959963984540054 * s, m + 1.959963984540054 * s),
-        0.95, atol=1e-12)
+        data.conditional_coverage(m, m - 1.959963984540054 * s, m + 1.959963984540054 * s), 0.95, atol=1e-12
+    )
     # empty or infinite-empty intervals cover nothing
     np.testing.assert_array_equal(data.conditional_coverage(m, m + 1, m - 1), 0.0)
     np.testing.assert_array_equal(data.conditional_coverage(m, np.inf, np.inf), 0.0)
@@ -359,9 +354,17 @@ def test_data_files_are_package_resources():
 def test_load_california(real):
     df = real["california"]
     assert df.shape == (20640, 9)
-    assert list(df.columns) == ["MedInc", "HouseAge", "AveRooms", "AveBedrms",
-                                "Population", "AveOccup", "Latitude", "Longitude",
-                                "MedHouseVal"]
+    assert list(df.columns) == [
+        "MedInc",
+        "HouseAge",
+        "AveRooms",
+        "AveBedrms",
+        "Population",
+        "AveOccup",
+        "Latitude",
+        "Longitude",
+        "MedHouseVal",
+    ]
     assert (df.dtypes == np.float64).all()
     assert not df.isna().any().any()
     assert df["MedHouseVal"].max() == pytest.approx(5.00001)
@@ -370,8 +373,7 @@ def test_load_california(real):
 def test_load_diamonds(real):
     df = real["diamonds"]
     assert df.shape == (53940, 10)
-    assert list(df.columns) == ["carat", "cut", "color", "clarity", "depth",
-                                "table", "price", "x", "y", "z"]
+    assert list(df.columns) == ["carat", "cut", "color", "clarity", "depth", "table", "price", "x", "y", "z"]
     assert "rownames" not in df.columns
     expected = {
         "cut": ["Fair", "Good", "Very Good", "Premium", "Ideal"],
@@ -393,8 +395,18 @@ def test_load_star_raw(real):
     assert df.shape == (11598, 47)
     assert df.index.name == "id" and df.index.is_unique
     assert "rownames" not in df.columns
-    for col in ("gender", "ethnicity", "birth", "stark", "star1", "lunch1",
-                "school2", "degree3", "ladderk", "tethnicity3"):
+    for col in (
+        "gender",
+        "ethnicity",
+        "birth",
+        "stark",
+        "star1",
+        "lunch1",
+        "school2",
+        "degree3",
+        "ladderk",
+        "tethnicity3",
+    ):
         assert isinstance(df[col].dtype, pd.CategoricalDtype), col
     for col in ("readk", "read1", "math3", "experience1", "system1", "schoolid1"):
         assert df[col].dtype == np.float64, col

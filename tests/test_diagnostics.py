@@ -4,6 +4,11 @@ import warnings
 
 import numpy as np
 import pytest
+from reference_diagnostics import (
+    ess_reference,
+    leaf_masses_reference,
+    within_leaf_ratio_reference,
+)
 from sklearn.dummy import DummyRegressor
 
 from confrf import ConformalRegressor
@@ -17,11 +22,6 @@ from confrf.localizers.diagnostics import (
     within_leaf_variance_ratio,
 )
 from confrf.results.diagnostics import FAIL, NOTE, OK, UNVERIFIABLE, assumption_checks, leaf_threshold
-from reference_diagnostics import (
-    ess_reference,
-    leaf_masses_reference,
-    within_leaf_ratio_reference,
-)
 
 # these tests pass one set of forest settings to every method on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
@@ -69,8 +69,9 @@ def test_kernel_ess_in_blocks(monkeypatch):
 def test_leaf_masses_and_within_leaf_ratio_match_references(forest):
     loc, Xc, Vc, mult = forest
     assert np.array_equal(np.sort(leaf_masses(loc)), np.sort(leaf_masses_reference(loc.forest_, Xc, mult)))
-    assert within_leaf_variance_ratio(loc) == pytest.approx(within_leaf_ratio_reference(loc.forest_, Xc, Vc, mult),
-                                                             rel=1e-10)
+    assert within_leaf_variance_ratio(loc) == pytest.approx(
+        within_leaf_ratio_reference(loc.forest_, Xc, Vc, mult), rel=1e-10
+    )
 
 
 def test_kernel_ess_matches_dense_reference():
@@ -81,9 +82,9 @@ def test_kernel_ess_matches_dense_reference():
     loc.index(X[100:], V[100:])
     Z = (X[100:] - X[:100].mean(0)) / X[:100].std(0)
     d2 = ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(-1)
-    W = np.exp(-d2 / (2 * 0.7 ** 2))
+    W = np.exp(-d2 / (2 * 0.7**2))
     W /= W.sum(1, keepdims=True)
-    np.testing.assert_allclose(kernel_ess(loc), 1 / (W ** 2).sum(1), rtol=1e-10)
+    np.testing.assert_allclose(kernel_ess(loc), 1 / (W**2).sum(1), rtol=1e-10)
 
 
 def _data(n=1000, seed=0, discrete=False):
@@ -119,7 +120,7 @@ def test_leaf_check_uses_beta_and_tree_exponent():
     assert assumption_checks(est, 0.1, beta=3.0).status["A3"] == NOTE
     # k = 5 trees against n^a = 500^0.1 = 1.86
     t = assumption_checks(est, 0.1, tree_exponent=0.1).table.set_index("check")
-    assert t.loc["trees k", "status"] == NOTE and t.loc["trees k", "reference_value"] == pytest.approx(500 ** 0.1)
+    assert t.loc["trees k", "status"] == NOTE and t.loc["trees k", "reference_value"] == pytest.approx(500**0.1)
     with pytest.raises(InputError, match="beta"):
         assumption_checks(est, 0.1, beta=1.0)
     with pytest.raises(InputError, match="tree_exponent"):
@@ -160,8 +161,9 @@ def test_group_check_follows_the_pac_count():
     labels = np.where(np.arange(1000) < 20, "tiny", "big")
     checks = {}
     for guarantee in ("marginal", "pac"):
-        est = ConformalRegressor(model="ols", method="split-g", options={"groups": "labels", "guarantee": guarantee},
-                                 random_state=0).fit(X[:400], y[:400])
+        est = ConformalRegressor(
+            model="ols", method="split-g", options={"groups": "labels", "guarantee": guarantee}, random_state=0
+        ).fit(X[:400], y[:400])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", InfiniteIntervalWarning)
             est.conformalize(X[400:], y[400:], groups=labels)
@@ -180,8 +182,14 @@ def test_group_leaf_masses_count_the_leaves_a_group_reaches():
     """LCP-RF-G's groups share one forest: a group's A3 leaves are those its conformal points reach, never the
     other groups' leaves, which are empty by construction (they made the check read 'min 0, median 0')."""
     X, y = _data(1400)
-    est = ConformalRegressor(model="ols", method="lcp-rf-g", options={"groups": "labels"}, n_estimators=5,
-                             min_samples_leaf=10, random_state=0).fit(X[:400], y[:400])
+    est = ConformalRegressor(
+        model="ols",
+        method="lcp-rf-g",
+        options={"groups": "labels"},
+        n_estimators=5,
+        min_samples_leaf=10,
+        random_state=0,
+    ).fit(X[:400], y[:400])
     Xc = X[400:]
     labels = np.where(Xc[:, 0] < 0.5, "low", "high")  # groups in disjoint halves of x0
     est.conformalize(Xc, y[400:], groups=labels)

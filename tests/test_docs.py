@@ -22,8 +22,19 @@ def test_docs_build_without_warnings(tmp_path):
     assert not missing, f"the docs build needs {missing}: pip install '.[docs]'"
     # the README's command, run from the repository root: docs/conf.py then imports an installed
     # confrf whenever the source tree has no compiled kernels (CI installs the package)
-    cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
-           "-d", str(tmp_path / "doctrees"), "docs", str(tmp_path / "html")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-W",
+        "--keep-going",
+        "-b",
+        "html",
+        "-d",
+        str(tmp_path / "doctrees"),
+        "docs",
+        str(tmp_path / "html"),
+    ]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, check=False)
     assert proc.returncode == 0, f"sphinx failed (rc {proc.returncode}):\n{proc.stderr}\n{proc.stdout[-3000:]}"
     assert "WARNING" not in proc.stderr, proc.stderr

@@ -70,13 +70,26 @@ def test_details_and_levels(xy):
 
 def test_random_state_reproducible(xy):
     X, y = xy
-    a = ConformalRegressor(random_state=5).fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600]).predict_interval(X[600:])
-    b = ConformalRegressor(random_state=5).fit(X[:300], y[:300]).conformalize(X[300:600], y[300:600]).predict_interval(X[600:])
+    a = (
+        ConformalRegressor(random_state=5)
+        .fit(X[:300], y[:300])
+        .conformalize(X[300:600], y[300:600])
+        .predict_interval(X[600:])
+    )
+    b = (
+        ConformalRegressor(random_state=5)
+        .fit(X[:300], y[:300])
+        .conformalize(X[300:600], y[300:600])
+        .predict_interval(X[600:])
+    )
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("make", [lambda: 5, lambda: np.random.default_rng(5), lambda: np.random.RandomState(5)],
-                         ids=["int", "Generator", "RandomState"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: 5, lambda: np.random.default_rng(5), lambda: np.random.RandomState(5)],
+    ids=["int", "Generator", "RandomState"],
+)
 def test_random_state_kinds_reproduce(make):
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(600, 2))
@@ -104,11 +117,14 @@ def test_tiny_feature_scale_still_adapts():
     assert np.corrcoef(w[:, 0], X[:50, 0])[0, 1] > 0.5  # and grow with x, as the noise does
 
 
-@pytest.mark.parametrize("method, settings", [
-    ("split", {"min_samples_leaf": 5}),
-    ("lcp", {"n_estimators": 7, "honest": False}),
-    ("slcp", {"max_features": 1.0}),
-])
+@pytest.mark.parametrize(
+    "method, settings",
+    [
+        ("split", {"min_samples_leaf": 5}),
+        ("lcp", {"n_estimators": 7, "honest": False}),
+        ("slcp", {"max_features": 1.0}),
+    ],
+)
 def test_forest_settings_a_method_ignores_are_named(xy, method, settings):
     """A forest setting that the method never reads is not silently ignored: the warning names it and the fix."""
     X, y = xy
@@ -130,12 +146,16 @@ def test_forest_settings_read_or_left_at_default_do_not_warn(xy):
     X, y = xy
     with warnings.catch_warnings():
         warnings.simplefilter("error", UnusedSettingWarning)
-        ConformalRegressor(model="ols", method="split", random_state=0).fit(X[:200], y[:200]).conformalize(X[200:], y[200:])
-        ConformalRegressor(model="ols", method="lcp-rf", min_samples_leaf=5, n_estimators=10, localizer_size=0.4,
-                           random_state=0).fit(X[:200], y[:200]).conformalize(X[200:], y[200:])
+        ConformalRegressor(model="ols", method="split", random_state=0).fit(X[:200], y[:200]).conformalize(
+            X[200:], y[200:]
+        )
+        ConformalRegressor(
+            model="ols", method="lcp-rf", min_samples_leaf=5, n_estimators=10, localizer_size=0.4, random_state=0
+        ).fit(X[:200], y[:200]).conformalize(X[200:], y[200:])
     # given group labels grow no forest: its shape settings are named, the localizer share is not
-    est = ConformalRegressor(model="ols", method="split-g", options={"groups": "labels"}, n_estimators=5,
-                             localizer_size=0.4, random_state=0).fit(X[:200], y[:200])
+    est = ConformalRegressor(
+        model="ols", method="split-g", options={"groups": "labels"}, n_estimators=5, localizer_size=0.4, random_state=0
+    ).fit(X[:200], y[:200])
     with pytest.warns(UnusedSettingWarning, match=r"n_estimators=5 has no effect") as record:
         est.conformalize(X[200:], y[200:], groups=X[200:, 0] > 0)
     assert "localizer_size=0.4" not in str(record[0].message)

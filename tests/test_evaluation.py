@@ -107,8 +107,7 @@ def test_reject_option(lcp, test_sim):
 
 
 def test_infinite_intervals_are_rejected_and_counted(sim, test_sim):
-    res = cf.lcp_rf(FORMULA, data=sim.frame.iloc[:300], model="ols", random_state=0, min_samples_leaf=1,
-                    n_estimators=3)
+    res = cf.lcp_rf(FORMULA, data=sim.frame.iloc[:300], model="ols", random_state=0, min_samples_leaf=1, n_estimators=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", cf.exceptions.InfiniteIntervalWarning)
         p = res.predict(test_sim.frame, max_width=1e9)
@@ -141,7 +140,9 @@ def test_compare_side_by_side(lcp, split, test_sim):
         for key in ("coverage", "ci_lower", "ci_upper", "width_mean", "worst_slab_coverage", "fidelity_median"):
             assert col[key] == ev.metrics[key]
         assert col["oracle_error_median"] == ev.oracle["oracle_error_median"]
-        assert col["fit_time"] == res.estimator.fit_time_ and col["conformalize_time"] == res.estimator.conformalize_time_
+        assert (
+            col["fit_time"] == res.estimator.fit_time_ and col["conformalize_time"] == res.estimator.conformalize_time_
+        )
         assert col["predict_time"] > 0
     text = str(cmp)
     assert "Comparison on 600 test rows" in text and "split" in text and "lcp-rf" in text

@@ -10,14 +10,20 @@ import warnings
 
 import numpy as np
 import pytest
+from reference_pac import binomial_k_reference
 
-from confrf.calibrators import (KernelLCPCalibrator, LCPForestCalibrator, PACForestCalibrator, PACSplitGroupCalibrator,
-                                SLCPCalibrator, SplitCalibrator, SplitGroupCalibrator)
+from confrf.calibrators import (
+    KernelLCPCalibrator,
+    LCPForestCalibrator,
+    PACForestCalibrator,
+    PACSplitGroupCalibrator,
+    SLCPCalibrator,
+    SplitCalibrator,
+    SplitGroupCalibrator,
+)
 from confrf.calibrators.split import split_threshold
 from confrf.exceptions import ConfrfWarning
 from confrf.localizers import ForestLocalizer
-
-from reference_pac import binomial_k_reference
 
 
 def _m(alpha, n):  # ceil((1 - alpha)(n + 1)) for alpha = 1/10 or 1/5, in integers
@@ -51,8 +57,9 @@ def test_split_g_and_its_pac_variant():
         # n = 19: m = 18; n = 5: m = 6 > 5 (infinite); n = 60: m = ceil(0.9 * 61) = 55
         t = cal.thresholds(np.zeros((4, 1)), 0.1, labels=["a", "b", "c", "d"]).t.tolist()
         assert t == [18.0, 180.0, np.inf, 55.0]
-        pac = PACSplitGroupCalibrator(None, groups="labels", delta=0.2).calibrate(X, V, alpha=0.1, rng=None,
-                                                                                   labels=labels)
+        pac = PACSplitGroupCalibrator(None, groups="labels", delta=0.2).calibrate(
+            X, V, alpha=0.1, rng=None, labels=labels
+        )
     # the k_g-th smallest, k_g from the binomial tail at delta / L = 0.2 / 4
     ks = [binomial_k_reference(n, "0.1", "0.05") for n in (19, 19, 5, 60)]
     assert ks == [20, 20, 6, 59]  # 0.9^19 = 0.135 > 0.05: no order statistic of 19 points qualifies

@@ -4,14 +4,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference import forest_lcp_matrix, qrf_weights, quantile
 
 from confrf import _kernels, lcp_threshold
 from confrf._validation import required_count
 from confrf.exceptions import InputError
 from confrf.localizers import ForestLocalizer
 from confrf.localizers.forest import auto_n_estimators
-
-from reference import forest_lcp_matrix, qrf_weights, quantile
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +46,7 @@ def test_weights_match_per_tree_loop(data, honest):
     Ws = loc.weights(Xt[:5], include_self=True).toarray()
     np.testing.assert_allclose(Ws.sum(axis=1), 1.0, atol=1e-12)
     for q in range(5 if honest else 2):
-        exact = forest_lcp_matrix(_raw_leaves(loc, cal), _raw_leaves(loc, Xt[q:q + 1])[0], mult)
+        exact = forest_lcp_matrix(_raw_leaves(loc, cal), _raw_leaves(loc, Xt[q : q + 1])[0], mult)
         np.testing.assert_allclose(Ws[q], np.array(exact[-1], dtype=float), atol=1e-12)
 
 
@@ -67,8 +66,9 @@ def test_thresholds_match_general_lcp_on_a_grown_forest(data):
     for alpha in (0.1, 0.25):
         t, closed, level = loc.thresholds(X[600:630], required_count(alpha, 100), n_threads=2)
         for q in range(30):
-            W = np.array(forest_lcp_matrix(_raw_leaves(loc, X[350:450]), _raw_leaves(loc, X[600 + q:601 + q])[0]),
-                         dtype=float)
+            W = np.array(
+                forest_lcp_matrix(_raw_leaves(loc, X[350:450]), _raw_leaves(loc, X[600 + q : 601 + q])[0]), dtype=float
+            )
             res = lcp_threshold(W, Vr[350:450], alpha)
             assert (t[q], bool(closed[q])) == (res.t, res.closed)
 
@@ -106,8 +106,8 @@ def test_conditional_quantiles_against_exact_definition(data):
     Vc = V[300:600]
     for q in range(20):
         w = [Fraction(0)] * 300
-        for l in range(cal.shape[1]):
-            same = np.flatnonzero(cal[:, l] == test[q, l])
+        for tree in range(cal.shape[1]):
+            same = np.flatnonzero(cal[:, tree] == test[q, tree])
             for j in same:
                 w[j] += Fraction(1, len(same) * cal.shape[1])
         atoms = [(Vc[j], w[j]) for j in range(300) if w[j]]
@@ -124,8 +124,9 @@ def test_bootstrap_multiplicity_thresholds_match_general_lcp(data):
     mult = loc.growing_multiplicity()
     t, closed, _ = loc.thresholds(X[600:620], required_count(0.1, 120), n_threads=2)
     for q in range(20):
-        W = np.array(forest_lcp_matrix(_raw_leaves(loc, X[:120]), _raw_leaves(loc, X[600 + q:601 + q])[0], mult),
-                     dtype=float)
+        W = np.array(
+            forest_lcp_matrix(_raw_leaves(loc, X[:120]), _raw_leaves(loc, X[600 + q : 601 + q])[0], mult), dtype=float
+        )
         res = lcp_threshold(W, Vr[:120], 0.1)
         assert (t[q], bool(closed[q])) == (res.t, res.closed)
 
@@ -150,13 +151,16 @@ def test_pickle_keeps_memberships_only_and_rebuilds_the_same_index(data, honest)
     if not honest:
         expected += idx.member_mult.nbytes
     assert len(blob) < expected + 2000
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(loc)).thresholds(X[600:], 250)[0],
-                                  loc.thresholds(X[600:], 250)[0])
+    np.testing.assert_array_equal(
+        pickle.loads(pickle.dumps(loc)).thresholds(X[600:], 250)[0], loc.thresholds(X[600:], 250)[0]
+    )
 
 
-@pytest.mark.parametrize("transform", [lambda x: 1 + 1e-9 * x, lambda x: 1e-300 * x, lambda x: 1e39 * x,
-                                       lambda x: 1e7 + x],
-                         ids=["1+1e-9x", "1e-300x", "1e39x", "1e7+x"])
+@pytest.mark.parametrize(
+    "transform",
+    [lambda x: 1 + 1e-9 * x, lambda x: 1e-300 * x, lambda x: 1e39 * x, lambda x: 1e7 + x],
+    ids=["1+1e-9x", "1e-300x", "1e39x", "1e7+x"],
+)
 def test_columns_float32_cannot_hold_apart_are_grown_on_ranks(transform):
     # scikit-learn trees cast X to float32: without ranks these columns collapse (or overflow)
     rng = np.random.default_rng(0)
@@ -172,15 +176,18 @@ def test_columns_float32_cannot_hold_apart_are_grown_on_ranks(transform):
     assert np.unique(ranked.leaves(Xt[300:])[:, 0]).size > 1  # new rows still spread over the leaves
 
 
-@pytest.mark.parametrize("n_grow, leaf, trees", [
-    (1200, 6, 416),    # ceil(3000 / 6) = 500, but growing them would cost more than 100 trees on 5,000 points
-    (1200, 9, 334),    # ceil(3000 / 9)
-    (600, 12, 250),    # ceil(3000 / 12)
-    (600, 40, 100),    # 75 is below the floor
-    (100, 3, 500),     # 1000 is above the ceiling
-    (5000, 3, 100),    # from 5,000 growing points: 100
-    (10**6, 1, 100),
-])
+@pytest.mark.parametrize(
+    "n_grow, leaf, trees",
+    [
+        (1200, 6, 416),  # ceil(3000 / 6) = 500, but growing them would cost more than 100 trees on 5,000 points
+        (1200, 9, 334),  # ceil(3000 / 9)
+        (600, 12, 250),  # ceil(3000 / 12)
+        (600, 40, 100),  # 75 is below the floor
+        (100, 3, 500),  # 1000 is above the ceiling
+        (5000, 3, 100),  # from 5,000 growing points: 100
+        (10**6, 1, 100),
+    ],
+)
 def test_auto_tree_count(n_grow, leaf, trees):
     assert auto_n_estimators(n_grow, leaf) == trees
 

@@ -151,12 +151,8 @@ def test_categoricals_str_category_bool_and_C(df):
         "C(region)[T.3]",
         "C(region)[T.4]",
     ]
-    new = pd.DataFrame(
-        {"cut": ["ideal"], "color": ["F"], "flag": [True], "region": [4]}
-    )
-    np.testing.assert_array_equal(
-        design.transform(new), [[0, 1, 0, 1, 0, 1, 0, 0, 1]]
-    )
+    new = pd.DataFrame({"cut": ["ideal"], "color": ["F"], "flag": [True], "region": [4]})
+    np.testing.assert_array_equal(design.transform(new), [[0, 1, 0, 1, 0, 1, 0, 0, 1]])
 
 
 def test_object_dtype_strings_work(df):
@@ -214,9 +210,7 @@ def test_unseen_level_in_categorical_dtype_and_int_C(df):
 
 def test_unused_categories_of_new_categorical_are_fine(df):
     design, X, _, _ = Design.fit("price ~ color", df)
-    new = pd.DataFrame(
-        {"color": pd.Categorical(["E", "D"], categories=["Q", "E", "D"])}
-    )
+    new = pd.DataFrame({"color": pd.Categorical(["E", "D"], categories=["Q", "E", "D"])})
     np.testing.assert_array_equal(design.transform(new), [[1, 0, 0], [0, 0, 0]])
 
 
@@ -325,9 +319,7 @@ def test_fit_drop_records_dropped_rows(df):
 def test_fit_drop_also_drops_transform_made_inf_and_refits_state(df):
     bad = df.copy()
     bad.loc[bad.index[0], "carat"] = 0.0  # np.log(0) = -inf
-    design, X, _, idx = Design.fit(
-        "price ~ np.log(carat) + center(carat)", bad, na_action="drop"
-    )
+    design, X, _, idx = Design.fit("price ~ np.log(carat) + center(carat)", bad, na_action="drop")
     assert design.n_dropped == 1 and bad.index[0] not in idx
     # center() learnt its mean from the kept rows only
     kept_mean = bad["carat"].iloc[1:].mean()
@@ -420,9 +412,7 @@ def test_interaction(df):
         "carat:C(cut)[good]",
         "carat:C(cut)[ideal]",
     ]
-    np.testing.assert_array_equal(
-        design.transform({"carat": [2.0], "cut": ["good"]}), [[0.0, 2.0, 0.0]]
-    )
+    np.testing.assert_array_equal(design.transform({"carat": [2.0], "cut": ["good"]}), [[0.0, 2.0, 0.0]])
     with pytest.raises(InputError, match="'bad'"):
         design.transform({"carat": [2.0], "cut": ["bad"]})
 
@@ -436,15 +426,12 @@ def test_backticked_column_name():
 
 # ------------------------------------------------------------------ pickle
 def test_pickle_round_trip(df):
-    design, X, _, _ = Design.fit(
-        "price ~ center(carat) + C(cut) + color + carat:C(region) + poly(carat, 2)", df
-    )
+    design, X, _, _ = Design.fit("price ~ center(carat) + C(cut) + color + carat:C(region) + poly(carat, 2)", df)
     clone = pickle.loads(pickle.dumps(design))
     new = df.sample(7, random_state=3)
     np.testing.assert_array_equal(clone.transform(new), design.transform(new))
     np.testing.assert_array_equal(clone.transform(df), X)
-    for attr in ("formula", "response_name", "column_names", "variables", "has_intercept",
-                 "na_action", "n_dropped"):
+    for attr in ("formula", "response_name", "column_names", "variables", "has_intercept", "na_action", "n_dropped"):
         assert getattr(clone, attr) == getattr(design, attr)
     with pytest.raises(InputError, match="'nope'"):
         clone.transform(new.assign(cut="nope"))
@@ -483,17 +470,25 @@ def test_duplicate_used_column_names(df):
 @pytest.fixture
 def iris_like():
     rng = np.random.default_rng(1)
-    return pd.DataFrame({"Sepal.Length": rng.normal(5, 1, 40), "Sepal.Width": rng.normal(3, 1, 40),
-                         "Species": rng.choice(["setosa", "virginica"], 40)})
+    return pd.DataFrame(
+        {
+            "Sepal.Length": rng.normal(5, 1, 40),
+            "Sepal.Width": rng.normal(3, 1, 40),
+            "Species": rng.choice(["setosa", "virginica"], 40),
+        }
+    )
 
 
-@pytest.mark.parametrize("formula", [
-    "`Sepal.Length` ~ `Sepal.Width` + Species",
-    "Q('Sepal.Length') ~ Q('Sepal.Width') + Species",
-    "`Sepal.Length` ~ .",
-    "Q('Sepal.Length') ~ .",
-    "Sepal.Length ~ Sepal.Width + Species",  # formulaic reads a bare dotted name as one name, as R does
-])
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "`Sepal.Length` ~ `Sepal.Width` + Species",
+        "Q('Sepal.Length') ~ Q('Sepal.Width') + Species",
+        "`Sepal.Length` ~ .",
+        "Q('Sepal.Length') ~ .",
+        "Sepal.Length ~ Sepal.Width + Species",  # formulaic reads a bare dotted name as one name, as R does
+    ],
+)
 def test_dotted_column_names(iris_like, formula):
     design, X, y, _ = Design.fit(formula, iris_like)
     assert design.variables == ["Sepal.Width", "Species"]
@@ -503,13 +498,16 @@ def test_dotted_column_names(iris_like, formula):
     assert design.transform(iris_like.drop(columns="Sepal.Length")).shape == X.shape
 
 
-@pytest.mark.parametrize("formula, hint", [
-    ("`Sepal.Width` ~ np.log(Sepal.Length)", "`Sepal.Length` or Q('Sepal.Length')"),
-    ("`Sepal.Length` ~ factor(Species)", "R's factor() is C(x)"),
-    ("`Sepal.Length` ~ as.factor(Species)", "R's as.factor() is C(x)"),
-    ("`Sepal.Length` ~ sqrt(`Sepal.Width`)", "np.sqrt(x)"),
-    ("`Sepal.Length` ~ I(`Sepal.Width`^2)", "write the power as **"),
-])
+@pytest.mark.parametrize(
+    "formula, hint",
+    [
+        ("`Sepal.Width` ~ np.log(Sepal.Length)", "`Sepal.Length` or Q('Sepal.Length')"),
+        ("`Sepal.Length` ~ factor(Species)", "R's factor() is C(x)"),
+        ("`Sepal.Length` ~ as.factor(Species)", "R's as.factor() is C(x)"),
+        ("`Sepal.Length` ~ sqrt(`Sepal.Width`)", "np.sqrt(x)"),
+        ("`Sepal.Length` ~ I(`Sepal.Width`^2)", "write the power as **"),
+    ],
+)
 def test_r_idioms_get_their_python_spelling(iris_like, formula, hint):
     with pytest.raises(FormulaError) as info:
         Design.fit(formula, iris_like)
@@ -534,8 +532,9 @@ def test_text_with_a_level_per_row_needs_c_to_be_a_factor():
     assert X.shape == (30, 29)
 
 
-@pytest.mark.parametrize("make", [lambda i: Decimal(i) / 4, lambda i: Fraction(i, 4),
-                                  lambda i: Fraction(i, 4) if i % 2 else i / 4])
+@pytest.mark.parametrize(
+    "make", [lambda i: Decimal(i) / 4, lambda i: Fraction(i, 4), lambda i: Fraction(i, 4) if i % 2 else i / 4]
+)
 def test_decimal_and_fraction_objects_are_numbers(make):
     frame = pd.DataFrame({"y": np.arange(30.0), "x": pd.Series([make(i) for i in range(30)], dtype=object)})
     design, X, *_ = Design.fit("y ~ x", frame)

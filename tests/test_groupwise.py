@@ -136,8 +136,9 @@ SQRT_RULE = {"min_samples_leaf": "auto", "max_features": 1.0, "options": {"scale
 
 
 def _reg(method, X, y, seed=0, groups=None, **kw):
-    return cf.ConformalRegressor(model=MODEL, prefit=True, method=method, alpha=ALPHA, random_state=seed,
-                                 n_estimators=30, **kw).conformalize(X, y, groups=groups)
+    return cf.ConformalRegressor(
+        model=MODEL, prefit=True, method=method, alpha=ALPHA, random_state=seed, n_estimators=30, **kw
+    ).conformalize(X, y, groups=groups)
 
 
 def test_lcp_rf_g_with_one_group_equals_lcp_rf():
@@ -157,15 +158,18 @@ def test_lcp_rf_g_components_of_a_connected_graph_equals_lcp_rf():
     reg = _reg("lcp-rf-g", X, y, options={"groups": "components"})
     table = reg.calibrator_.group_table()
     assert table.loc["G1", "conformal"] == 250 and table.loc[REST, "conformal"] == 0
-    np.testing.assert_array_equal(reg.predict_details(Xt)["t"],
-                                  _reg("lcp-rf", X, y, **SQRT_RULE).predict_details(Xt)["t"])
+    np.testing.assert_array_equal(
+        reg.predict_details(Xt)["t"], _reg("lcp-rf", X, y, **SQRT_RULE).predict_details(Xt)["t"]
+    )
 
 
 def test_split_g_with_one_group_equals_split():
     X, y, _ = _data(300, 5)
     Xt = _data(50, 6)[0]
     a = _reg("split", X, y).predict_interval(Xt)
-    b = _reg("split-g", X, y, groups=["all"] * 300, options={"groups": "labels"}).predict_interval(Xt, groups=["all"] * 50)
+    b = _reg("split-g", X, y, groups=["all"] * 300, options={"groups": "labels"}).predict_interval(
+        Xt, groups=["all"] * 50
+    )
     np.testing.assert_array_equal(a, b)
 
 
@@ -173,8 +177,9 @@ def test_split_g_with_one_group_equals_split():
 def test_split_g_equals_split_conformal_per_group_by_hand(alpha):
     X, y, g = _data(400, 7)
     Xt, _, gt = _data(90, 8)
-    reg = cf.ConformalRegressor(model=MODEL, prefit=True, method="split-g", alpha=float(alpha),
-                                options={"groups": "labels"}).conformalize(X, y, groups=g)
+    reg = cf.ConformalRegressor(
+        model=MODEL, prefit=True, method="split-g", alpha=float(alpha), options={"groups": "labels"}
+    ).conformalize(X, y, groups=g)
     d = reg.predict_details(Xt, groups=gt)
     V = np.abs(y - MODEL.predict(X))
     for lab in "abc":
@@ -191,7 +196,8 @@ def test_lcp_rf_g_with_user_groups_is_exact_lcp_within_each_group():
     loc = ForestLocalizer(n_estimators=3, min_samples_leaf=3, random_state=0)
     alpha = 0.2
     cal = LCPForestGroupCalibrator(loc, groups="labels", min_group_size=0).calibrate(
-        X, V, alpha=alpha, rng=np.random.default_rng(11), labels=g)
+        X, V, alpha=alpha, rng=np.random.default_rng(11), labels=g
+    )
     conf = np.sort(np.random.default_rng(11).permutation(60)[30:])  # the conformal part LCP-RF would draw
     th, names = cal.grouped_thresholds(Xt, alpha, labels=gt)
     assert names.tolist() == gt.tolist()
@@ -199,7 +205,7 @@ def test_lcp_rf_g_with_user_groups_is_exact_lcp_within_each_group():
     checked_reference = 0
     for q in range(Xt.shape[0]):
         members = conf[g[conf] == gt[q]]
-        W = forest_lcp_matrix(leaves(X[members]), leaves(Xt[q:q + 1])[0])
+        W = forest_lcp_matrix(leaves(X[members]), leaves(Xt[q : q + 1])[0])
         fast = lcp_threshold(np.array(W, dtype=float), V[members], alpha)
         assert (th.t[q], th.closed[q]) == (fast.t, fast.closed)
         assert th.level[q] == pytest.approx(fast.level, abs=1e-12)
@@ -212,8 +218,9 @@ def test_lcp_rf_g_with_user_groups_is_exact_lcp_within_each_group():
 def test_one_region_rule_for_conformal_and_new_points():
     X, y, _ = _data(600, 12)
     V = np.abs(y - MODEL.predict(X))
-    cal = LCPForestGroupCalibrator(ForestLocalizer(n_estimators=30, random_state=1), groups="components",
-                                   min_group_size=0).calibrate(X, V, alpha=ALPHA, rng=np.random.default_rng(13))
+    cal = LCPForestGroupCalibrator(
+        ForestLocalizer(n_estimators=30, random_state=1), groups="components", min_group_size=0
+    ).calibrate(X, V, alpha=ALPHA, rng=np.random.default_rng(13))
     conf = np.sort(np.random.default_rng(13).permutation(600)[300:])
     names = cal.groups_of(X[conf])
     for code, group in enumerate(cal.grouping_.names):
@@ -247,7 +254,8 @@ def test_min_group_size_merges_small_groups_into_rest_decided_on_localizer_part(
     g[:6] = "tiny"
     V = np.abs(y - MODEL.predict(X))
     cal = SplitGroupCalibrator(None, groups="labels", min_group_size=20).calibrate(
-        X, V, alpha=ALPHA, rng=np.random.default_rng(17), labels=g)
+        X, V, alpha=ALPHA, rng=np.random.default_rng(17), labels=g
+    )
     assert cal.grouping_.merged == ["tiny"]
     assert cal.grouping_.names == ["a", "b", "c", REST]
     grow = np.sort(np.random.default_rng(17).permutation(400)[:200])
@@ -261,7 +269,11 @@ def test_units_to_keep_grows_a_too_small_rest_from_the_smallest_groups():
     merge = 10.0
     # 4 in the rest (3 merged + 1 undecidable): the smallest kept unit (12) joins it; then 16 >= 10
     assert units_to_keep(np.array([50.0, 12.0, 3.0, 30.0]), 1.0, merge, has_rest=True).tolist() == [
-        True, False, False, True]
+        True,
+        False,
+        False,
+        True,
+    ]
     # an empty rest stays empty, and nothing is merged when every unit is large and no rest exists
     assert units_to_keep(np.array([50.0, 12.0, 0.0]), 0.0, merge, has_rest=True).tolist() == [True, True, False]
     assert units_to_keep(np.array([50.0, 12.0]), 0.0, merge, has_rest=False).all()
@@ -282,7 +294,8 @@ def test_a_rest_too_small_for_finite_intervals_takes_in_the_smallest_group():
     counts = pd.Series(g[grow]).value_counts()
     assert 0 < counts["tiny"] < 30 <= counts.drop("tiny").min()  # the premise: tiny alone is too small
     cal = SplitGroupCalibrator(None, groups="labels", min_group_size=30).calibrate(
-        X, V, alpha=ALPHA, rng=np.random.default_rng(17), labels=g)
+        X, V, alpha=ALPHA, rng=np.random.default_rng(17), labels=g
+    )
     smallest = counts.drop("tiny").idxmin()
     assert sorted(cal.grouping_.merged) == sorted(["tiny", smallest])
     assert cal.group_table().loc[REST, "localizer"] == counts["tiny"] + counts[smallest]
@@ -333,18 +346,35 @@ def test_formula_groups_term_and_callable_agree(frame):
 def test_formula_groups_with_separate_calib_and_dropped_rows(frame):
     data = frame.iloc[:600].copy()
     data.loc[data.index[:5], "x2"] = np.nan
-    res = cf.conformal("y ~ x1 + x2", data=data, calib=frame.iloc[600:], method="split-g", groups="region",
-                       model="ols", na_action="drop", random_state=0)
+    res = cf.conformal(
+        "y ~ x1 + x2",
+        data=data,
+        calib=frame.iloc[600:],
+        method="split-g",
+        groups="region",
+        model="ols",
+        na_action="drop",
+        random_state=0,
+    )
     assert res.nobs["calibration"] == 600
-    res2 = cf.conformal("y ~ x1 + x2", data=data, method="split-g", groups="region", model=res.estimator.model_,
-                        prefit=True, na_action="drop")
+    res2 = cf.conformal(
+        "y ~ x1 + x2",
+        data=data,
+        method="split-g",
+        groups="region",
+        model=res.estimator.model_,
+        prefit=True,
+        na_action="drop",
+    )
     # the fitted values through the same design pipeline as calibration: a different BLAS path
     # (predict on the raw columns) can differ in the last bit and move an order statistic's value
     fitted = res2.predict(data.iloc[5:])["fit"].to_numpy()
     V = np.abs(data["y"].to_numpy()[5:] - fitted)
     t = res2.predict(data.iloc[5:8], details=True)["t"].to_numpy()
-    want = [split_threshold_reference(V[data["region"].to_numpy()[5:] == r].tolist(), "0.1")
-            for r in data["region"].iloc[5:8]]
+    want = [
+        split_threshold_reference(V[data["region"].to_numpy()[5:] == r].tolist(), "0.1")
+        for r in data["region"].iloc[5:8]
+    ]
     np.testing.assert_array_equal(t, want)
 
 
@@ -363,8 +393,9 @@ def test_graph_groups_in_formula_api_are_reproducible_and_pickle(frame):
 
 
 def test_user_groups_result_pickles(frame):
-    res = cf.conformal("y ~ x1", data=frame, method="lcp-rf-g", groups="region", model="ols", random_state=0,
-                       n_estimators=20)
+    res = cf.conformal(
+        "y ~ x1", data=frame, method="lcp-rf-g", groups="region", model="ols", random_state=0, n_estimators=20
+    )
     back = pickle.loads(pickle.dumps(res))
     pd.testing.assert_frame_equal(back.predict(frame.head(40)), res.predict(frame.head(40)))
 
@@ -384,8 +415,16 @@ def test_groups_function_pickles_at_module_level_and_a_lambda_says_how(frame):
 
 
 def test_paper_variant_is_flagged_not_certified(frame):
-    res = cf.conformal("y ~ x1 + x2 + x3", data=frame, method="split-g", groups="components", honest=False,
-                       model="ols", random_state=0, n_estimators=20)
+    res = cf.conformal(
+        "y ~ x1 + x2 + x3",
+        data=frame,
+        method="split-g",
+        groups="components",
+        honest=False,
+        model="ols",
+        random_state=0,
+        n_estimators=20,
+    )
     g = res.guarantee
     assert not g.certified and g.kind == "none" and "honest=False" in g.sentence
     assert res.nobs["calibration"] == 600
@@ -429,19 +468,23 @@ def test_labels_and_methods_must_match():
         _reg("split-g", X, y, groups=g, options={"groups": "components"})
     with pytest.raises(InputError, match="learns the groups from the forest"):
         SplitGroupCalibrator(ForestLocalizer(), groups="components").calibrate(
-            X, y, alpha=ALPHA, rng=np.random.default_rng(0), labels=g)
+            X, y, alpha=ALPHA, rng=np.random.default_rng(0), labels=g
+        )
     with pytest.raises(InputError, match="one label per row"):
         _reg("split-g", X, y, groups=g[:10], options={"groups": "labels"})
 
 
-@pytest.mark.parametrize("opts, match", [
-    ({"guarantee": "pac", "pac_bound": "hoeffding"}, "not offered"),
-    ({"delta": 0.1}, "apply only with guarantee='pac'"),
-    ({"guarantee": "conditional"}, "guarantee must be"),
-    ({"groups": "kmeans"}, "groups must be one of"),
-    ({"resolution": 0}, "resolution"),
-    ({"min_group_size": -1}, "min_group_size"),
-])
+@pytest.mark.parametrize(
+    "opts, match",
+    [
+        ({"guarantee": "pac", "pac_bound": "hoeffding"}, "not offered"),
+        ({"delta": 0.1}, "apply only with guarantee='pac'"),
+        ({"guarantee": "conditional"}, "guarantee must be"),
+        ({"groups": "kmeans"}, "groups must be one of"),
+        ({"resolution": 0}, "resolution"),
+        ({"min_group_size": -1}, "min_group_size"),
+    ],
+)
 def test_bad_options(opts, match):
     X, y, _ = _data(200, 3)
     with pytest.raises(InputError, match=match):
@@ -449,19 +492,31 @@ def test_bad_options(opts, match):
 
 
 def test_pac_in_formula_api(frame):
-    res = cf.conformal("y ~ x1", data=frame, method="split-g", groups="region", guarantee="pac", model="ols",
-                       random_state=0)
+    res = cf.conformal(
+        "y ~ x1", data=frame, method="split-g", groups="region", guarantee="pac", model="ols", random_state=0
+    )
     rep = res.pac_report()
-    assert res.guarantee.kind == "pac" and rep.bound == "binomial" and list(rep.groups.index) == list(
-        res.estimator.calibrator_.grouping_.names)
+    assert (
+        res.guarantee.kind == "pac"
+        and rep.bound == "binomial"
+        and list(rep.groups.index) == list(res.estimator.calibrator_.grouping_.names)
+    )
     with pytest.raises(InputError, match="pac_size does not apply"):
-        cf.conformal("y ~ x1", data=frame, method="split-g", groups="region", guarantee="pac", pac_size=0.3,
-                     model="ols")
+        cf.conformal(
+            "y ~ x1", data=frame, method="split-g", groups="region", guarantee="pac", pac_size=0.3, model="ols"
+        )
 
 
-@pytest.mark.parametrize("module", ["confrf.calibrators.groupwise", "confrf.calibrators.groupwise_pac",
-                                    "confrf.localizers.graph",
-                                    "confrf.localizers.regions", "confrf.group_labels"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "confrf.calibrators.groupwise",
+        "confrf.calibrators.groupwise_pac",
+        "confrf.localizers.graph",
+        "confrf.localizers.regions",
+        "confrf.group_labels",
+    ],
+)
 def test_docstring_examples_run(module):
     import doctest
     import importlib

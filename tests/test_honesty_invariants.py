@@ -61,8 +61,7 @@ def test_conformal_points_do_not_move_learned_choices(method, options, with_labe
     V = np.abs((0.2 + X[:, 0]) * rng.normal(size=n))
     labels = None
     if with_labels:  # small and large labels, so that some are merged
-        labels = rng.choice(np.array(["a", "b", "c", "d", "e"], dtype=object), size=n,
-                            p=[0.4, 0.3, 0.2, 0.07, 0.03])
+        labels = rng.choice(np.array(["a", "b", "c", "d", "e"], dtype=object), size=n, p=[0.4, 0.3, 0.2, 0.07, 0.03])
     cal = _fit(method, options, X, V, labels)
     conf = _conformal_rows(cal)
     # other conformal points: all in one corner (one group, one label), new scores, permuted

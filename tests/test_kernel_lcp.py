@@ -6,6 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference import forest_lcp_matrix, lcp_threshold_reference
+from reference_kernel import kernel_lcp_matrix, standardize
 from sklearn.linear_model import LinearRegression
 
 import confrf as cf
@@ -14,9 +16,6 @@ from confrf._validation import required_count
 from confrf.exceptions import InputError
 from confrf.localizers import KernelLocalizer
 from confrf.localizers.bandwidth import guan_bandwidth, kernel_matrix, leave_one_out_thresholds
-
-from reference import forest_lcp_matrix, lcp_threshold_reference
-from reference_kernel import kernel_lcp_matrix, standardize
 
 ALPHAS = (0.05, 0.1, 0.2, 0.5)
 
@@ -38,8 +37,11 @@ def test_dense_kernel_matches_lcp_threshold_on_explicit_matrix(kernel):
         X, V = _instance(rng, n, p, ties=rep % 2 == 0, negative=rep % 3 == 0)
         X_test = rng.normal(size=(4, p))
         h = float(np.exp(rng.uniform(-1.5, 1.5)))
-        loc = KernelLocalizer(kernel=kernel, bandwidth=h).fit_reference(
-            X_ref, rng.normal(size=25), alpha=0.1, n_calibration=n, rng=rng).index(X, V)
+        loc = (
+            KernelLocalizer(kernel=kernel, bandwidth=h)
+            .fit_reference(X_ref, rng.normal(size=25), alpha=0.1, n_calibration=n, rng=rng)
+            .index(X, V)
+        )
         Z, Zt = standardize(X_ref, X), standardize(X_ref, X_test)
         np.testing.assert_allclose(loc.scaler_.transform(X), Z, atol=1e-12)  # standardization of the reference
         for alpha in ALPHAS:
@@ -49,8 +51,11 @@ def test_dense_kernel_matches_lcp_threshold_on_explicit_matrix(kernel):
                 ref = lcp_threshold(W, V, alpha)
                 assert (t[q], closed[q]) == (ref.t, ref.closed), (rep, alpha, q)
                 assert level[q] == pytest.approx(ref.level, abs=1e-9)
-            np.testing.assert_allclose(loc.weights(X_test), np.array(
-                [kernel_lcp_matrix(Z, Zt[q], kernel, h)[-1] for q in range(X_test.shape[0])]), atol=1e-12)
+            np.testing.assert_allclose(
+                loc.weights(X_test),
+                np.array([kernel_lcp_matrix(Z, Zt[q], kernel, h)[-1] for q in range(X_test.shape[0])]),
+                atol=1e-12,
+            )
 
 
 def test_leave_one_out_thresholds_match_lcp_threshold():
@@ -88,8 +93,13 @@ def test_huge_bandwidth_is_split_exactly(toy):
 
 def test_tiny_bandwidth_isolates_every_point(toy):
     X, y = toy
-    reg = ConformalRegressor(model=LinearRegression(), method="lcp", options={"bandwidth": 1e-6}, alpha=0.1,
-                             random_state=0).fit(X[:300], y[:300]).conformalize(X[300:700], y[300:700])
+    reg = (
+        ConformalRegressor(
+            model=LinearRegression(), method="lcp", options={"bandwidth": 1e-6}, alpha=0.1, random_state=0
+        )
+        .fit(X[:300], y[:300])
+        .conformalize(X[300:700], y[300:700])
+    )
     d = reg.predict_details(X[700:])
     assert np.all(np.isinf(d["t"])) and np.all(d["lwr"] == -np.inf) and np.all(d["upr"] == np.inf)
     assert np.all(d["level"] == 1.0)
@@ -99,8 +109,9 @@ def test_guan_rule_picks_the_smallest_mean_within_the_infinite_budget():
     rng = np.random.default_rng(4)
     Z = rng.uniform(size=(150, 1))
     V = np.abs(rng.normal(size=150)) * (0.1 + Z[:, 0])
-    h, table = guan_bandwidth(Z, V, kernel="gaussian", alpha=0.1, n_calibration=149, max_infinite=0.05,
-                              rng=np.random.default_rng(0))
+    h, table = guan_bandwidth(
+        Z, V, kernel="gaussian", alpha=0.1, n_calibration=149, max_infinite=0.05, rng=np.random.default_rng(0)
+    )
     ok = table["share_infinite"] <= 0.05
     assert ok.any() and not ok.all()  # the small bandwidths of the grid isolate points
     assert h == table["grid"][ok][np.argmin(table["mean_threshold"][ok])]
@@ -125,8 +136,9 @@ def test_bandwidth_and_standardization_do_not_see_the_calibration_points(toy):
 def test_prefit_holds_out_a_reference_share(toy):
     X, y = toy
     model = LinearRegression().fit(X[:300], y[:300])
-    reg = ConformalRegressor(model=model, prefit=True, method="lcp", alpha=0.1, random_state=0,
-                             options={"reference_size": 0.25}).conformalize(X[300:700], y[300:700])
+    reg = ConformalRegressor(
+        model=model, prefit=True, method="lcp", alpha=0.1, random_state=0, options={"reference_size": 0.25}
+    ).conformalize(X[300:700], y[300:700])
     assert reg.calibrator_.sizes() == {"reference": 100, "conformal": 300}
     assert "held-out share" in reg.calibrator_.describe()["learned_on"]
     assert np.isfinite(reg.predict_interval(X[700:])).mean() > 0.9
@@ -145,9 +157,13 @@ def test_formula_api_summary_and_pickle():
 
 def test_bad_options():
     sim = cf.datasets.make_sim(300, random_state=1)
-    for opts, msg in [({"kernel": "epanechnikov"}, "unknown kernel"), ({"bandwidth": -1.0}, "bandwidth"),
-                      ({"bandwidth": "silverman"}, "bandwidth"), ({"reference_size": 1.5}, "reference_size"),
-                      ({"cv": 1}, "cv")]:
+    for opts, msg in [
+        ({"kernel": "epanechnikov"}, "unknown kernel"),
+        ({"bandwidth": -1.0}, "bandwidth"),
+        ({"bandwidth": "silverman"}, "bandwidth"),
+        ({"reference_size": 1.5}, "reference_size"),
+        ({"cv": 1}, "cv"),
+    ]:
         with pytest.raises(InputError, match=msg):
             cf.conformal("y ~ x1", data=sim.frame, method="lcp", model="ols", random_state=0, **opts)
     with pytest.raises(InputError, match="do not apply"):
@@ -163,14 +179,25 @@ def test_negative_scores_forest_kernel_and_lcp_threshold_match_reference(alpha):
     rng = np.random.default_rng(int(Fraction(alpha) * 100))
     for rep in range(10):
         n, k = int(rng.integers(2, 9)), int(rng.integers(1, 4))
-        cal = np.column_stack([rng.integers(0, 3, size=n) + 3 * l for l in range(k)])
-        test = np.column_stack([rng.integers(0, 3, size=2) + 3 * l for l in range(k)])
+        cal = np.column_stack([rng.integers(0, 3, size=n) + 3 * tree for tree in range(k)])
+        test = np.column_stack([rng.integers(0, 3, size=2) + 3 * tree for tree in range(k)])
         V = -np.abs(rng.normal(size=n)) - 5.0 if rep % 2 else rng.integers(-4, 0, size=n).astype(float)
         ptr, mem, mm, below, pop = _kernels.build_leaf_index(
-            np.ascontiguousarray(cal, dtype=np.int64), V, np.ones((n, k), dtype=np.int32), 3 * k)
+            np.ascontiguousarray(cal, dtype=np.int64), V, np.ones((n, k), dtype=np.int32), 3 * k
+        )
         p2 = _kernels.calibration_p2(np.ascontiguousarray(cal, dtype=np.int64), ptr, mem, below, pop, n)
-        t, closed, _ = _kernels.lcp_rf_thresholds(np.ascontiguousarray(test, dtype=np.int64), ptr, mem, mm, below, pop,
-                                                  V, p2, np.sort(p2), required_count(float(alpha), n))
+        t, closed, _ = _kernels.lcp_rf_thresholds(
+            np.ascontiguousarray(test, dtype=np.int64),
+            ptr,
+            mem,
+            mm,
+            below,
+            pop,
+            V,
+            p2,
+            np.sort(p2),
+            required_count(float(alpha), n),
+        )
         for q in range(2):
             W = forest_lcp_matrix(cal, test[q])
             ref = lcp_threshold_reference(W, list(V), alpha)

@@ -5,11 +5,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import exact_m_req, forest_lcp_matrix, lcp_threshold_reference
 
 from confrf import _kernels, lcp_threshold
 from confrf._validation import required_count
-
-from reference import exact_m_req, forest_lcp_matrix, lcp_threshold_reference
 
 ALPHAS = ["0.05", "0.1", "0.2", "0.5"]
 
@@ -43,7 +42,7 @@ def _to_weights(K):
 @pytest.mark.parametrize("alpha", ALPHAS)
 def test_general_matches_reference(kind, alpha):
     rng = np.random.default_rng(abs(hash((kind, alpha))) % 2**32)
-    for rep in range(12):
+    for _rep in range(12):
         n = int(rng.integers(1, 9))
         K, V = _random_instance(rng, n, kind)
         Wf, Wfloat = _to_weights(K)
@@ -113,14 +112,25 @@ def _kernel_thresholds(leaves_cal, leaves_test, V, alpha, mult=None):
     )
     p2 = _kernels.calibration_p2(np.ascontiguousarray(leaves_cal, dtype=np.int64), ptr, mem, below, pop, n)
     return _kernels.lcp_rf_thresholds(
-        np.ascontiguousarray(leaves_test, dtype=np.int64), ptr, mem, mm, below, pop, V, p2, np.sort(p2),
-        required_count(alpha, n), n_threads=2,
+        np.ascontiguousarray(leaves_test, dtype=np.int64),
+        ptr,
+        mem,
+        mm,
+        below,
+        pop,
+        V,
+        p2,
+        np.sort(p2),
+        required_count(alpha, n),
+        n_threads=2,
     )
 
 
 def _random_forest_leaves(rng, n, k, n_leaf_per_tree, m_test):
-    cal = np.column_stack([rng.integers(0, n_leaf_per_tree, size=n) + l * n_leaf_per_tree for l in range(k)])
-    test = np.column_stack([rng.integers(0, n_leaf_per_tree, size=m_test) + l * n_leaf_per_tree for l in range(k)])
+    cal = np.column_stack([rng.integers(0, n_leaf_per_tree, size=n) + tree * n_leaf_per_tree for tree in range(k)])
+    test = np.column_stack(
+        [rng.integers(0, n_leaf_per_tree, size=m_test) + tree * n_leaf_per_tree for tree in range(k)]
+    )
     return cal, test
 
 
@@ -135,11 +145,11 @@ def test_forest_kernel_matches_reference(alpha, with_mult):
         V = (rng.integers(0, 3, size=n) if rep % 2 else rng.normal(size=n)).astype(float)
         mult = rng.integers(0, 3, size=(n, k)).astype(np.int32) if with_mult else None
         if mult is not None:  # every populated leaf keeps some mass, as in a grown forest
-            for l in range(k):
-                for leaf in np.unique(cal[:, l]):
-                    sel = np.flatnonzero(cal[:, l] == leaf)
-                    if mult[sel, l].sum() == 0:
-                        mult[sel[0], l] = 1
+            for tree in range(k):
+                for leaf in np.unique(cal[:, tree]):
+                    sel = np.flatnonzero(cal[:, tree] == leaf)
+                    if mult[sel, tree].sum() == 0:
+                        mult[sel[0], tree] = 1
         t, closed, level = _kernel_thresholds(cal, test, V, float(alpha), mult)
         for q in range(test.shape[0]):
             W = forest_lcp_matrix(cal, test[q], mult)

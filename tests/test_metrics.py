@@ -5,11 +5,11 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from reference_diagnostics import worst_slab_reference
 from scipy import stats
 
 from confrf import metrics as M
 from confrf.exceptions import InputError
-from reference_diagnostics import worst_slab_reference
 
 
 @pytest.mark.parametrize("k,n", [(0, 1), (0, 20), (3, 20), (90, 100), (100, 100), (517, 600), (1, 1)])

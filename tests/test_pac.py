@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from reference import quantile
+from reference_pac import a_hat_index, grid, mass_at_or_below, pac_row
 
 import confrf as cf
 from confrf import _kernels
@@ -23,9 +25,6 @@ from confrf.calibrators.pac import PACForestCalibrator
 from confrf.calibrators.pac_bounds import binomial_k, d2_required_count, min_d2_size
 from confrf.exceptions import InputError, PACTargetWarning
 from confrf.localizers import ForestLocalizer
-
-from reference import quantile
-from reference_pac import a_hat_index, grid, mass_at_or_below, pac_row
 
 # these tests pass one set of forest settings to every method on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
@@ -41,20 +40,24 @@ def test_per_row_quantiles_match_exact_definition():
         values = rng.integers(0, 4, size=n).astype(float)  # ties
         Wf = sp.csr_matrix(K / den[:, None])
         levels = rng.choice([0.0, 0.25, 0.5, 1 / 3, 0.9, 1.0, 1.2], size=(m, 3))
-        got = _kernels.csr_row_quantiles(Wf.indptr.astype(np.int64), Wf.indices.astype(np.int32), Wf.data,
-                                         values, levels)
+        got = _kernels.csr_row_quantiles(
+            Wf.indptr.astype(np.int64), Wf.indices.astype(np.int32), Wf.data, values, levels
+        )
         for i in range(m):
             atoms = [(values[j], Fraction(int(K[i, j]), int(den[i]))) for j in range(n) if K[i, j]]
             for k in range(3):
                 assert got[i, k] == quantile(Fraction(levels[i, k]).limit_denominator(1000), atoms)
-        common = _kernels.csr_row_quantiles(Wf.indptr.astype(np.int64), Wf.indices.astype(np.int32), Wf.data,
-                                            values, levels[0])
-        rows = _kernels.csr_row_quantiles(Wf.indptr.astype(np.int64), Wf.indices.astype(np.int32), Wf.data,
-                                          values, np.tile(levels[0], (m, 1)))
+        common = _kernels.csr_row_quantiles(
+            Wf.indptr.astype(np.int64), Wf.indices.astype(np.int32), Wf.data, values, levels[0]
+        )
+        rows = _kernels.csr_row_quantiles(
+            Wf.indptr.astype(np.int64), Wf.indices.astype(np.int32), Wf.data, values, np.tile(levels[0], (m, 1))
+        )
         np.testing.assert_array_equal(common, rows)
     with pytest.raises(ValueError, match="one row per CSR row"):
-        _kernels.csr_row_quantiles(Wf.indptr.astype(np.int64), Wf.indices.astype(np.int32), Wf.data, values,
-                                   np.zeros((m + 1, 1)))
+        _kernels.csr_row_quantiles(
+            Wf.indptr.astype(np.int64), Wf.indices.astype(np.int32), Wf.data, values, np.zeros((m + 1, 1))
+        )
 
 
 # ----------------------------------------------------------------- bounds ---
@@ -75,19 +78,22 @@ def test_pac_bounds_are_inverses_and_minimal():
     assert cf.pac_n2(20, 0.1, 0.05) == math.ceil(math.log(200) / (2 * 0.05**2))
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: cf.pac_epsilon(100, 10, 0.0), "delta"),
-    (lambda: cf.pac_epsilon(100, 10, 1.0), "delta"),
-    (lambda: cf.pac_epsilon(0, 10, 0.1), "n2"),
-    (lambda: cf.pac_epsilon(10.5, 10, 0.1), "n2"),
-    (lambda: cf.pac_epsilon(100, 0, 0.1), "K"),
-    (lambda: cf.pac_delta(100, 10, 0.0), "epsilon"),
-    (lambda: cf.pac_delta(0, 10, 0.1), "n2"),
-    (lambda: cf.pac_n2(0, 0.1, 0.1), "K"),
-    (lambda: cf.pac_n2(10, 1.5, 0.1), "delta"),
-    (lambda: cf.pac_n2(10, 0.1, -1.0), "epsilon"),
-    (lambda: cf.pac_n2(True, 0.1, 0.1), "K"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: cf.pac_epsilon(100, 10, 0.0), "delta"),
+        (lambda: cf.pac_epsilon(100, 10, 1.0), "delta"),
+        (lambda: cf.pac_epsilon(0, 10, 0.1), "n2"),
+        (lambda: cf.pac_epsilon(10.5, 10, 0.1), "n2"),
+        (lambda: cf.pac_epsilon(100, 0, 0.1), "K"),
+        (lambda: cf.pac_delta(100, 10, 0.0), "epsilon"),
+        (lambda: cf.pac_delta(0, 10, 0.1), "n2"),
+        (lambda: cf.pac_n2(0, 0.1, 0.1), "K"),
+        (lambda: cf.pac_n2(10, 1.5, 0.1), "delta"),
+        (lambda: cf.pac_n2(10, 0.1, -1.0), "epsilon"),
+        (lambda: cf.pac_n2(True, 0.1, 0.1), "K"),
+    ],
+)
 def test_pac_bounds_reject_bad_input(call, match):
     with pytest.raises(InputError, match=match):
         call()
@@ -163,7 +169,8 @@ def test_zero_correction_reproduces_marginal_lcp_rf():
     V = np.round(np.abs((0.2 + X[:, 0]) * rng.normal(size=2500)) * 3)  # heavy ties: open LCP sets occur
     loc = ForestLocalizer(n_estimators=4, min_samples_leaf=15, random_state=1)
     cal = PACForestCalibrator(loc, base="lcp", pac_size=0.5, delta=0.5, grid_size=5).calibrate(
-        X[:800], V[:800], alpha=0.3, rng=np.random.default_rng(0))
+        X[:800], V[:800], alpha=0.3, rng=np.random.default_rng(0)
+    )
     Xt = X[800:]
     W, b = cal.map_.rows(Xt, 0.3)
     t0 = cal.map_.quantiles(W, b[:, None])[:, 0]

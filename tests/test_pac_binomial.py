@@ -10,6 +10,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference_pac import (
+    binomial_k_reference,
+    binomial_tail_exact,
+    pac_row_levels,
+    quantile,
+    smallest_correction,
+    upper_quantile,
+)
 
 import confrf as cf
 from confrf.calibrators.pac import PACForestCalibrator
@@ -17,9 +25,6 @@ from confrf.calibrators.pac_bounds import binomial_k, binomial_tail
 from confrf.calibrators.pac_correction import ForestPACMap, binomial_correction, levels
 from confrf.exceptions import InfiniteIntervalWarning, InputError, PACTargetWarning
 from confrf.localizers import ForestLocalizer
-
-from reference_pac import (binomial_k_reference, binomial_tail_exact, pac_row_levels, quantile,
-                           smallest_correction, upper_quantile)
 
 
 # ---------------------------------------------------------------------- k ---
@@ -216,8 +221,17 @@ def test_groupwise_pac_per_group_corrections_and_report():
     sim = cf.datasets.make_sim(3000, random_state=7)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InfiniteIntervalWarning)
-        res = cf.conformal(sim.formula, data=sim.frame, method="lcp-rf-g", guarantee="pac", groups="components",
-                           model="ols", random_state=0, n_estimators=20, min_samples_leaf=40)
+        res = cf.conformal(
+            sim.formula,
+            data=sim.frame,
+            method="lcp-rf-g",
+            guarantee="pac",
+            groups="components",
+            model="ols",
+            random_state=0,
+            n_estimators=20,
+            min_samples_leaf=40,
+        )
     cal = res.estimator.calibrator_
     assert isinstance(cal, PACLCPForestGroupCalibrator)
     rep = res.pac_report()
@@ -227,11 +241,15 @@ def test_groupwise_pac_per_group_corrections_and_report():
     for code, name in enumerate(cal.grouping_.names):
         rows = np.flatnonzero(cal.d2_codes_ == code)
         row = rep.groups.loc[name]
-        assert row["n2"] == rows.size and row["k"] == binomial_k_reference(rows.size, "0.1", repr(0.1 / L)) \
-            if rows.size else row["k"] == 1
+        assert (
+            row["n2"] == rows.size and row["k"] == binomial_k_reference(rows.size, "0.1", repr(0.1 / L))
+            if rows.size
+            else row["k"] == 1
+        )
         if rows.size and row["finite"]:
-            c = binomial_correction(ForestPACMap(cal.group_localizers_[code], "lcp"), cal.X2_[rows], cal.V2_[rows],
-                                    0.1, 0.1 / L, 0.02)
+            c = binomial_correction(
+                ForestPACMap(cal.group_localizers_[code], "lcp"), cal.X2_[rows], cal.V2_[rows], 0.1, 0.1 / L, 0.02
+            )
             assert c.a_hat == row["a_hat"] and c.covered / rows.size == row["d2_coverage"]
     s = res.summary()
     assert "k (order statistic)" not in str(s) and "k" in s.frames["groups"].columns

@@ -37,8 +37,15 @@ def _draws(method, reps, n_cal, n_test, alpha, seed, **options):
         cal = cf.datasets.make_toy(n_cal, random_state=rng)
         test = cf.datasets.make_toy(n_test, random_state=rng)
         Xt = np.asarray(test.X)
-        reg = cf.ConformalRegressor(model=model, prefit=True, method=base, alpha=alpha, n_estimators=30,
-                                    random_state=int(rng.integers(2**31)), options=options)
+        reg = cf.ConformalRegressor(
+            model=model,
+            prefit=True,
+            method=base,
+            alpha=alpha,
+            n_estimators=30,
+            random_state=int(rng.integers(2**31)),
+            options=options,
+        )
         reg.conformalize(np.asarray(cal.X), cal.y)
         lo, hi = reg.predict_interval(Xt).T
         out["cover"].append(test.conditional_coverage(None, lo, hi).mean())
@@ -50,8 +57,9 @@ def _draws(method, reps, n_cal, n_test, alpha, seed, **options):
         W, b = reg.calibrator_.map_.rows(Xt, alpha)
         Q = reg.calibrator_.map_.quantiles(W, np.minimum(1.0, b[:, None] + c.grid[None, :]))
         pred = reg.model_.predict(Xt)
-        out["grid_cover"].append([test.conditional_coverage(None, *reg.score_.interval(pred, Q[:, k])).mean()
-                                  for k in range(Q.shape[1])])
+        out["grid_cover"].append(
+            [test.conditional_coverage(None, *reg.score_.interval(pred, Q[:, k])).mean() for k in range(Q.shape[1])]
+        )
         out["d2"].append(c.counts / reg.calibrator_.n2_)
     rep = reg.calibrator_.pac_report(alpha)
     return {k: np.asarray(v) for k, v in out.items()}, rep
@@ -61,9 +69,11 @@ def _check_binomial(method, reps, alpha, delta, n_cal, seed=7):
     d, rep = _draws(method, reps, n_cal=n_cal, n_test=2000, alpha=alpha, seed=seed, delta=delta)
     se = np.sqrt(delta * (1 - delta) / reps)
     frac = np.mean(d["cover"] >= 1 - alpha)
-    print(f"{method} (binomial): P(coverage >= {1 - alpha:g}) = {frac:.3f} over {reps} draws (need >= {1 - delta:g}); "
-          f"mean coverage {d['cover'].mean():.4f}, min {d['cover'].min():.4f}; k={rep.k} of n2={rep.n2}; "
-          f"share infinite {d['share_inf'].mean():.4f}")
+    print(
+        f"{method} (binomial): P(coverage >= {1 - alpha:g}) = {frac:.3f} over {reps} draws (need >= {1 - delta:g}); "
+        f"mean coverage {d['cover'].mean():.4f}, min {d['cover'].min():.4f}; k={rep.k} of n2={rep.n2}; "
+        f"share infinite {d['share_inf'].mean():.4f}"
+    )
     assert rep.bound == "binomial"
     assert frac >= 1 - delta - 3 * se
     # not trivially met by infinite intervals, and tighter than Hoeffding's target would be
@@ -71,17 +81,20 @@ def _check_binomial(method, reps, alpha, delta, n_cal, seed=7):
 
 
 def _check(method, reps, alpha, delta, n_cal, grid_size, form="inflated", seed=7):
-    d, rep = _draws(method, reps, n_cal=n_cal, n_test=2000, alpha=alpha, seed=seed,
-                    delta=delta, grid_size=grid_size, pac_form=form)
+    d, rep = _draws(
+        method, reps, n_cal=n_cal, n_test=2000, alpha=alpha, seed=seed, delta=delta, grid_size=grid_size, pac_form=form
+    )
     level = 1 - alpha if form == "inflated" else 1 - alpha - rep.epsilon
     se = np.sqrt(delta * (1 - delta) / reps)
     frac = np.mean(d["cover"] >= level)
     event = np.mean(np.all(d["grid_cover"] > d["d2"] - rep.epsilon, axis=1))
     diff = (d["d2"] - d["grid_cover"]).mean(axis=1)  # one number per draw: mean over the grid
     bias_z = abs(diff.mean()) / max(diff.std(ddof=1) / np.sqrt(reps), 1e-12)
-    print(f"{method} ({form}): P(coverage >= {level:.4f}) = {frac:.3f} over {reps} draws (need >= {1 - delta:g}); "
-          f"Hoeffding event {event:.3f}; mean coverage {d['cover'].mean():.4f}, min {d['cover'].min():.4f}; "
-          f"epsilon {rep.epsilon:.4f}; share infinite {d['share_inf'].mean():.4f}; bias z {bias_z:.2f}")
+    print(
+        f"{method} ({form}): P(coverage >= {level:.4f}) = {frac:.3f} over {reps} draws (need >= {1 - delta:g}); "
+        f"Hoeffding event {event:.3f}; mean coverage {d['cover'].mean():.4f}, min {d['cover'].min():.4f}; "
+        f"epsilon {rep.epsilon:.4f}; share infinite {d['share_inf'].mean():.4f}; bias z {bias_z:.2f}"
+    )
     assert frac >= 1 - delta - 3 * se
     assert event >= 1 - delta - 3 * se
     assert bias_z < 4.0
@@ -122,15 +135,25 @@ def _group_draws(method, reps, n_cal, n_test, alpha, seed, options):
     rng = np.random.default_rng(seed)
     train = cf.datasets.make_toy(400, random_state=rng)
     model = LinearRegression().fit(np.asarray(train.X), train.y)
-    labels = (lambda X: np.where(X[:, 0] < 2.5, "low", np.where(X[:, 0] < 5.0, "mid", "high"))
-              if options.get("groups") == "labels" else None)
+    labels = lambda X: (
+        np.where(X[:, 0] < 2.5, "low", np.where(X[:, 0] < 5.0, "mid", "high"))
+        if options.get("groups") == "labels"
+        else None
+    )
     worst, overall, share_inf = [], [], []
     for _ in range(reps):
         cal = cf.datasets.make_toy(n_cal, random_state=rng)
         test = cf.datasets.make_toy(n_test, random_state=rng)
         Xc, Xt = np.asarray(cal.X), np.asarray(test.X)
-        reg = cf.ConformalRegressor(model=model, prefit=True, method=method, alpha=alpha, n_estimators=30,
-                                    random_state=int(rng.integers(2**31)), options={"guarantee": "pac", **options})
+        reg = cf.ConformalRegressor(
+            model=model,
+            prefit=True,
+            method=method,
+            alpha=alpha,
+            n_estimators=30,
+            random_state=int(rng.integers(2**31)),
+            options={"guarantee": "pac", **options},
+        )
         gc = None if labels is None else labels(Xc)
         gt = None if labels is None else labels(Xt)
         reg.conformalize(Xc, cal.y, groups=gc)
@@ -147,9 +170,11 @@ def _check_groups(method, reps, alpha, delta, n_cal, options, seed=3):
     worst, overall, share_inf, rep = _group_draws(method, reps, n_cal, 6000, alpha, seed, {"delta": delta, **options})
     se = np.sqrt(delta * (1 - delta) / reps)
     frac = np.mean(worst >= 1 - alpha)
-    print(f"{method} {options}: P(every group's coverage >= {1 - alpha:g}) = {frac:.3f} over {reps} draws "
-          f"(need >= {1 - delta:g}); overall coverage mean {overall.mean():.4f}; worst group mean "
-          f"{worst.mean():.4f}, min {worst.min():.4f}; share infinite {share_inf.mean():.4f}; groups\n{rep.groups}")
+    print(
+        f"{method} {options}: P(every group's coverage >= {1 - alpha:g}) = {frac:.3f} over {reps} draws "
+        f"(need >= {1 - delta:g}); overall coverage mean {overall.mean():.4f}; worst group mean "
+        f"{worst.mean():.4f}, min {worst.min():.4f}; share infinite {share_inf.mean():.4f}; groups\n{rep.groups}"
+    )
     assert rep.bound == "binomial" and rep.groups is not None
     assert frac >= 1 - delta - 3 * se
     assert np.mean(overall >= 1 - alpha) >= 1 - delta - 3 * se

@@ -19,7 +19,8 @@ def data():
     sim = cf.datasets.make_sim(1200, random_state=0)
     test = cf.datasets.make_sim(300, random_state=1).frame
     return sim.frame.assign(half=np.where(sim.frame.x1 > 0.5, "high", "low")), test.assign(
-        half=np.where(test.x1 > 0.5, "high", "low"))
+        half=np.where(test.x1 > 0.5, "high", "low")
+    )
 
 
 @pytest.fixture(scope="module")

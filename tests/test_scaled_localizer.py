@@ -12,6 +12,7 @@ import pickle
 
 import numpy as np
 import pytest
+from reference import forest_lcp_matrix, lcp_threshold_reference
 from sklearn.linear_model import LinearRegression
 
 import confrf as cf
@@ -22,8 +23,6 @@ from confrf.exceptions import InputError
 from confrf.localizers import ForestLocalizer
 from confrf.localizers.forest import SCALE_FLOOR
 
-from reference import forest_lcp_matrix, lcp_threshold_reference
-
 
 def _data(n, seed=0, p=3):
     rng = np.random.default_rng(seed)
@@ -33,17 +32,24 @@ def _data(n, seed=0, p=3):
 
 
 def _scaled(X, V, n_grow, n_conf, **kw):
-    loc = ForestLocalizer(n_estimators=kw.pop("n_estimators", 8), min_samples_leaf=kw.pop("min_samples_leaf", 12),
-                          max_features=1.0, scale="forest", random_state=kw.pop("random_state", 1), **kw)
-    return loc.grow(X[:n_grow], V[:n_grow]).index(X[n_grow:n_grow + n_conf], V[n_grow:n_grow + n_conf])
+    loc = ForestLocalizer(
+        n_estimators=kw.pop("n_estimators", 8),
+        min_samples_leaf=kw.pop("min_samples_leaf", 12),
+        max_features=1.0,
+        scale="forest",
+        random_state=kw.pop("random_state", 1),
+        **kw,
+    )
+    return loc.grow(X[:n_grow], V[:n_grow]).index(X[n_grow : n_grow + n_conf], V[n_grow : n_grow + n_conf])
 
 
 def test_scale_is_the_forest_prediction_floored():
     X, V = _data(800)
     loc = _scaled(X, V, 400, 300)
     Xt = _data(50, seed=3)[0]
-    np.testing.assert_allclose(loc.score_scale(Xt), np.maximum(loc.forest_.predict(Xt), SCALE_FLOOR * V[:400].mean()),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        loc.score_scale(Xt), np.maximum(loc.forest_.predict(Xt), SCALE_FLOOR * V[:400].mean()), rtol=1e-12
+    )
     # the indexed scores are V / sigma; indexed_scores() gives them back in score units
     np.testing.assert_allclose(loc.index_.scores, V[400:700] / loc.score_scale(X[400:700]), rtol=1e-12)
     np.testing.assert_allclose(loc.indexed_scores(), V[400:700], rtol=1e-12)
@@ -70,16 +76,16 @@ def test_thresholds_are_sigma_times_the_reference_on_scaled_scores(alpha):
     s_test = loc.score_scale(Xt)
     raw_leaves = lambda A: loc.forest_.apply(A).astype(np.int64)  # noqa: E731
     for q in range(Xt.shape[0]):
-        W = np.array(forest_lcp_matrix(raw_leaves(Xc), raw_leaves(Xt[q:q + 1])[0]), dtype=float)
+        W = np.array(forest_lcp_matrix(raw_leaves(Xc), raw_leaves(Xt[q : q + 1])[0]), dtype=float)
         res = cf.lcp_threshold(W, Vc / s_cal, float(alpha))
         assert t[q] == res.t * s_test[q] and bool(closed[q]) == res.closed
     small = _scaled(X, V, 300, 15, n_estimators=4)
     Xs, Vs = X[300:315], V[300:315]
     t, closed, _ = small.thresholds(Xt[:8], required_count(float(alpha), 15))
     for q in range(8):
-        W = forest_lcp_matrix(small.forest_.apply(Xs).astype(np.int64), small.forest_.apply(Xt[q:q + 1])[0])
+        W = forest_lcp_matrix(small.forest_.apply(Xs).astype(np.int64), small.forest_.apply(Xt[q : q + 1])[0])
         t_ref, closed_ref = lcp_threshold_reference(W, list(Vs / small.score_scale(Xs)), alpha)
-        assert t[q] == t_ref * small.score_scale(Xt[q:q + 1])[0] and bool(closed[q]) == closed_ref
+        assert t[q] == t_ref * small.score_scale(Xt[q : q + 1])[0] and bool(closed[q]) == closed_ref
 
 
 def test_conditional_quantiles_are_sigma_times_qrf_of_scaled_scores():
@@ -87,13 +93,18 @@ def test_conditional_quantiles_are_sigma_times_qrf_of_scaled_scores():
     X, V = _data(600, seed=2)
     loc = _scaled(X, V, 300, 200)
     raw = ForestLocalizer(n_estimators=8, min_samples_leaf=12, max_features=1.0, random_state=1).grow(X[:300], V[:300])
-    _same = [np.array_equal(a.tree_.threshold, b.tree_.threshold)
-             for a, b in zip(raw.forest_.estimators_, loc.forest_.estimators_)]
+    _same = [
+        np.array_equal(a.tree_.threshold, b.tree_.threshold)
+        for a, b in zip(raw.forest_.estimators_, loc.forest_.estimators_)
+    ]
     assert all(_same)  # the scale does not change how the forest grows
     raw.index(X[300:500], V[300:500] / loc.score_scale(X[300:500]))
     Xt = X[500:510]
-    np.testing.assert_allclose(loc.conditional_quantiles(Xt, [0.5, 0.9]),
-                               raw.conditional_quantiles(Xt, [0.5, 0.9]) * loc.score_scale(Xt)[:, None], rtol=1e-12)
+    np.testing.assert_allclose(
+        loc.conditional_quantiles(Xt, [0.5, 0.9]),
+        raw.conditional_quantiles(Xt, [0.5, 0.9]) * loc.score_scale(Xt)[:, None],
+        rtol=1e-12,
+    )
 
 
 def test_tuned_scale_never_depends_on_the_conformal_points():
@@ -143,13 +154,15 @@ def test_option_errors_and_the_non_honest_variant():
         with pytest.raises(InputError, match="scale must be one of"):
             cf.ConformalRegressor(model=model, prefit=True, options={"scale": bad}).conformalize(X[400:], y[400:])
     with pytest.raises(InputError, match="'scale' applies only with guarantee='marginal'"):
-        cf.ConformalRegressor(model=model, prefit=True, options={"scale": "forest", "guarantee": "pac"}) \
-            .conformalize(X[400:], y[400:])
+        cf.ConformalRegressor(model=model, prefit=True, options={"scale": "forest", "guarantee": "pac"}).conformalize(
+            X[400:], y[400:]
+        )
     # the paper's non-honest variant: "tune" means raw scores (a scale learned on the conformal points themselves)
     est = cf.ConformalRegressor(model=model, prefit=True, honest=False, n_estimators=10, random_state=0)
     assert est.conformalize(X[400:], y[400:]).localizer_.scale_ == "none"
-    forced = cf.ConformalRegressor(model=model, prefit=True, honest=False, n_estimators=10, random_state=0,
-                                   options={"scale": "forest"}).conformalize(X[400:], y[400:])
+    forced = cf.ConformalRegressor(
+        model=model, prefit=True, honest=False, n_estimators=10, random_state=0, options={"scale": "forest"}
+    ).conformalize(X[400:], y[400:])
     assert forced.localizer_.scaled and not forced.calibrator_.guarantee(0.1).certified
 
 

@@ -5,6 +5,7 @@ import pickle
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from reference_kernel import split_order_statistic
 from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.linear_model import LinearRegression, QuantileRegressor
 from sklearn.tree import DecisionTreeRegressor
@@ -14,8 +15,6 @@ from confrf import ConformalRegressor
 from confrf.exceptions import InputError
 from confrf.scores import AbsoluteScore, QuantileScore, ScaledScore, get_score
 from confrf.scores.fitting import out_of_fold_scores
-
-from reference_kernel import split_order_statistic
 
 # dyadic values: every sum and product below is exact, so boundaries are tested exactly
 GRID = np.arange(-48, 49) / 8.0
@@ -30,7 +29,7 @@ def _check_inversion(score, pred, t):
     assert not np.isnan(lwr).any() and not np.isnan(upr).any()
     for i in range(t.shape[0]):
         y = GRID
-        p = np.repeat(pred[i:i + 1], y.shape[0], axis=0) if np.ndim(pred) == 2 else np.full(y.shape[0], pred[i])
+        p = np.repeat(pred[i : i + 1], y.shape[0], axis=0) if np.ndim(pred) == 2 else np.full(y.shape[0], pred[i])
         inside = (lwr[i] <= y) & (y <= upr[i])
         np.testing.assert_array_equal(inside, score.score(y, p) <= t[i], err_msg=f"row {i}: pred {pred[i]}, t {t[i]}")
 
@@ -117,14 +116,20 @@ def test_cqr_split_equals_hand_computation(sim):
 def test_quantile_model_choices(sim):
     X, y = np.asarray(sim.X)[:300, :3], sim.y.to_numpy()[:300]
     kw = dict(method="split", score="quantile", alpha=0.2, random_state=0)
-    for model in ["qgbm", (QuantileRegressor(quantile=0.1, alpha=0.0), QuantileRegressor(quantile=0.9, alpha=0.0)),
-                  HistGradientBoostingRegressor(loss="quantile", max_iter=20)]:
+    for model in [
+        "qgbm",
+        (QuantileRegressor(quantile=0.1, alpha=0.0), QuantileRegressor(quantile=0.9, alpha=0.0)),
+        HistGradientBoostingRegressor(loss="quantile", max_iter=20),
+    ]:
         reg = ConformalRegressor(model=model, **kw).fit(X[:200], y[:200]).conformalize(X[200:], y[200:])
         assert reg.predict_interval(X[:5]).shape == (5, 2)
     levels = [m.quantile for m in reg.model_.models]
     assert levels == [0.1, 0.9]  # alpha/2 and 1 - alpha/2
-    for bad, msg in [("rf", "does not estimate quantiles"), (LinearRegression(), "no `quantile` parameter"),
-                     (HistGradientBoostingRegressor(), "loss='quantile'")]:
+    for bad, msg in [
+        ("rf", "does not estimate quantiles"),
+        (LinearRegression(), "no `quantile` parameter"),
+        (HistGradientBoostingRegressor(), "loss='quantile'"),
+    ]:
         with pytest.raises(InputError, match=msg):
             ConformalRegressor(model=bad, **kw).fit(X, y)
 
@@ -136,8 +141,12 @@ def test_prefit_crossing_quantile_models_use_the_sorted_pair(sim):
     b.coef_ = b.coef_ + np.array([1.5, 0.0])  # b crosses a inside the data range
     pa, pb = a.predict(X), b.predict(X)
     assert (pa > pb).any() and (pa < pb).any()
-    res = [ConformalRegressor(model=m, prefit=True, method="split", score="quantile", alpha=0.1)
-           .conformalize(X[300:700], y[300:700]).predict_interval(X[700:]) for m in [(a, b), (b, a)]]
+    res = [
+        ConformalRegressor(model=m, prefit=True, method="split", score="quantile", alpha=0.1)
+        .conformalize(X[300:700], y[300:700])
+        .predict_interval(X[700:])
+        for m in [(a, b), (b, a)]
+    ]
     np.testing.assert_array_equal(res[0], res[1])
     assert np.all(res[0][:, 0] <= res[0][:, 1])
     with pytest.raises(InputError, match="fitted_lo, fitted_hi"):
@@ -147,8 +156,9 @@ def test_prefit_crossing_quantile_models_use_the_sorted_pair(sim):
 def test_scaled_sigma_learned_out_of_fold_and_floored(sim):
     X, y = np.asarray(sim.X)[:, :3], sim.y.to_numpy()
     # a fully grown tree interpolates: its in-sample residuals are all 0, its out-of-fold ones are not
-    reg = ConformalRegressor(model=DecisionTreeRegressor(min_samples_leaf=1), method="split", score="scaled",
-                             alpha=0.1, random_state=0).fit(X[:500], y[:500])
+    reg = ConformalRegressor(
+        model=DecisionTreeRegressor(min_samples_leaf=1), method="split", score="scaled", alpha=0.1, random_state=0
+    ).fit(X[:500], y[:500])
     pred = reg.model_.predict(X[:500])
     floor = reg.model_.floor
     oof = np.abs(y[:500] - _oof_tree(X[:500], y[:500]))
@@ -165,8 +175,9 @@ def _oof_tree(X, y):
     from sklearn.model_selection import KFold, cross_val_predict
 
     seed = ConformalRegressor(random_state=0)._seeds()[0]
-    return cross_val_predict(DecisionTreeRegressor(min_samples_leaf=1, random_state=seed), X, y,
-                             cv=KFold(5, shuffle=True, random_state=seed))
+    return cross_val_predict(
+        DecisionTreeRegressor(min_samples_leaf=1, random_state=seed), X, y, cv=KFold(5, shuffle=True, random_state=seed)
+    )
 
 
 class _Negative:
@@ -196,19 +207,31 @@ def test_out_of_fold_scores_are_not_in_sample(sim):
 
 @pytest.mark.parametrize("score,model", [("quantile", "qr"), ("scaled", "ols")])
 def test_new_scores_pickle_and_reproduce(sim, score, model):
-    res = cf.lcp_rf("y ~ x1 + x2 + x3", data=sim.frame.iloc[:800], score=score, model=model, n_estimators=30,
-                    random_state=4)
+    res = cf.lcp_rf(
+        "y ~ x1 + x2 + x3", data=sim.frame.iloc[:800], score=score, model=model, n_estimators=30, random_state=4
+    )
     new = sim.frame.iloc[800:]
     clone = pickle.loads(pickle.dumps(res))
     np.testing.assert_array_equal(clone.predict(new).to_numpy(), res.predict(new).to_numpy())
-    again = cf.lcp_rf("y ~ x1 + x2 + x3", data=sim.frame.iloc[:800], score=score, model=model, n_estimators=30,
-                      random_state=4)
+    again = cf.lcp_rf(
+        "y ~ x1 + x2 + x3", data=sim.frame.iloc[:800], score=score, model=model, n_estimators=30, random_state=4
+    )
     np.testing.assert_array_equal(again.predict(new).to_numpy(), res.predict(new).to_numpy())
 
 
-@pytest.mark.parametrize("module", ["confrf.scores.base", "confrf.scores.quantile", "confrf.scores.scaled",
-                                    "confrf.scores.fitting", "confrf.localizers.kernel", "confrf.localizers.bandwidth",
-                                    "confrf.calibrators.lcp_kernel", "confrf.calibrators.slcp"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "confrf.scores.base",
+        "confrf.scores.quantile",
+        "confrf.scores.scaled",
+        "confrf.scores.fitting",
+        "confrf.localizers.kernel",
+        "confrf.localizers.bandwidth",
+        "confrf.calibrators.lcp_kernel",
+        "confrf.calibrators.slcp",
+    ],
+)
 def test_docstring_examples_run(module):
     import doctest
     import importlib

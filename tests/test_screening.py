@@ -27,8 +27,9 @@ def test_the_rule_from_its_definition():
     X, V = _data(900)
     # written from the docstring: a 50-tree forest, leaves of ceil(sqrt(n)), a third of the features per split,
     # the columns with importance >= 2 / p
-    rf = RandomForestRegressor(n_estimators=SCREEN_TREES, min_samples_leaf=30, max_features=1 / 3,
-                               random_state=4).fit(X, V)
+    rf = RandomForestRegressor(n_estimators=SCREEN_TREES, min_samples_leaf=30, max_features=1 / 3, random_state=4).fit(
+        X, V
+    )
     expected = [j for j, v in enumerate(rf.feature_importances_) if v >= SCREEN_FACTOR / X.shape[1]]
     got = screen_features(X, V, random_state=4)
     assert got.tolist() == expected and 2 in expected and len(expected) < X.shape[1]
@@ -41,6 +42,7 @@ def test_degenerate_scores_keep_every_column_and_the_choice_is_never_empty(monke
     np.testing.assert_array_equal(screen_features(X[:1], V[:1], random_state=0), np.arange(12))
     # a threshold no column reaches: the most important column alone
     import confrf.localizers.screening as scr
+
     monkeypatch.setattr(scr, "SCREEN_FACTOR", 1e6)
     assert screen_features(X, V, random_state=0).tolist() == [2]
 
@@ -49,13 +51,19 @@ def test_screened_forest_is_the_forest_on_the_screened_columns():
     """Weights and exact LCP thresholds equal those of an all-features forest grown on X[:, columns]."""
     X, V = _data(700, seed=1)
     Xg, Vg, Xc, Vc, Xt = X[:400], V[:400], X[400:650], V[400:650], X[650:]
-    loc = ForestLocalizer(n_estimators=30, min_samples_leaf=8, max_features="screened", random_state=3,
-                          scale="forest").grow(Xg, Vg).index(Xc, Vc)
+    loc = (
+        ForestLocalizer(n_estimators=30, min_samples_leaf=8, max_features="screened", random_state=3, scale="forest")
+        .grow(Xg, Vg)
+        .index(Xc, Vc)
+    )
     cols = loc.columns_
     np.testing.assert_array_equal(cols, screen_features(Xg, Vg, random_state=3))
     assert 2 in cols and cols.size < 12
-    ref = ForestLocalizer(n_estimators=30, min_samples_leaf=8, max_features=1.0, random_state=3,
-                          scale="forest").grow(Xg[:, cols], Vg).index(Xc[:, cols], Vc)
+    ref = (
+        ForestLocalizer(n_estimators=30, min_samples_leaf=8, max_features=1.0, random_state=3, scale="forest")
+        .grow(Xg[:, cols], Vg)
+        .index(Xc[:, cols], Vc)
+    )
     assert (loc.weights(Xt) != ref.weights(Xt[:, cols])).nnz == 0
     m = required_count(0.1, Xc.shape[0])
     for a, b in zip(loc.thresholds(Xt, m), ref.thresholds(Xt[:, cols], m)):
@@ -83,8 +91,11 @@ def test_tuning_tries_screening_after_the_grid_and_stays_honest():
     rng = np.random.default_rng(5)
     X2, V2 = X.copy(), V.copy()
     X2[conf], V2[conf] = X[rng.permutation(conf)], 50.0 * rng.exponential(size=conf.shape[0])
-    other = LCPForestCalibrator(ForestLocalizer(n_estimators=20, random_state=7)).calibrate(
-        X2, V2, alpha=0.1, rng=np.random.default_rng(3)).localizer
+    other = (
+        LCPForestCalibrator(ForestLocalizer(n_estimators=20, random_state=7))
+        .calibrate(X2, V2, alpha=0.1, rng=np.random.default_rng(3))
+        .localizer
+    )
     assert other.tuning_ == base.tuning_
     assert (other.columns_ is None) == (base.columns_ is None)
     if base.columns_ is not None:
@@ -100,8 +111,15 @@ def test_summary_lists_the_screened_candidates_and_a_given_screening():
     table = tuned.summary().frames["tuning"]
     assert (table["max_features"] == "screened").sum() >= 2
     assert "/screened/" in " ".join(str(tuned.summary()).split())
-    given = cf.lcp_rf(sim.formula, data=sim.frame, model="ols", random_state=0, n_estimators=10,
-                      max_features="screened", min_samples_leaf=20)
+    given = cf.lcp_rf(
+        sim.formula,
+        data=sim.frame,
+        model="ols",
+        random_state=0,
+        n_estimators=10,
+        max_features="screened",
+        min_samples_leaf=20,
+    )
     loc = given.estimator.localizer_
     assert {c[:2] for c in loc.tuning_.candidates} == {(20, "screened")}  # only the scale is still tuned
     assert 0 in loc.columns_  # x1, the column the noise depends on
@@ -123,10 +141,12 @@ def test_tuning_tries_screening_only_with_enough_growing_points():
     a screening the user asks for is still done."""
     from confrf.localizers.screening import SCREEN_MIN_POINTS
     from confrf.localizers.tuning import tune_forest
+
     for n, tried in ((3 * SCREEN_MIN_POINTS - 3, False), (3 * SCREEN_MIN_POINTS, True)):
         X, V = _data(n, seed=4)
-        tun = tune_forest(X, V, alpha=0.1, leaves=[6, 12], max_features=[1.0, "screened"], forest_kwargs={},
-                          random_state=0, n_jobs=1)
+        tun = tune_forest(
+            X, V, alpha=0.1, leaves=[6, 12], max_features=[1.0, "screened"], forest_kwargs={}, random_state=0, n_jobs=1
+        )
         assert any(c[1] == "screened" for c in tun.candidates) == tried
     X, V = _data(150, seed=4)
     loc = ForestLocalizer(n_estimators=10, max_features="screened", random_state=0).grow(X, V)

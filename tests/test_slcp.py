@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from reference_kernel import nw_quantile, split_order_statistic, standardize
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 
@@ -9,8 +10,6 @@ import confrf as cf
 from confrf import ConformalRegressor
 from confrf.scores import get_score
 from confrf.scores.fitting import out_of_fold_scores
-
-from reference_kernel import nw_quantile, split_order_statistic, standardize
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +22,13 @@ def sim():
 @pytest.mark.parametrize("alpha", ["0.1", "0.3"])
 def test_slcp_matches_loop_reference(sim, kernel, alpha):
     X, y = sim
-    reg = ConformalRegressor(model=LinearRegression(), method="slcp", alpha=0.1, random_state=1,
-                             options={"kernel": kernel, "cv": 3}).fit(X[:150], y[:150]).conformalize(X[150:250], y[150:250])
+    reg = (
+        ConformalRegressor(
+            model=LinearRegression(), method="slcp", alpha=0.1, random_state=1, options={"kernel": kernel, "cv": 3}
+        )
+        .fit(X[:150], y[:150])
+        .conformalize(X[150:250], y[150:250])
+    )
     loc = reg.calibrator_.localizer
     h = loc.bandwidth_
     Z_ref = standardize(X[:150], X[:150])

@@ -5,12 +5,12 @@ import re
 
 import numpy as np
 import pytest
+from reference_diagnostics import ess_reference, leaf_masses_reference
 
 import confrf as cf
 from confrf.calibrators import METHODS
 from confrf.localizers.diagnostics import within_leaf_variance_ratio
 from confrf.results.summary import WIDTH, _fmt
-from reference_diagnostics import ess_reference, leaf_masses_reference
 
 # these tests pass one set of forest settings to every method on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")
@@ -40,8 +40,9 @@ def _variants():
     return out + [("lcp-rf", {"guarantee": "pac"}), ("lcp-rf", {"honest": False})]
 
 
-@pytest.mark.parametrize("method,opts", _variants(),
-                         ids=[m + "".join(f"-{k}={v}" for k, v in o.items()) for m, o in _variants()])
+@pytest.mark.parametrize(
+    "method,opts", _variants(), ids=[m + "".join(f"-{k}={v}" for k, v in o.items()) for m, o in _variants()]
+)
 def test_every_method_renders_text_html_latex(frame, method, opts):
     res = cf.conformal(FORMULA, data=frame, method=method, model="ols", random_state=0, n_estimators=8, **opts)
     s = res.summary()
@@ -107,7 +108,7 @@ def test_assumption_numbers_are_computed_directly(lcp):
     assert t.loc["leaf mass N, median", "value"] == np.median(N)
     assert t.loc["share of leaves below", "value"] == np.mean(N < thr)
     assert t.loc["leaf mass N, min", "reference_value"] == pytest.approx(thr)
-    assert t.loc["trees k", "value"] == 8 and t.loc["trees k", "reference_value"] == pytest.approx(n ** 0.5)
+    assert t.loc["trees k", "value"] == 8 and t.loc["trees k", "reference_value"] == pytest.approx(n**0.5)
     V = lcp.estimator.calib_scores_
     assert t.loc["share of tied scores", "value"] == np.mean([np.sum(V == v) > 1 for v in V])
     assert t.loc["within-leaf / total variance", "value"] == within_leaf_variance_ratio(loc)

@@ -18,8 +18,17 @@ from confrf.localizers import ForestLocalizer
 from confrf.localizers import tuning as tuning_module
 from confrf.localizers.forest import auto_n_estimators
 from confrf.localizers.screening import screen_features
-from confrf.localizers.tuning import (MAX_INFINITE, MIN_LEAF, ROTATE_BELOW, _choose, feature_candidates,
-                                     half_interval_score, leaf_candidates, refined_leaves, tune_forest)
+from confrf.localizers.tuning import (
+    MAX_INFINITE,
+    MIN_LEAF,
+    ROTATE_BELOW,
+    _choose,
+    feature_candidates,
+    half_interval_score,
+    leaf_candidates,
+    refined_leaves,
+    tune_forest,
+)
 
 
 def _data(n, seed=0, p=4):
@@ -30,8 +39,16 @@ def _data(n, seed=0, p=4):
 
 
 def _trees(loc):
-    return [(t.tree_.feature.copy(), t.tree_.threshold.copy(), t.tree_.children_left.copy(),
-             t.tree_.children_right.copy(), t.tree_.value.copy()) for t in loc.forest_.estimators_]
+    return [
+        (
+            t.tree_.feature.copy(),
+            t.tree_.threshold.copy(),
+            t.tree_.children_left.copy(),
+            t.tree_.children_right.copy(),
+            t.tree_.value.copy(),
+        )
+        for t in loc.forest_.estimators_
+    ]
 
 
 def _same_trees(a, b):
@@ -88,7 +105,11 @@ def test_estimator_level_honesty_with_the_default_settings():
     Xc2[conf], yc2[conf] = Xc[perm], yc[perm] + 3.0
     b = fit(Xc2, yc2)
     assert a.localizer_.tuning_ == b.localizer_.tuning_
-    assert (a.localizer_.min_samples_leaf_, a.localizer_.max_features_, a.localizer_.scale_) == a.localizer_.tuning_.chosen
+    assert (
+        a.localizer_.min_samples_leaf_,
+        a.localizer_.max_features_,
+        a.localizer_.scale_,
+    ) == a.localizer_.tuning_.chosen
     _same_trees(_trees(a.localizer_), _trees(b.localizer_))
 
 
@@ -145,8 +166,9 @@ def test_grids():
 
 def test_refinement_around_the_first_choice():
     X, V = _data(1500, seed=2)
-    tun = tune_forest(X, V, alpha=0.1, leaves=[5, 10, 20, 39], max_features=[1.0, 0.5], forest_kwargs={},
-                      random_state=0, n_jobs=1)
+    tun = tune_forest(
+        X, V, alpha=0.1, leaves=[5, 10, 20, 39], max_features=[1.0, 0.5], forest_kwargs={}, random_state=0, n_jobs=1
+    )
     grid = [(m, f, "none") for f in (1.0, 0.5) for m in (39, 20, 10, 5)]
     assert list(tun.candidates[:8]) == grid  # the halving grid first, its order unchanged (baseline first)
     extra = tun.candidates[8:]
@@ -195,13 +217,22 @@ def test_tuned_scores_are_the_simulated_calibration():
     seen = set()
     for n, data_seed in ((900, 0), (900, 5), (ROTATE_BELOW + 300, 5)):
         X, V = _data(n, seed=data_seed)
-        tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5, "screened"], forest_kwargs={},
-                          random_state=1, n_jobs=1, scales=["none", "forest"])
+        tun = tune_forest(
+            X,
+            V,
+            alpha=0.1,
+            leaves=[8],
+            max_features=[1.0, 0.5, "screened"],
+            forest_kwargs={},
+            random_state=1,
+            n_jobs=1,
+            scales=["none", "forest"],
+        )
         seen.add(tun.n_splits)
         rng = np.random.default_rng(1)
         use = rng.permutation(n)
         seed = int(rng.integers(0, 2**31 - 1))
-        thirds = (use[: n // 3], use[n // 3: 2 * n // 3], use[2 * n // 3:])
+        thirds = (use[: n // 3], use[n // 3 : 2 * n // 3], use[2 * n // 3 :])
         for (m, mf, sc), score in zip(tun.candidates, tun.scores):
             loss = {}
             for r in range(tun.n_splits):
@@ -209,14 +240,19 @@ def test_tuned_scores_are_the_simulated_calibration():
                 # "screened": the growing third's screening, then every split tries all of those columns
                 cols = screen_features(X[g], V[g], seed) if mf == "screened" else np.arange(X.shape[1])
                 Xs = X[:, cols]
-                loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m, max_features=1.0 if mf == "screened"
-                                      else mf, random_state=seed, scale=sc).grow(Xs[g], V[g])
+                loc = ForestLocalizer(
+                    n_estimators=15,
+                    min_samples_leaf=m,
+                    max_features=1.0 if mf == "screened" else mf,
+                    random_state=seed,
+                    scale=sc,
+                ).grow(Xs[g], V[g])
                 for c, e in ((f1, f2), (f2, f1)):
                     loc.index(Xs[c], V[c])
                     th = loc.thresholds(Xs[e], required_count(0.1, c.shape[0]))[0]  # the kernel is tested elsewhere
                     th = np.where(np.isinf(th), 2 * V.max(), th)
-                    for i, l in zip(e, th + np.maximum(V[e] - th, 0) / 0.1):
-                        loss.setdefault(i, []).append(l)
+                    for i, point_loss in zip(e, th + np.maximum(V[e] - th, 0) / 0.1):
+                        loss.setdefault(i, []).append(point_loss)
             assert {len(v) for v in loss.values()} == {2 if tun.n_splits == 3 else 1}  # simulations per point
             assert score == pytest.approx(np.mean([np.mean(v) for v in loss.values()]), rel=1e-9)
         if tun.n_splits == 3:
@@ -230,16 +266,16 @@ def test_four_tuning_folds_index_two_folds_and_halve_the_tuning_leaf(monkeypatch
     monkeypatch.setattr(tuning_module, "TUNE_FOLDS", 4)
     n = ROTATE_BELOW + 200  # one split: no rotation
     X, V = _data(n, seed=2)
-    tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=3,
-                      n_jobs=1)
+    tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=3, n_jobs=1)
     assert tun.n_splits == 1
     rng = np.random.default_rng(3)
     use = rng.permutation(n)
     seed = int(rng.integers(0, 2**31 - 1))
-    q = [use[r * n // 4: (r + 1) * n // 4] for r in range(4)]
+    q = [use[r * n // 4 : (r + 1) * n // 4] for r in range(4)]
     for (m, mf, _), score in zip(tun.candidates, tun.scores):
         loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m // 2, max_features=mf, random_state=seed).grow(
-            X[q[0]], V[q[0]])
+            X[q[0]], V[q[0]]
+        )
         losses = []
         for t in (1, 2, 3):
             c = np.concatenate([q[j] for j in (1, 2, 3) if j != t])
@@ -251,9 +287,15 @@ def test_four_tuning_folds_index_two_folds_and_halve_the_tuning_leaf(monkeypatch
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("settings", [{}, {"min_samples_leaf": 8, "max_features": 1.0, "options": {"scale": "forest"}},
-                                      {"min_samples_leaf": 8, "max_features": "screened"}],
-                         ids=["tuned-default", "scale-forced", "screened-forced"])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"min_samples_leaf": 8, "max_features": 1.0, "options": {"scale": "forest"}},
+        {"min_samples_leaf": 8, "max_features": "screened"},
+    ],
+    ids=["tuned-default", "scale-forced", "screened-forced"],
+)
 def test_tuned_default_marginal_coverage_long(mc_reps, settings):
     """Fresh calibration and test sets per draw; the tuned default, the scaled forest forced and the screened
     columns forced keep 1 - alpha."""
@@ -264,8 +306,9 @@ def test_tuned_default_marginal_coverage_long(mc_reps, settings):
     for _ in range(mc_reps or 150):
         cal = cf.datasets.make_toy(600, random_state=rng)
         test = cf.datasets.make_toy(300, random_state=rng)
-        reg = cf.ConformalRegressor(model=model, prefit=True, n_estimators=30, random_state=int(rng.integers(2**31)),
-                                    **settings)
+        reg = cf.ConformalRegressor(
+            model=model, prefit=True, n_estimators=30, random_state=int(rng.integers(2**31)), **settings
+        )
         reg.conformalize(np.asarray(cal.X), cal.y)
         lo, hi = reg.predict_interval(np.asarray(test.X)).T
         cover.append(np.mean((test.y >= lo) & (test.y <= hi)))
@@ -295,7 +338,9 @@ def test_forest_on_out_of_fold_training_scores():
     y = X[:, 1] + V * np.sign(np.cos(np.arange(1600)))
 
     def fit(Xc, yc):
-        est = cf.ConformalRegressor(model="ols", n_estimators=10, random_state=2, options={"localizer_data": "training"})
+        est = cf.ConformalRegressor(
+            model="ols", n_estimators=10, random_state=2, options={"localizer_data": "training"}
+        )
         return est.fit(X[:800], y[:800]).conformalize(Xc, yc)
 
     a = fit(X[800:], y[800:])
@@ -310,10 +355,13 @@ def test_forest_on_out_of_fold_training_scores():
         prefit = LinearRegression().fit(X[:800], y[:800])
         cf.ConformalRegressor(model=prefit, prefit=True, options=opts).conformalize(X[800:], y[800:])
     with pytest.raises(InputError, match="localizer_data"):
-        cf.ConformalRegressor(model="ols", honest=False, options=opts).fit(X[:800], y[:800]).conformalize(X[800:], y[800:])
+        cf.ConformalRegressor(model="ols", honest=False, options=opts).fit(X[:800], y[:800]).conformalize(
+            X[800:], y[800:]
+        )
     with pytest.raises(InputError, match="localizer_data must be"):
-        cf.ConformalRegressor(model="ols", options={"localizer_data": "train"}).fit(X[:800], y[:800]) \
-            .conformalize(X[800:], y[800:])
+        cf.ConformalRegressor(model="ols", options={"localizer_data": "train"}).fit(X[:800], y[:800]).conformalize(
+            X[800:], y[800:]
+        )
 
 
 @pytest.mark.parametrize("method", ["qrf-tc", "lcp-rf-g"])
@@ -323,8 +371,9 @@ def test_other_forest_methods_keep_the_sqrt_rule(method):
     y = X[:, 0] + V * np.sign(np.sin(np.arange(3000)))
     model = LinearRegression().fit(X[:600], y[:600])
     opts = {"groups": "components"} if method == "lcp-rf-g" else {}
-    est = cf.ConformalRegressor(model=model, prefit=True, method=method, n_estimators=10, random_state=0,
-                                options=opts).conformalize(X[600:], y[600:])
+    est = cf.ConformalRegressor(
+        model=model, prefit=True, method=method, n_estimators=10, random_state=0, options=opts
+    ).conformalize(X[600:], y[600:])
     loc = est.calibrator_.localizer
     assert loc.tuning_ is None and loc.max_features_ == 1.0
     assert loc.min_samples_leaf_ == cf.localizers.auto_min_samples_leaf(loc.n_grow_)

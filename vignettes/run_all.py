@@ -23,8 +23,8 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 VIGNETTES = Path(__file__).resolve().parent
 REPO = VIGNETTES.parent
@@ -64,8 +64,7 @@ def kernel_env(sizes: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def execute(path: Path, sizes: Mapping[str, str] | None = None, *, cwd: Path | None = None,
-            timeout: int | None = None):
+def execute(path: Path, sizes: Mapping[str, str] | None = None, *, cwd: Path | None = None, timeout: int | None = None):
     """Run every cell of the notebook at ``path`` in a new kernel.
 
     Parameters
@@ -97,11 +96,17 @@ def execute(path: Path, sizes: Mapping[str, str] | None = None, *, cwd: Path | N
     nb = nbformat.read(path, as_version=4)
     nb.cells.insert(0, nbformat.v4.new_code_cell(_PROBE))
     with tempfile.TemporaryDirectory(prefix="confrf-vignette-") as tmp:
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                                resources={"metadata": {"path": str(cwd or tmp)}})
+        client = NotebookClient(
+            nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(cwd or tmp)}}
+        )
         # the kernel runs this interpreter, whatever the "python3" kernelspec found on the machine says
         client.create_kernel_manager().kernel_spec.argv = [
-            sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+            sys.executable,
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+        ]
         client.execute(env=kernel_env(sizes))
     probe = nb.cells.pop(0)
     confrf_file = "".join(o.get("text", "") for o in probe.outputs if o.get("name") == "stdout").strip()
@@ -117,10 +122,19 @@ def execute(path: Path, sizes: Mapping[str, str] | None = None, *, cwd: Path | N
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Execute the confrf vignettes (full size by default).")
     ap.add_argument("patterns", nargs="*", help="run only notebooks whose file name contains one of these")
-    ap.add_argument("--out", type=Path, default=VIGNETTES / "_executed",
-                    help="folder of the executed copies (default: vignettes/_executed, not committed)")
-    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="environment variable for the notebooks, e.g. CONFRF_VIGNETTE_N=3000 (repeatable)")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=VIGNETTES / "_executed",
+        help="folder of the executed copies (default: vignettes/_executed, not committed)",
+    )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment variable for the notebooks, e.g. CONFRF_VIGNETTE_N=3000 (repeatable)",
+    )
     ap.add_argument("--timeout", type=int, default=None, help="seconds allowed per cell (default: no limit)")
     args = ap.parse_args(argv)
     bad = [item for item in args.set if "=" not in item]
@@ -144,8 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             failed.append(path.name)
             continue
         nbformat.write(nb, args.out / path.name)
-        print(f"{path.name}: {time.perf_counter() - t0:.0f} s (confrf from {confrf_file}) -> {args.out / path.name}",
-              flush=True)
+        print(
+            f"{path.name}: {time.perf_counter() - t0:.0f} s (confrf from {confrf_file}) -> {args.out / path.name}",
+            flush=True,
+        )
     if failed:
         print(f"failed: {', '.join(failed)}")
         return 1

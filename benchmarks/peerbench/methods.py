@@ -7,8 +7,9 @@ import importlib
 import inspect
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -170,22 +171,39 @@ def run_confrf(key: str, sh: Shared) -> Interval:
     if get_method(method).uses_training(method_options(method, options)):
         # LCP/SLCP learn their bandwidth from out-of-fold training scores: fit() refits the same
         # model (same seed) and adds the out-of-fold fits, all counted as calibration time
-        est = cf.ConformalRegressor(model=base_model(sh.seed), method=method, alpha=sh.alpha,
-                                    random_state=sh.seed, n_jobs=sh.n_jobs, options=options)
+        est = cf.ConformalRegressor(
+            model=base_model(sh.seed),
+            method=method,
+            alpha=sh.alpha,
+            random_state=sh.seed,
+            n_jobs=sh.n_jobs,
+            options=options,
+        )
         _, sec = clock(lambda: est.fit(s.X_tr, s.y_tr).conformalize(s.X_cal, s.y_cal))
         extra["same_base_model"] = bool(np.allclose(est.predict(s.X_te), sh.mu_test))
     else:
-        est = cf.ConformalRegressor(model=sh.mu, prefit=True, method=method, alpha=sh.alpha,
-                                    random_state=sh.seed, n_jobs=sh.n_jobs, options=options, **settings)
+        est = cf.ConformalRegressor(
+            model=sh.mu,
+            prefit=True,
+            method=method,
+            alpha=sh.alpha,
+            random_state=sh.seed,
+            n_jobs=sh.n_jobs,
+            options=options,
+            **settings,
+        )
         _, sec = clock(lambda: est.conformalize(s.X_cal, s.y_cal))
     g = est.calibrator_.guarantee(sh.alpha)
     extra["certified"], extra["guarantee"] = bool(g.certified), g.kind
     loc = getattr(est.calibrator_, "localizer", None)
     if isinstance(loc, ForestLocalizer) and loc.tuning_ is not None:
-        extra["tuned"] = {"min_samples_leaf": loc.min_samples_leaf_, "max_features": loc.max_features_,
-                          "table": loc.tuning_.text()}
-    I, psec = clock(lambda: est.predict_interval(s.X_te))
-    return Interval(I[:, 0], I[:, 1], sec, psec, sh.mu_seconds, extra)
+        extra["tuned"] = {
+            "min_samples_leaf": loc.min_samples_leaf_,
+            "max_features": loc.max_features_,
+            "table": loc.tuning_.text(),
+        }
+    iv, psec = clock(lambda: est.predict_interval(s.X_te))
+    return Interval(iv[:, 0], iv[:, 1], sec, psec, sh.mu_seconds, extra)
 
 
 def run_mapie_split(sh: Shared) -> Interval:
@@ -194,8 +212,8 @@ def run_mapie_split(sh: Shared) -> Interval:
     s = sh.split
     reg = SplitConformalRegressor(estimator=sh.mu, confidence_level=1 - sh.alpha, prefit=True)
     _, sec = clock(lambda: reg.conformalize(s.X_cal, s.y_cal))
-    (_, I), psec = clock(lambda: reg.predict_interval(s.X_te))
-    return Interval(I[:, 0, 0], I[:, 1, 0], sec, psec, sh.mu_seconds)
+    (_, iv), psec = clock(lambda: reg.predict_interval(s.X_te))
+    return Interval(iv[:, 0, 0], iv[:, 1, 0], sec, psec, sh.mu_seconds)
 
 
 def run_mapie_cqr(sh: Shared) -> Interval:
@@ -206,8 +224,8 @@ def run_mapie_cqr(sh: Shared) -> Interval:
     reg = ConformalizedQuantileRegressor(estimator=models, confidence_level=1 - sh.alpha, prefit=True)
     _, sec = clock(lambda: reg.conformalize(s.X_cal, s.y_cal))
     # symmetric correction: one constant for both ends, Romano et al.'s CQR (and confrf's quantile score)
-    (_, I), psec = clock(lambda: reg.predict_interval(s.X_te, symmetric_correction=True))
-    return Interval(I[:, 0, 0], I[:, 1, 0], sec, psec, base)
+    (_, iv), psec = clock(lambda: reg.predict_interval(s.X_te, symmetric_correction=True))
+    return Interval(iv[:, 0, 0], iv[:, 1, 0], sec, psec, base)
 
 
 def run_crepes(sh: Shared, mondrian: bool, n_bins: int) -> Interval:
@@ -219,6 +237,7 @@ def run_crepes(sh: Shared, mondrian: bool, n_bins: int) -> Interval:
     resid = s.y_cal - sh.mu_cal
     extra: dict[str, Any] = {"difficulty_seconds": de_sec, "difficulty_test_seconds": de_test_sec}
     if mondrian:
+
         def fit() -> tuple[Any, np.ndarray]:
             # it jitters ties at random: seed it where the installed crepes allows
             seeded = {"seed": sh.seed} if "seed" in inspect.signature(binning).parameters else {}
@@ -227,13 +246,20 @@ def run_crepes(sh: Shared, mondrian: bool, n_bins: int) -> Interval:
 
         (cr, edges), sec = clock(fit)
         extra["n_bins"] = n_bins
-        I, psec = clock(lambda: cr.predict_int(y_hat=sh.mu_test, bins=binning(sig_te, bins=edges),
-                                               confidence=1 - sh.alpha))
+        iv, psec = clock(
+            lambda: cr.predict_int(y_hat=sh.mu_test, bins=binning(sig_te, bins=edges), confidence=1 - sh.alpha)
+        )
     else:
         cr, sec = clock(lambda: ConformalRegressor().fit(residuals=resid, sigmas=sig_cal))
-        I, psec = clock(lambda: cr.predict_int(y_hat=sh.mu_test, sigmas=sig_te, confidence=1 - sh.alpha))
-    return Interval(I[:, 0], I[:, 1], sh.mu_cal_seconds + de_sec + sec, sh.mu_test_seconds + de_test_sec + psec,
-                    sh.mu_seconds, extra)
+        iv, psec = clock(lambda: cr.predict_int(y_hat=sh.mu_test, sigmas=sig_te, confidence=1 - sh.alpha))
+    return Interval(
+        iv[:, 0],
+        iv[:, 1],
+        sh.mu_cal_seconds + de_sec + sec,
+        sh.mu_test_seconds + de_test_sec + psec,
+        sh.mu_seconds,
+        extra,
+    )
 
 
 def run_qrf(sh: Shared) -> Interval:
@@ -249,16 +275,28 @@ def run_qrf(sh: Shared) -> Interval:
     s = sh.split
     V = np.abs(s.y_cal - sh.mu_cal)
     msl = max(5, math.ceil(math.sqrt(s.X_cal.shape[0])))
-    qrf = RandomForestQuantileRegressor(n_estimators=100, min_samples_leaf=msl, max_features=1.0,
-                                        max_samples_leaf=None, random_state=sh.seed, n_jobs=sh.n_jobs)
+    qrf = RandomForestQuantileRegressor(
+        n_estimators=100,
+        min_samples_leaf=msl,
+        max_features=1.0,
+        max_samples_leaf=None,
+        random_state=sh.seed,
+        n_jobs=sh.n_jobs,
+    )
     _, sec = clock(lambda: qrf.fit(s.X_cal, V))
 
     def predict() -> np.ndarray:
         return np.asarray(qrf.predict(s.X_te, quantiles=1 - sh.alpha, weighted_leaves=True), dtype=np.float64)
 
     q, psec = clock(predict)
-    return Interval(sh.mu_test - q, sh.mu_test + q, sh.mu_cal_seconds + sec, sh.mu_test_seconds + psec,
-                    sh.mu_seconds, {"min_samples_leaf": msl})
+    return Interval(
+        sh.mu_test - q,
+        sh.mu_test + q,
+        sh.mu_cal_seconds + sec,
+        sh.mu_test_seconds + psec,
+        sh.mu_seconds,
+        {"min_samples_leaf": msl},
+    )
 
 
 def available_peers(wanted: list[str]) -> tuple[dict[str, str], list[str]]:
@@ -269,8 +307,10 @@ def available_peers(wanted: list[str]) -> tuple[dict[str, str], list[str]]:
         try:
             mod = importlib.import_module(module)
         except ImportError as exc:
-            notes.append(f"{module} is not installed ({exc}); its rows are skipped "
-                         f"(pip install {PIP_NAMES[module]}, or pip install 'confrf[bench]').")
+            notes.append(
+                f"{module} is not installed ({exc}); its rows are skipped "
+                f"(pip install {PIP_NAMES[module]}, or pip install 'confrf[bench]')."
+            )
             continue
         from importlib.metadata import PackageNotFoundError, version
 
@@ -282,8 +322,10 @@ def available_peers(wanted: list[str]) -> tuple[dict[str, str], list[str]]:
             try:  # the v1 API; MAPIE 0.x has MapieRegressor instead
                 importlib.import_module("mapie.regression").SplitConformalRegressor  # noqa: B018
             except AttributeError:
-                notes.append(f"mapie {versions.pop(module)} lacks the v1 API (SplitConformalRegressor); "
-                             "its rows are skipped (pip install 'mapie>=1').")
+                notes.append(
+                    f"mapie {versions.pop(module)} lacks the v1 API (SplitConformalRegressor); "
+                    "its rows are skipped (pip install 'mapie>=1')."
+                )
     return versions, notes
 
 
@@ -316,7 +358,7 @@ def run_qrf_normalized(sh: Shared) -> Interval:
 
     def fit() -> tuple[Any, float, float]:
         perm = np.random.default_rng(sh.seed).permutation(n)
-        a, b = perm[: n // 2], perm[n // 2:]
+        a, b = perm[: n // 2], perm[n // 2 :]
         V = np.abs(s.y_cal - sh.mu_cal)
         qrf = RandomForestQuantileRegressor(random_state=sh.seed, n_jobs=sh.n_jobs).fit(s.X_cal[a], V[a])
         q_b = np.asarray(qrf.predict(s.X_cal[b], quantiles=1 - sh.alpha), dtype=np.float64)
@@ -333,5 +375,11 @@ def run_qrf_normalized(sh: Shared) -> Interval:
         return Q * np.maximum(np.asarray(qrf.predict(s.X_te, quantiles=1 - sh.alpha), dtype=np.float64), floor)
 
     half, psec = clock(predict)
-    return Interval(sh.mu_test - half, sh.mu_test + half, sh.mu_cal_seconds + sec, sh.mu_test_seconds + psec,
-                    sh.mu_seconds, {"conformal_quantile": Q})
+    return Interval(
+        sh.mu_test - half,
+        sh.mu_test + half,
+        sh.mu_cal_seconds + sec,
+        sh.mu_test_seconds + psec,
+        sh.mu_seconds,
+        {"conformal_quantile": Q},
+    )

@@ -16,17 +16,18 @@ from .methods import CONFRF_METHODS, Interval, Shared, label_of
 
 
 # --------------------------------------------------------------- metrics ----
-def evaluate(sh: Shared, I: Interval, args: argparse.Namespace) -> dict[str, Any]:
+def evaluate(sh: Shared, iv: Interval, args: argparse.Namespace) -> dict[str, Any]:
     s = sh.split
-    lwr, upr = np.asarray(I.lwr, dtype=np.float64), np.asarray(I.upr, dtype=np.float64)
+    lwr, upr = np.asarray(iv.lwr, dtype=np.float64), np.asarray(iv.upr, dtype=np.float64)
     covered = cf.metrics.covered(s.y_te, lwr, upr)
     width = cf.metrics.interval_width(lwr, upr)
     finite = np.isfinite(width)
     half = np.maximum(upr - lwr, 0.0) / 2.0  # an empty interval (crossed quantiles) has width 0
     with np.errstate(invalid="ignore"):  # -inf + inf
         center = np.where(np.isfinite(lwr + upr), (lwr + upr) / 2.0, sh.mu_test)  # infinite: centre on mu
-    wsc = cf.metrics.worst_slab_coverage(s.X_te, covered, delta=args.wsc_delta, n_directions=args.wsc_directions,
-                                         random_state=sh.seed)
+    wsc = cf.metrics.worst_slab_coverage(
+        s.X_te, covered, delta=args.wsc_delta, n_directions=args.wsc_directions, random_state=sh.seed
+    )
     row: dict[str, Any] = {
         "coverage": float(covered.mean()),
         "worst_slab_coverage": float(wsc.coverage),
@@ -34,16 +35,17 @@ def evaluate(sh: Shared, I: Interval, args: argparse.Namespace) -> dict[str, Any
         "median_width": float(np.median(width[finite])) if finite.any() else math.inf,
         "sd_width": float(width[finite].std()) if finite.any() else math.nan,
         # spread of the widths relative to their mean: 0 for a constant width (SPLIT), large when adaptive
-        "width_cv": float(width[finite].std() / width[finite].mean()) if finite.any() and width[finite].mean() > 0
+        "width_cv": float(width[finite].std() / width[finite].mean())
+        if finite.any() and width[finite].mean() > 0
         else math.nan,
         "share_infinite": float(np.mean(~finite)),
         "fidelity_error": float(np.median(cf.metrics.fidelity_error(s.y_te, center, half))),
         "oracle_error": None,
         "cond_coverage_mean": None,
         "share_cond_below_0.8": None,
-        "calib_seconds": I.calib_seconds,
-        "predict_seconds": I.predict_seconds,
-        "base_fit_seconds": I.base_seconds,
+        "calib_seconds": iv.calib_seconds,
+        "predict_seconds": iv.predict_seconds,
+        "base_fit_seconds": iv.base_seconds,
     }
     if s.oracle is not None:
         q_star = s.oracle.oracle_score_quantile(center, 1.0 - sh.alpha)
@@ -99,23 +101,35 @@ TARGET_METHOD, TARGET_BEFORE = "lcp-rf", "lcp-rf-auto"
 def certified_methods(res: dict[str, Any], name: str) -> list[str]:
     """Methods with a finite-sample guarantee (marginal or PAC) on data set ``name``, LCP-RF's old default aside."""
     rows = [r for r in res["rows"] if r["dataset"] == name]
-    return [m for m in res["methods"] if m not in (TARGET_METHOD, TARGET_BEFORE)
-            and any(r["method"] == m and r.get("certified") for r in rows)]
+    return [
+        m
+        for m in res["methods"]
+        if m not in (TARGET_METHOD, TARGET_BEFORE) and any(r["method"] == m and r.get("certified") for r in rows)
+    ]
 
 
 def marginal_methods(res: dict[str, Any], name: str) -> list[str]:
     """The certified methods of :func:`certified_methods` whose guarantee is marginal (not PAC, which over-covers)."""
     rows = [r for r in res["rows"] if r["dataset"] == name]
-    return [m for m in certified_methods(res, name)
-            if all(r["extra"].get("guarantee", "marginal") != "pac" for r in rows if r["method"] == m)]
+    return [
+        m
+        for m in certified_methods(res, name)
+        if all(r["extra"].get("guarantee", "marginal") != "pac" for r in rows if r["method"] == m)
+    ]
 
 
 def paired_difference(res: dict[str, Any], name: str, a: str, b: str, metric: str) -> tuple[float, float] | None:
     """Mean over seeds of method a's metric minus method b's on the same split, and its standard error."""
-    by_seed = {m: {r["seed"]: r[metric] for r in res["rows"] if r["dataset"] == name and r["method"] == m}
-               for m in (a, b)}
-    return mean_se([by_seed[a][s] - by_seed[b][s] for s in by_seed[a]
-                    if by_seed[b].get(s) is not None and by_seed[a][s] is not None])
+    by_seed = {
+        m: {r["seed"]: r[metric] for r in res["rows"] if r["dataset"] == name and r["method"] == m} for m in (a, b)
+    }
+    return mean_se(
+        [
+            by_seed[a][s] - by_seed[b][s]
+            for s in by_seed[a]
+            if by_seed[b].get(s) is not None and by_seed[a][s] is not None
+        ]
+    )
 
 
 def targets(res: dict[str, Any]) -> list[str]:
@@ -124,16 +138,20 @@ def targets(res: dict[str, Any]) -> list[str]:
     names = [n for n in res["args"]["datasets"] if TARGET_METHOD in summ.get(n, {})]
     if not names:
         return []
-    L = ["### Targets for LCP-RF with default options", "",
-         "Against the other methods with a finite-sample guarantee (marginal or PAC: \"certified\"), "
-         "means over seeds. LCP-RF's previous default (sqrt-n leaves, all features, raw scores, 100 trees) is "
-         "shown, not competed against.",
-         "PAC methods (QRF-TC) target coverage >= 1 - alpha with high probability and over-cover, so the "
-         "worst-slab comparison is also shown against the marginal methods alone, with the paired difference "
-         "(LCP-RF minus that method, the same test points and slabs per seed) and its standard error over seeds.",
-         "", "| data | LCP-RF err^ | best other certified err^ | rank | LCP-RF worst-slab | best certified "
-         "worst-slab | best marginal worst-slab | paired diff. (s.e.) | coverage | inf. share | err* now / before |",
-         "|---|---:|---|---:|---:|---|---|---:|---:|---:|---|"]
+    L = [
+        "### Targets for LCP-RF with default options",
+        "",
+        'Against the other methods with a finite-sample guarantee (marginal or PAC: "certified"), '
+        "means over seeds. LCP-RF's previous default (sqrt-n leaves, all features, raw scores, 100 trees) is "
+        "shown, not competed against.",
+        "PAC methods (QRF-TC) target coverage >= 1 - alpha with high probability and over-cover, so the "
+        "worst-slab comparison is also shown against the marginal methods alone, with the paired difference "
+        "(LCP-RF minus that method, the same test points and slabs per seed) and its standard error over seeds.",
+        "",
+        "| data | LCP-RF err^ | best other certified err^ | rank | LCP-RF worst-slab | best certified "
+        "worst-slab | best marginal worst-slab | paired diff. (s.e.) | coverage | inf. share | err* now / before |",
+        "|---|---:|---|---:|---:|---|---|---:|---:|---:|---|",
+    ]
     wins, slab_ok, slab_marg_ok, cov_ok, oracle = 0, 0, 0, 0, []
     for name in names:
         me = summ[name][TARGET_METHOD]
@@ -158,27 +176,36 @@ def targets(res: dict[str, Any]) -> list[str]:
         if me["oracle_error"] is not None and before is not None and before["oracle_error"] is not None:
             err = f"{me['oracle_error'][0]:.3f} / {before['oracle_error'][0]:.3f}"
             oracle.append((name, me["oracle_error"][0], before["oracle_error"][0]))
-        L.append(f"| {name} | {me['fidelity_error'][0]:.3f} | "
-                 + (f"{fid[best]:.3f} ({label_of(best)})" if best else "–") + f" | {rank} of {len(fid) + 1} | "
-                 f"{me['worst_slab_coverage'][0]:.3f}{'' if ok_w else ' ✗'} | "
-                 + (f"{wsc[best_w]:.3f} ({label_of(best_w)})" if best_w else "–")
-                 + " | " + (f"{marg[best_m]:.3f} ({label_of(best_m)}){'' if ok_m else ' ✗'}" if best_m else "–")
-                 + " | " + (f"{diff[0]:+.3f} ({diff[1]:.3f})" if diff else "–")
-                 + f" | {me['coverage'][0]:.3f}{'' if ok_cov else ' ✗'} | {me['share_infinite'][0]:.4f}"
-                 f"{'' if ok_inf else ' ✗'} | {err} |")
+        L.append(
+            f"| {name} | {me['fidelity_error'][0]:.3f} | "
+            + (f"{fid[best]:.3f} ({label_of(best)})" if best else "–")
+            + f" | {rank} of {len(fid) + 1} | "
+            f"{me['worst_slab_coverage'][0]:.3f}{'' if ok_w else ' ✗'} | "
+            + (f"{wsc[best_w]:.3f} ({label_of(best_w)})" if best_w else "–")
+            + " | "
+            + (f"{marg[best_m]:.3f} ({label_of(best_m)}){'' if ok_m else ' ✗'}" if best_m else "–")
+            + " | "
+            + (f"{diff[0]:+.3f} ({diff[1]:.3f})" if diff else "–")
+            + f" | {me['coverage'][0]:.3f}{'' if ok_cov else ' ✗'} | {me['share_infinite'][0]:.4f}"
+            f"{'' if ok_inf else ' ✗'} | {err} |"
+        )
     n = len(names)
     sim = [o for o in oracle if o[0] == "sim"]
-    L += ["",
-          f"- lowest median fidelity error among the certified methods on at least 5 of 6 data sets: {wins} of {n} "
-          f"— **{'met' if wins >= 5 else 'not met'}**",
-          f"- worst-slab coverage within 0.01 of the best certified method on every data set: {slab_ok} of {n} — "
-          f"**{'met' if slab_ok == n else 'not met'}**; against the marginal methods only: {slab_marg_ok} of {n}",
-          f"- mean coverage >= 0.89 and at most 1 % infinite intervals on every data set: {cov_ok} of {n} — "
-          f"**{'met' if cov_ok == n else 'not met'}**"]
+    L += [
+        "",
+        f"- lowest median fidelity error among the certified methods on at least 5 of 6 data sets: {wins} of {n} "
+        f"— **{'met' if wins >= 5 else 'not met'}**",
+        f"- worst-slab coverage within 0.01 of the best certified method on every data set: {slab_ok} of {n} — "
+        f"**{'met' if slab_ok == n else 'not met'}**; against the marginal methods only: {slab_marg_ok} of {n}",
+        f"- mean coverage >= 0.89 and at most 1 % infinite intervals on every data set: {cov_ok} of {n} — "
+        f"**{'met' if cov_ok == n else 'not met'}**",
+    ]
     if sim:
         _, now, was = sim[0]
-        L.append(f"- sim model, distance to the oracle half-width below the previous default's: {now:.3f} vs "
-                 f"{was:.3f} — **{'met' if now < was else 'not met'}**")
+        L.append(
+            f"- sim model, distance to the oracle half-width below the previous default's: {now:.3f} vs "
+            f"{was:.3f} — **{'met' if now < was else 'not met'}**"
+        )
     return L + [""]
 
 
@@ -202,9 +229,11 @@ def markdown(res: dict[str, Any], images: list[str]) -> str:
         f"{a['seeds']} seed(s) from {a['seed']}; table cells are the mean ± standard error over seeds.",
         "",
         "Protocol (the paper's): 40 % training / 40 % calibration / 20 % test at random per seed; "
-        f"alpha = {a['alpha']}; on the real data (California, STAR, diamonds, bike sharing) the training rows with a response above the "
-        "0.7-quantile of the training responses are removed (the paper's \"hole\""
-        + (", **disabled** in this run" if a["no_hole"] else "") + "). "
+        f"alpha = {a['alpha']}; on the real data (California, STAR, diamonds, bike sharing) the training rows "
+        "with a response above the "
+        '0.7-quantile of the training responses are removed (the paper\'s "hole"'
+        + (", **disabled** in this run" if a["no_hole"] else "")
+        + "). "
         f"sim and toy: {a['n_sim']} points drawn per seed; real data: at most "
         f"{a['max_rows'] or 'all'} rows per seed (a random subset, the same for every method). "
         "One `HistGradientBoostingRegressor(random_state=seed)` per seed, fitted once on the training part, is "
@@ -213,7 +242,8 @@ def markdown(res: dict[str, Any], images: list[str]) -> str:
         "",
         "Columns: coverage of the test responses; worst-slab coverage (delta = "
         f"{a['wsc_delta']}, {a['wsc_directions']} random directions, the same for every method; a minimum over "
-        "slabs, so it is biased low on small test sets); mean and median width of the finite intervals; width CV: standard "
+        "slabs, so it is biased low on small test sets); mean and median width of the finite intervals; width "
+        "CV: standard "
         "deviation / mean of the finite widths (0 for a constant width: how much the intervals vary); share of "
         "infinite intervals; **err\\*** (sim/toy only): median over test points of |q(x) − q\\*(x)| / q\\*(x), q the "
         "half-width and q\\* the exact (1 − alpha)-quantile of |Y − c(x)| given x around the interval's centre c "
@@ -231,7 +261,7 @@ def markdown(res: dict[str, Any], images: list[str]) -> str:
         "gives the factor Q, and the interval is mu(x) ± Q q(x) (exact marginal coverage). "
         "**LCP-RF** runs with confrf's default options (leaf size, max_features and score scale tuned on the "
         "localizer part: the forest localizes either |r| or |r| / sigma(x), sigma the forest's own prediction of "
-        "|r|; n_estimators = \"auto\": more than 100 trees where the tuned leaves are small); **LCP-RF (sqrt-n "
+        '|r|; n_estimators = "auto": more than 100 trees where the tuned leaves are small); **LCP-RF (sqrt-n '
         "leaves)** is the previous default (min_samples_leaf = ceil(sqrt(n_localizer)), max_features = 1.0, raw "
         "scores, 100 trees), for comparison.",
         "",
@@ -266,9 +296,14 @@ def markdown(res: dict[str, Any], images: list[str]) -> str:
             sizes += f". Base model fit, not in the table: {np.mean(list(base.values())):.2f} s"
             sizes += f" (CQR's three quantile models: {np.mean(cqr):.2f} s)" if cqr else ""
         keys = [m for m in METRICS if not (m[0] == "oracle_error" and name in REAL)]
-        L += [f"### {name}", "", sizes + ".", "",
-              "| method | " + " | ".join(t for _, t, _ in keys) + " |",
-              "|---|" + "---:|" * len(keys)]
+        L += [
+            f"### {name}",
+            "",
+            sizes + ".",
+            "",
+            "| method | " + " | ".join(t for _, t, _ in keys) + " |",
+            "|---|" + "---:|" * len(keys),
+        ]
         for method in res["methods"]:
             cell = summ[name].get(method)
             if cell is None:
@@ -298,23 +333,48 @@ def plots(res: dict[str, Any], out: Path) -> list[Path]:
     summ = summarize(res)
     alpha = res["args"]["alpha"]
     figs = [  # file, [(metric, legend, marker)], x label, log scale, data sets it applies to
-        ("peers_coverage.png", [("coverage", "coverage", "o"), ("worst_slab_coverage", "worst-slab coverage", "s")],
-         "coverage (dashed: 1 − alpha)", False, DATASETS),
+        (
+            "peers_coverage.png",
+            [("coverage", "coverage", "o"), ("worst_slab_coverage", "worst-slab coverage", "s")],
+            "coverage (dashed: 1 − alpha)",
+            False,
+            DATASETS,
+        ),
         ("peers_width.png", [("mean_width", "mean width", "o")], "mean width of the finite intervals", False, DATASETS),
-        ("peers_oracle_error.png", [("oracle_error", "err*", "o")],
-         "err*: median |q − q*| / q*, distance to the oracle interval (lower is better)", False, ("sim", "toy")),
-        ("peers_fidelity.png", [("fidelity_error", "err^", "o")],
-         "err^: median |q − |y − c|| / |y − c|, fidelity error (lower is better)", False, DATASETS),
-        ("peers_time.png", [("calib_seconds", "calibration", "o"), ("predict_seconds", "prediction", "s")],
-         "seconds (log scale; noisy: shared cores)", True, DATASETS),
+        (
+            "peers_oracle_error.png",
+            [("oracle_error", "err*", "o")],
+            "err*: median |q − q*| / q*, distance to the oracle interval (lower is better)",
+            False,
+            ("sim", "toy"),
+        ),
+        (
+            "peers_fidelity.png",
+            [("fidelity_error", "err^", "o")],
+            "err^: median |q − |y − c|| / |y − c|, fidelity error (lower is better)",
+            False,
+            DATASETS,
+        ),
+        (
+            "peers_time.png",
+            [("calib_seconds", "calibration", "o"), ("predict_seconds", "prediction", "s")],
+            "seconds (log scale; noisy: shared cores)",
+            True,
+            DATASETS,
+        ),
     ]
     paths: list[Path] = []
     for fname, series, xlabel, logx, applies in figs:
         names = [n for n in res["args"]["datasets"] if summ.get(n) and n in applies]
         if not names:
             continue
-        fig, axes = plt.subplots(1, len(names), figsize=(3.6 * len(names) + 1.4, 0.32 * len(res["methods"]) + 1.7),
-                                 sharey=True, squeeze=False)
+        fig, axes = plt.subplots(
+            1,
+            len(names),
+            figsize=(3.6 * len(names) + 1.4, 0.32 * len(res["methods"]) + 1.7),
+            sharey=True,
+            squeeze=False,
+        )
         for ax, name in zip(axes[0], names):
             methods = [m for m in res["methods"] if m in summ[name]]
             ypos = np.arange(len(methods))[::-1]
@@ -323,8 +383,16 @@ def plots(res: dict[str, Any], out: Path) -> list[Path]:
                 y = ypos + (j - (len(series) - 1) / 2) * 0.22
                 mean = np.array([v[0] if v is not None and math.isfinite(v[0]) else np.nan for v in vals])
                 se = np.array([v[1] if v is not None and math.isfinite(v[1]) else 0.0 for v in vals])
-                ax.errorbar(mean, y, xerr=se, fmt=marker, ms=4, capsize=2, color=("k", "C1")[j],
-                            label=lab if name == names[0] else None)
+                ax.errorbar(
+                    mean,
+                    y,
+                    xerr=se,
+                    fmt=marker,
+                    ms=4,
+                    capsize=2,
+                    color=("k", "C1")[j],
+                    label=lab if name == names[0] else None,
+                )
             if fname == "peers_coverage.png":
                 ax.axvline(1 - alpha, ls="--", color="grey", lw=1)
             if logx:

@@ -16,7 +16,11 @@ try:
     from ._quantile import csr_row_quantiles, weighted_quantile
 except ModuleNotFoundError as exc:
     here = os.path.dirname(os.path.abspath(__file__))
-    if exc.name is None or not exc.name.startswith(__name__) or any(os.path.exists(os.path.join(here, "_forest" + s)) for s in EXTENSION_SUFFIXES):
+    if (
+        exc.name is None
+        or not exc.name.startswith(__name__)
+        or any(os.path.exists(os.path.join(here, "_forest" + s)) for s in EXTENSION_SUFFIXES)
+    ):
         raise  # a real missing dependency, or a built kernel that fails to load: the original message says why
     # a clone's source folder shadows the installed package when Python runs from the clone's root
     raise ImportError(

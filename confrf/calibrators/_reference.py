@@ -31,8 +31,9 @@ class ReferenceData:
         self._reference = (X, V)
         self.reference_source_ = source
 
-    def _take_reference(self, X: np.ndarray, V: np.ndarray, rng: np.random.Generator,
-                        alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _take_reference(
+        self, X: np.ndarray, V: np.ndarray, rng: np.random.Generator, alpha: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(X_ref, V_ref, indices of the conformal points among the calibration rows).
 
         Refuses a conformal part too small for a finite interval at ``alpha``.
@@ -45,19 +46,22 @@ class ReferenceData:
             conf = np.arange(n)
             self.reference_is_calibration_ = False
         else:
-            ref, conf = random_split(n, self.reference_size, rng, "reference part of the calibration set",
-                                     "reference_size")
+            ref, conf = random_split(
+                n, self.reference_size, rng, "reference part of the calibration set", "reference_size"
+            )
             Xr, Vr = X[ref], V[ref]
             self.reference_source_ = f"held-out share of the calibration set (reference_size={self.reference_size:g})"
             self.reference_is_calibration_ = True
         self._reference = None  # used once; not kept in the fitted object
         self.n_reference_ = int(Xr.shape[0])
-        check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set"
-                             if self.reference_is_calibration_ else "calibration set")
+        check_conformal_size(
+            conf.shape[0],
+            alpha,
+            "conformal part of the calibration set" if self.reference_is_calibration_ else "calibration set",
+        )
         return Xr, Vr, conf
 
     def _reference_sizes(self, n_conformal: int) -> dict[str, int]:
         if self.reference_is_calibration_:
             return {"reference": self.n_reference_, "conformal": n_conformal}
         return {"calibration": n_conformal}
-

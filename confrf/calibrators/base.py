@@ -51,7 +51,7 @@ class Calibrator(ABC):
     name: str = ""
 
     @abstractmethod
-    def calibrate(self, X: np.ndarray, scores: np.ndarray, *, alpha: float, rng: np.random.Generator) -> "Calibrator":
+    def calibrate(self, X: np.ndarray, scores: np.ndarray, *, alpha: float, rng: np.random.Generator) -> Calibrator:
         """Learn from calibration rows; ``alpha`` is only used to check sizes."""
 
     @abstractmethod
@@ -70,7 +70,7 @@ class Calibrator(ABC):
         """Settings worth printing (e.g. forest settings)."""
         return {}
 
-    def prepare(self, alpha: float) -> None:
+    def prepare(self, alpha: float) -> None:  # noqa: B027 - an optional hook: most calibrators need nothing here
         """Work done once per ``alpha`` (e.g. a correction learned on held-out points).
 
         Called before rows are predicted, possibly in parallel chunks, so that
@@ -84,11 +84,14 @@ def check_conformal_size(n: int, alpha: float, part: str) -> None:
     if n < need:
         raise InputError(
             f"the {part} has {n} point(s); at alpha={alpha} at least {need} are needed for a finite interval "
-            f"(ceil((1-alpha)(n+1)) <= n). Give more calibration data (calib= or a larger calib_size) or a larger alpha."
+            "(ceil((1-alpha)(n+1)) <= n). Give more calibration data (calib= or a larger calib_size) or a "
+            "larger alpha."
         )
 
 
-def random_split(n: int, share: float, rng: np.random.Generator, part: str, option: str) -> tuple[np.ndarray, np.ndarray]:
+def random_split(
+    n: int, share: float, rng: np.random.Generator, part: str, option: str
+) -> tuple[np.ndarray, np.ndarray]:
     """Sorted indices of a random ``share`` of ``n`` points and of the rest.
 
     ``part`` names the first part and ``option`` the setting that sizes it, for

@@ -14,8 +14,7 @@ from ..localizers.tuning import TUNE
 
 #: defaults of the PAC options (``None`` in a method's options means these; for pac_bound,
 #: grid_size and pac_form, None lets calibrators/pac.py:resolve_pac_options decide)
-PAC_DEFAULTS: dict[str, Any] = {"delta": 0.1, "pac_size": 1 / 3, "pac_bound": None, "grid_size": None,
-                                "pac_form": None}
+PAC_DEFAULTS: dict[str, Any] = {"delta": 0.1, "pac_size": 1 / 3, "pac_bound": None, "grid_size": None, "pac_form": None}
 
 
 def make_forest_localizer(est: Any, seed: int | None, tune: bool = False, scale: str = "none") -> ForestLocalizer:
@@ -38,7 +37,13 @@ def make_forest_localizer(est: Any, seed: int | None, tune: bool = False, scale:
     if scale == TUNE and not est.honest:
         scale = "none"
     return ForestLocalizer(
-        n_estimators=est.n_estimators, min_samples_leaf=msl, max_features=mf,
-        max_depth=est.max_depth, honest=est.honest, random_state=seed, n_jobs=est.n_jobs, alpha=est.alpha,
+        n_estimators=est.n_estimators,
+        min_samples_leaf=msl,
+        max_features=mf,
+        max_depth=est.max_depth,
+        honest=est.honest,
+        random_state=seed,
+        n_jobs=est.n_jobs,
+        alpha=est.alpha,
         scale=scale,
     )

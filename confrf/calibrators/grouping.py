@@ -29,8 +29,10 @@ def check_group_labels(labels: Any, n: int, what: str = "groups") -> np.ndarray:
         raise InputError(f"{what} must give one label per row: expected {n}, got shape {np.shape(labels)}.")
     missing = pd.isna(pd.Series(arr, dtype=object)).to_numpy()
     if missing.any():
-        raise InputError(f"{what} has {int(missing.sum())} missing (NaN/None) label(s) of {n}; give every row a "
-                         "group, e.g. fill them with their own level such as 'missing'.")
+        raise InputError(
+            f"{what} has {int(missing.sum())} missing (NaN/None) label(s) of {n}; give every row a "
+            "group, e.g. fill them with their own level such as 'missing'."
+        )
     return arr
 
 
@@ -75,8 +77,9 @@ class Grouping:
         Units merged into ``REST`` for being too small.
     """
 
-    def __init__(self, unit_names: list, keep: np.ndarray, *, regions: WeightRegions | None = None,
-                 known: pd.Index | None = None) -> None:
+    def __init__(
+        self, unit_names: list, keep: np.ndarray, *, regions: WeightRegions | None = None, known: pd.Index | None = None
+    ) -> None:
         kept = np.flatnonzero(keep)
         self.names: list = [unit_names[u] for u in kept]
         self.merged: list = [unit_names[u] for u in np.flatnonzero(~keep)]
@@ -98,8 +101,10 @@ class Grouping:
         pos = self.known.get_indexer(pd.Index(labels, dtype=object))
         if (pos < 0).any():
             unseen = list(pd.unique(pd.Series(labels[pos < 0], dtype=object)))
-            raise InputError(f"group label(s) {unseen[:10]} in {int((pos < 0).sum())} row(s) were not seen in the "
-                             f"calibration data (seen: {list(self.known[:30])}); map them to a seen group.")
+            raise InputError(
+                f"group label(s) {unseen[:10]} in {int((pos < 0).sum())} row(s) were not seen in the "
+                f"calibration data (seen: {list(self.known[:30])}); map them to a seen group."
+            )
         return pos
 
     def codes(self, units: np.ndarray) -> np.ndarray:

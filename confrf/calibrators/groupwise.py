@@ -16,11 +16,13 @@ from __future__ import annotations
 import copy
 import warnings
 from abc import abstractmethod
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._parallel import kernel_threads
 from .._validation import (
     as_float_matrix,
     as_float_vector,
@@ -33,7 +35,6 @@ from ..localizers.forest import ForestLocalizer
 from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
 from ..localizers.regions import WeightRegions
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
-from .._parallel import kernel_threads
 from .forest_setup import make_forest_localizer
 from .grouping import REST, Grouping, _label_index, check_group_labels, units_to_keep
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
@@ -43,8 +44,13 @@ from .split import split_threshold
 GROUPINGS = (*GRAPH_GROUPINGS, "labels")
 #: options of guarantee="pac" for the groupwise methods (calibrators/groupwise_pac.py); None: defaults
 GROUP_PAC_OPTIONS = ("delta", "pac_size", "pac_bound")
-GROUP_OPTIONS = {"groups": "leiden", "resolution": 1.0, "min_group_size": "auto", "guarantee": "marginal",
-                 **dict.fromkeys(GROUP_PAC_OPTIONS)}
+GROUP_OPTIONS = {
+    "groups": "leiden",
+    "resolution": 1.0,
+    "min_group_size": "auto",
+    "guarantee": "marginal",
+    **dict.fromkeys(GROUP_PAC_OPTIONS),
+}
 
 
 class GroupwiseCalibrator(Calibrator):
@@ -75,17 +81,31 @@ class GroupwiseCalibrator(Calibrator):
         Threads of the LCP kernel.
     """
 
-    def __init__(self, localizer: ForestLocalizer, groups: str = "leiden", resolution: float = 1.0,
-                 min_group_size: int | str | None = "auto", localizer_size: float = 0.5,
-                 n_jobs: int | None = None) -> None:
+    def __init__(
+        self,
+        localizer: ForestLocalizer,
+        groups: str = "leiden",
+        resolution: float = 1.0,
+        min_group_size: int | str | None = "auto",
+        localizer_size: float = 0.5,
+        n_jobs: int | None = None,
+    ) -> None:
         if not isinstance(groups, str) or groups not in GROUPINGS:
-            raise InputError(f"groups must be one of {list(GROUPINGS)} here, got {groups!r} (the formula API also "
-                             "takes a column name, a formula term or a callable returning labels).")
+            raise InputError(
+                f"groups must be one of {list(GROUPINGS)} here, got {groups!r} (the formula API also "
+                "takes a column name, a formula term or a callable returning labels)."
+            )
         if isinstance(resolution, bool) or not isinstance(resolution, (int, float)) or not resolution > 0:
             raise InputError(f"resolution must be a positive number, got {resolution!r}.")
-        if not (min_group_size is None or min_group_size == "auto"
-                or (isinstance(min_group_size, (int, np.integer)) and not isinstance(min_group_size, bool)
-                    and min_group_size >= 0)):
+        if not (
+            min_group_size is None
+            or min_group_size == "auto"
+            or (
+                isinstance(min_group_size, (int, np.integer))
+                and not isinstance(min_group_size, bool)
+                and min_group_size >= 0
+            )
+        ):
             raise InputError(f"min_group_size must be a non-negative integer, 'auto' or None, got {min_group_size!r}.")
         check_fraction(localizer_size, "localizer_size")
         self.localizer = localizer
@@ -121,11 +141,15 @@ class GroupwiseCalibrator(Calibrator):
     def _labels(self, labels: Any, n: int) -> np.ndarray | None:
         if not self.uses_labels:
             if labels is not None:
-                raise InputError(f"group labels were given but groups={self.groups!r} learns the groups from the "
-                                 "forest; pass groups='labels' (or a column in the formula API) to use them.")
+                raise InputError(
+                    f"group labels were given but groups={self.groups!r} learns the groups from the "
+                    "forest; pass groups='labels' (or a column in the formula API) to use them."
+                )
             return None
         if labels is None:
-            raise InputError("groups='labels': pass one group label per row (groups=...) when calibrating and predicting.")
+            raise InputError(
+                "groups='labels': pass one group label per row (groups=...) when calibrating and predicting."
+            )
         return check_group_labels(labels, n)
 
     # -- calibration ---------------------------------------------------------
@@ -150,8 +174,9 @@ class GroupwiseCalibrator(Calibrator):
         # units (clusters or labels) of the localizer points and of the conformal points
         if self._graph:
             loc = copy.copy(self.localizer).index(X[grow], V[grow], multiplicity=mult)
-            clusters = cluster_graph(weight_graph(loc, X[grow]), self.groups, resolution=self.resolution,
-                                     seed=int(rng.integers(2**31 - 1)))
+            clusters = cluster_graph(
+                weight_graph(loc, X[grow]), self.groups, resolution=self.resolution, seed=int(rng.integers(2**31 - 1))
+            )
             regions = WeightRegions(loc, clusters)
             unit_names: list = [f"G{c + 1}" for c in range(regions.n_clusters)]
             # honest: one region rule for every point; paper's variant: calibration points keep their cluster
@@ -169,8 +194,9 @@ class GroupwiseCalibrator(Calibrator):
         merge = self._merge_threshold(alpha, merge, n_units)
         grow_counts = np.bincount(units_grow[units_grow >= 0], minlength=n_units)
         ratio = self._deciding_count(conf.shape[0]) / grow.shape[0]
-        keep = units_to_keep(grow_counts * ratio, float(np.sum(units_grow < 0)) * ratio, merge,
-                             has_rest=regions is not None)
+        keep = units_to_keep(
+            grow_counts * ratio, float(np.sum(units_grow < 0)) * ratio, merge, has_rest=regions is not None
+        )
         self.grouping_ = Grouping(unit_names, keep, regions=regions, known=known)
         codes = self.grouping_.codes(units_conf)
         self._fit_groups(X[conf], V[conf], codes, None if mult is None else mult[conf])
@@ -212,15 +238,17 @@ class GroupwiseCalibrator(Calibrator):
     def _warn_small(self, alpha: float) -> None:
         col, need = self.required_points(alpha)
         table = self.group_table(alpha)
-        small = table[~table["finite"] & (table[[c for c in ("localizer", "conformal", "D2") if c in table]]
-                                          .sum(axis=1) > 0)]
+        small = table[
+            ~table["finite"] & (table[[c for c in ("localizer", "conformal", "D2") if c in table]].sum(axis=1) > 0)
+        ]
         if len(small):
             shown = ", ".join(f"{g!r} ({int(c)})" for g, c in small[col].items())
             warnings.warn(
                 f"{len(small)} group(s) have fewer than {need} {col} calibration points, so their intervals "
                 f"are infinite at alpha={alpha:g}: {shown}. Give more calibration data, raise min_group_size "
                 "(merges small groups into '(rest)', decided on the localizer part), or use coarser groups.",
-                InfiniteIntervalWarning, stacklevel=4,
+                InfiniteIntervalWarning,
+                stacklevel=4,
             )
 
     # -- queries -------------------------------------------------------------
@@ -250,8 +278,10 @@ class GroupwiseCalibrator(Calibrator):
     def group_table(self, alpha: float | None = None) -> pd.DataFrame:
         """Points of every group: localizer part (when used), conformal part, finite intervals possible."""
         a = self.alpha_ if alpha is None else alpha
-        df = pd.DataFrame({k: self.counts_[k] for k in ("localizer", "conformal", "D2") if k in self.counts_},
-                          index=pd.Index(self.grouping_.names, name="group", dtype=object))
+        df = pd.DataFrame(
+            {k: self.counts_[k] for k in ("localizer", "conformal", "D2") if k in self.counts_},
+            index=pd.Index(self.grouping_.names, name="group", dtype=object),
+        )
         col, need = self.required_points(a)
         df["finite"] = df[col] >= need
         return df
@@ -264,7 +294,8 @@ class GroupwiseCalibrator(Calibrator):
         if not self._honest:
             learned = "the forest and the groups were" if self._graph else "the forest was"
             return Guarantee(
-                "none", False,
+                "none",
+                False,
                 f"Not certified: {learned} learned on the calibration points themselves "
                 f"(honest=False, the paper's variant), so P(Y in interval | group) >= {1 - alpha:g} is not proved.",
             )
@@ -275,7 +306,8 @@ class GroupwiseCalibrator(Calibrator):
         else:
             how = "the groups are the given labels"
         return Guarantee(
-            "groupwise", True,
+            "groupwise",
+            True,
             f"Within every group of the table: P(Y in interval | group) >= {1 - alpha:g} exactly in finite samples, "
             f"hence also marginally, if the conformal calibration and test points are exchangeable ({how})." + rest,
         )
@@ -294,8 +326,13 @@ class GroupwiseCalibrator(Calibrator):
         if self.groups == "leiden":
             out["resolution"] = self.resolution
         used = self.group_table().drop(columns="finite").sum(axis=1) > 0
-        out.update({"groups with points": int(used.sum()), "min group size": self.merge_size_,
-                    "merged into rest": ", ".join(map(str, self.grouping_.merged)) or "-"})
+        out.update(
+            {
+                "groups with points": int(used.sum()),
+                "min group size": self.merge_size_,
+                "merged into rest": ", ".join(map(str, self.grouping_.merged)) or "-",
+            }
+        )
         return out
 
 
@@ -358,11 +395,15 @@ def group_label_kwargs(calibrator: Calibrator, groups: Any, n_rows: int) -> dict
     takes = isinstance(calibrator, GroupwiseCalibrator) and calibrator.uses_labels
     if groups is None:
         if takes:
-            raise InputError("this method calibrates within given groups (groups='labels'): pass groups=<one label "
-                             "per row> to conformalize() and to every prediction.")
+            raise InputError(
+                "this method calibrates within given groups (groups='labels'): pass groups=<one label "
+                "per row> to conformalize() and to every prediction."
+            )
         return {}
     if not takes:
-        raise InputError("groups= labels apply only to methods 'split-g' and 'lcp-rf-g' with options={'groups': 'labels'}.")
+        raise InputError(
+            "groups= labels apply only to methods 'split-g' and 'lcp-rf-g' with options={'groups': 'labels'}."
+        )
     return {"labels": check_group_labels(groups, n_rows)}
 
 
@@ -371,18 +412,26 @@ def _make(cls: type[GroupwiseCalibrator]):
         if opts["guarantee"] == "pac":
             return get_variant(cls.name, "pac")(est, opts, seed)  # registered by calibrators/groupwise_pac.py
         if opts["guarantee"] != "marginal":
-            raise InputError(f"guarantee must be 'marginal' or 'pac' for method {cls.name!r}, got {opts['guarantee']!r}.")
+            raise InputError(
+                f"guarantee must be 'marginal' or 'pac' for method {cls.name!r}, got {opts['guarantee']!r}."
+            )
         stray = [k for k in GROUP_PAC_OPTIONS if opts.get(k) is not None]
         if stray:
             raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
         return cls(make_forest_localizer(est, seed), **group_kwargs(est, opts))
+
     return factory
 
 
 def group_kwargs(est: Any, opts: dict[str, Any]) -> dict[str, Any]:
     """Constructor arguments of a groupwise calibrator from an estimator's settings and method options."""
-    return dict(groups=opts["groups"], resolution=opts["resolution"], min_group_size=opts["min_group_size"],
-                localizer_size=est.localizer_size, n_jobs=est.n_jobs)
+    return dict(
+        groups=opts["groups"],
+        resolution=opts["resolution"],
+        min_group_size=opts["min_group_size"],
+        localizer_size=est.localizer_size,
+        n_jobs=est.n_jobs,
+    )
 
 
 def _split_g_settings(opts: Mapping[str, Any]) -> frozenset[str]:
@@ -390,7 +439,21 @@ def _split_g_settings(opts: Mapping[str, Any]) -> frozenset[str]:
     return frozenset({"honest", "localizer_size"}) if opts["groups"] == "labels" else FOREST_SETTINGS
 
 
-register(MethodSpec("split-g", _make(SplitGroupCalibrator), options=GROUP_OPTIONS,
-                    title="Groupwise split conformal (SPLIT-G)", settings=_split_g_settings))
-register(MethodSpec("lcp-rf-g", _make(LCPForestGroupCalibrator), options=GROUP_OPTIONS,
-                    title="Groupwise LCP-RF (LCP-RF-G)", settings=FOREST_SETTINGS))
+register(
+    MethodSpec(
+        "split-g",
+        _make(SplitGroupCalibrator),
+        options=GROUP_OPTIONS,
+        title="Groupwise split conformal (SPLIT-G)",
+        settings=_split_g_settings,
+    )
+)
+register(
+    MethodSpec(
+        "lcp-rf-g",
+        _make(LCPForestGroupCalibrator),
+        options=GROUP_OPTIONS,
+        title="Groupwise LCP-RF (LCP-RF-G)",
+        settings=FOREST_SETTINGS,
+    )
+)

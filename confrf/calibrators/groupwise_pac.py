@@ -14,7 +14,8 @@ intervals, which cannot fail):
   each D2_g point (calibrators/pac_correction.py), k_g from n2_g and delta / L.
 
 Why it holds. Condition on the localizer part (it fixes the forest, the groups and the rule)
-and on the group of every other calibration point (this fixes the counts, hence L). For i.i.d. data the points of group g
+and on the group of every other calibration point (this fixes the counts, hence L). For i.i.d.
+data the points of group g
 are then i.i.d. draws of P(. | X in R_g), independent of the other groups, and D1_g fixes the
 interval map of g; the order-statistic argument gives P(coverage in g < 1 - alpha) <= delta / L.
 A union bound over the L groups: with probability >= 1 - delta, every group's coverage is at
@@ -101,19 +102,36 @@ class GroupPACMixin:
         finite = k <= n2
         covered = int(sum(x["covered"] for x in g))
         total = int(n2.sum())
-        groups = pd.DataFrame({
-            "n2": n2, "k": k, "finite": finite,
-            "a_hat" if self.pac_part == "D2" else "threshold": [x["a_hat"] for x in g],
-            "d2_coverage": [x["covered"] / x["n2"] if x["n2"] else np.nan for x in g],
-        }, index=pd.Index(self.grouping_.names, name="group", dtype=object))
+        groups = pd.DataFrame(
+            {
+                "n2": n2,
+                "k": k,
+                "finite": finite,
+                "a_hat" if self.pac_part == "D2" else "threshold": [x["a_hat"] for x in g],
+                "d2_coverage": [x["covered"] / x["n2"] if x["n2"] else np.nan for x in g],
+            },
+            index=pd.Index(self.grouping_.names, name="group", dtype=object),
+        )
         return PACReport(
-            method=self.name, bound="binomial", form="exact", alpha=float(alpha), delta=self.delta, n2=total,
-            k=int(k[finite].sum()), epsilon=float(k[finite].sum() / max(total, 1) - (1 - alpha)), K=None,
-            target=float(k[finite].sum() / max(total, 1)), required_count=int(k[finite].sum()), a_hat=None,
+            method=self.name,
+            bound="binomial",
+            form="exact",
+            alpha=float(alpha),
+            delta=self.delta,
+            n2=total,
+            k=int(k[finite].sum()),
+            epsilon=float(k[finite].sum() / max(total, 1) - (1 - alpha)),
+            K=None,
+            target=float(k[finite].sum() / max(total, 1)),
+            required_count=int(k[finite].sum()),
+            a_hat=None,
             d2_coverage=covered / max(total, 1),
             d2_infinite=float(sum(x["infinite"] * x["n2"] for x in g) / max(total, 1)),
-            reached=bool(finite[n2 > 0].all()), guaranteed_coverage=1 - float(alpha),
-            sentence=self.guarantee(alpha).sentence, groups=groups, n_groups=self.n_used,
+            reached=bool(finite[n2 > 0].all()),
+            guaranteed_coverage=1 - float(alpha),
+            sentence=self.guarantee(alpha).sentence,
+            groups=groups,
+            n_groups=self.n_used,
             delta_group=self.delta_group,
         )
 
@@ -123,18 +141,26 @@ class GroupPACMixin:
             return base
         L = self.n_used
         part = "held-out D2 points" if self.pac_part == "D2" else "conformal points"
-        how = ("the groups and the region rule x -> group were learned on the localizer part"
-               if self._graph else "the groups are the given labels")
-        rest = f" '{REST}' counts as one group." if REST in self.grouping_.names and \
-            self.counts_[self.pac_part][self.grouping_.names.index(REST)] else ""
+        how = (
+            "the groups and the region rule x -> group were learned on the localizer part"
+            if self._graph
+            else "the groups are the given labels"
+        )
+        rest = (
+            f" '{REST}' counts as one group."
+            if REST in self.grouping_.names and self.counts_[self.pac_part][self.grouping_.names.index(REST)]
+            else ""
+        )
         return Guarantee(
-            "pac", True,
+            "pac",
+            True,
             f"With probability at least {1 - self.delta:g} over the calibration data, simultaneously in every group "
             f"of the table, the coverage P(Y in interval | group, calibration data) is at least {shown(1 - alpha)}, "
             f"hence also overall (training-conditional, PAC: in every group the exact binomial order statistic of "
             f"its {part} at level delta/L = {self.delta:g}/{L} = {self.delta_group:.4g}, a union bound over the "
             f"L={L} groups that hold such points, given which group every calibration point fell in; {how}), "
-            + IID + rest,
+            + IID
+            + rest,
         )
 
 
@@ -160,8 +186,13 @@ class PACSplitGroupCalibrator(GroupPACMixin, SplitGroupCalibrator):
         n = s.shape[0]
         k = binomial_k(n, alpha, self.delta_group) if n else 1
         t = float(s[k - 1]) if k <= n else np.inf
-        return {"n2": n, "k": k, "a_hat": t, "covered": int(np.searchsorted(s, t, side="right")) if n else 0,
-                "infinite": float(k > n)}
+        return {
+            "n2": n,
+            "k": k,
+            "a_hat": t,
+            "covered": int(np.searchsorted(s, t, side="right")) if n else 0,
+            "infinite": float(k > n),
+        }
 
     def _group_thresholds(self, code, X, alpha):
         g = self._pac(alpha)[code]
@@ -173,19 +204,22 @@ class PACLCPForestGroupCalibrator(GroupPACMixin, LCPForestGroupCalibrator):
 
     pac_part = "D2"
 
-    def __init__(self, localizer, delta: float = PAC_DEFAULTS["delta"], pac_size: float = PAC_DEFAULTS["pac_size"],
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, localizer, delta: float = PAC_DEFAULTS["delta"], pac_size: float = PAC_DEFAULTS["pac_size"], **kwargs: Any
+    ) -> None:
         super().__init__(localizer, **kwargs)
         self._init_pac(delta)
         self.pac_size = check_fraction(pac_size, "pac_size")
 
-    def calibrate(self, X, scores, *, alpha, rng, labels=None) -> "PACLCPForestGroupCalibrator":
+    def calibrate(self, X, scores, *, alpha, rng, labels=None) -> PACLCPForestGroupCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         labels = self._labels(labels, X.shape[0])
         if not self.localizer.honest:
-            raise InputError("method 'lcp-rf-g' with guarantee='pac' learns the forest and the groups on their own "
-                             "part; honest=False is not available here. Use honest=True (the default).")
+            raise InputError(
+                "method 'lcp-rf-g' with guarantee='pac' learns the forest and the groups on their own "
+                "part; honest=False is not available here. Use honest=True (the default)."
+            )
         n = X.shape[0]
         perm = rng.permutation(n)
         n2 = int(round(self.pac_size * n))
@@ -233,18 +267,23 @@ class PACLCPForestGroupCalibrator(GroupPACMixin, LCPForestGroupCalibrator):
 def _factory(cls: type):
     def make(est: Any, opts: dict[str, Any], seed: int | None):
         if opts.get("pac_bound") not in (None, "binomial"):
-            raise InputError(f"method {cls.name!r} with guarantee='pac' uses the exact binomial bound per group; "
-                             f"pac_bound={opts['pac_bound']!r} is not offered for it.")
+            raise InputError(
+                f"method {cls.name!r} with guarantee='pac' uses the exact binomial bound per group; "
+                f"pac_bound={opts['pac_bound']!r} is not offered for it."
+            )
         extra = {"delta": PAC_DEFAULTS["delta"] if opts.get("delta") is None else opts["delta"]}
         if cls is PACLCPForestGroupCalibrator:
             extra["pac_size"] = PAC_DEFAULTS["pac_size"] if opts.get("pac_size") is None else opts["pac_size"]
         elif opts.get("pac_size") is not None:
-            raise InputError("pac_size does not apply to method 'split-g': its PAC thresholds are order statistics "
-                             "of each group's conformal points, with no held-out part.")
+            raise InputError(
+                "pac_size does not apply to method 'split-g': its PAC thresholds are order statistics "
+                "of each group's conformal points, with no held-out part."
+            )
         loc = make_forest_localizer(est, seed)
         if cls is PACSplitGroupCalibrator and not loc.honest and opts["groups"] != "labels":
             raise InputError("method 'split-g' with guarantee='pac' and learned groups needs honest=True.")
         return cls(loc, **extra, **group_kwargs(est, opts))
+
     return make
 
 

@@ -63,12 +63,17 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
     name = "lcp"
     localizer_title = "Kernel localizer"
 
-    def __init__(self, kernel: str = "gaussian", bandwidth: float | str = "auto", max_infinite: float | None = None,
-                 reference_size: float = 0.3) -> None:
+    def __init__(
+        self,
+        kernel: str = "gaussian",
+        bandwidth: float | str = "auto",
+        max_infinite: float | None = None,
+        reference_size: float = 0.3,
+    ) -> None:
         self.localizer = KernelLocalizer(kernel=kernel, bandwidth=bandwidth, max_infinite=max_infinite)
         self.reference_size = check_fraction(reference_size, "reference_size")
 
-    def calibrate(self, X, scores, *, alpha, rng) -> "KernelLCPCalibrator":
+    def calibrate(self, X, scores, *, alpha, rng) -> KernelLCPCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         rng = np.random.default_rng(rng)
@@ -84,7 +89,8 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
 
     def guarantee(self, alpha) -> Guarantee:
         return Guarantee(
-            "marginal", True,
+            "marginal",
+            True,
             f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
             "points are exchangeable (the kernel's standardization and bandwidth were learned on disjoint data).",
         )
@@ -96,11 +102,14 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
         return {**self.localizer.describe(), "learned_on": self.reference_source_, "n_reference": self.n_reference_}
 
 
-register(MethodSpec(
-    "lcp",
-    lambda est, opts, seed: KernelLCPCalibrator(opts["kernel"], opts["bandwidth"], opts["max_infinite"],
-                                                opts["reference_size"]),
-    options={"kernel": "gaussian", "bandwidth": "auto", "max_infinite": None, "reference_size": 0.3, "cv": 5},
-    title="LCP (exact localized conformal, kernel weights; Guan)",
-    needs_training=True,
-))
+register(
+    MethodSpec(
+        "lcp",
+        lambda est, opts, seed: KernelLCPCalibrator(
+            opts["kernel"], opts["bandwidth"], opts["max_infinite"], opts["reference_size"]
+        ),
+        options={"kernel": "gaussian", "bandwidth": "auto", "max_infinite": None, "reference_size": 0.3, "cv": 5},
+        title="LCP (exact localized conformal, kernel weights; Guan)",
+        needs_training=True,
+    )
+)

@@ -6,12 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from .._parallel import kernel_threads
 from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
-from .._parallel import kernel_threads
 from ..localizers.forest import ForestLocalizer
-from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
+from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
 
 
@@ -54,7 +54,7 @@ class LCPForestCalibrator(Calibrator):
         self._reference = (X, V)
         self.localizer_source_ = source
 
-    def calibrate(self, X, scores, *, alpha, rng) -> "LCPForestCalibrator":
+    def calibrate(self, X, scores, *, alpha, rng) -> LCPForestCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
@@ -88,18 +88,22 @@ class LCPForestCalibrator(Calibrator):
 
     def thresholds(self, X, alpha) -> Thresholds:
         m_req = required_count(alpha, self.n_conformal_)
-        t, closed, level = self.localizer.thresholds(as_float_matrix(X, "X"), m_req, n_threads=kernel_threads(self.n_jobs))
+        t, closed, level = self.localizer.thresholds(
+            as_float_matrix(X, "X"), m_req, n_threads=kernel_threads(self.n_jobs)
+        )
         return Thresholds(t, closed, level)
 
     def guarantee(self, alpha) -> Guarantee:
         if self.localizer.honest:
             return Guarantee(
-                "marginal", True,
+                "marginal",
+                True,
                 f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
                 "points are exchangeable (the forest was grown on disjoint data).",
             )
         return Guarantee(
-            "none", False,
+            "none",
+            False,
             f"Not certified: the forest was grown on the calibration points themselves (honest=False, the paper's "
             f"variant), so the finite-sample guarantee P(Y in interval) >= {1 - alpha:g} is not proved.",
         )
@@ -135,8 +139,10 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
         )
     if opts["guarantee"] == "pac":
         if opts["scale"] is not None:
-            raise InputError("option 'scale' applies only with guarantee='marginal' (the PAC correction works on "
-                             "the raw scores); drop it or use guarantee='marginal'.")
+            raise InputError(
+                "option 'scale' applies only with guarantee='marginal' (the PAC correction works on "
+                "the raw scores); drop it or use guarantee='marginal'."
+            )
         return get_variant("lcp-rf", "pac")(est, opts, seed)  # registered by calibrators/pac.py
     if opts["guarantee"] != "marginal":
         raise InputError(f"guarantee must be 'marginal' or 'pac', got {opts['guarantee']!r}.")
@@ -144,19 +150,26 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     if stray:
         raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
     scale = "tune" if opts["scale"] is None else opts["scale"]  # checked by the localizer when it grows
-    return LCPForestCalibrator(make_forest_localizer(est, seed, tune=True, scale=scale), est.localizer_size,
-                               est.n_jobs)
+    return LCPForestCalibrator(make_forest_localizer(est, seed, tune=True, scale=scale), est.localizer_size, est.n_jobs)
 
 
-register(MethodSpec(
-    "lcp-rf",
-    _make_lcp_rf,
-    # scale None: "tune" (guarantee="marginal"); PAC refuses an explicit one
-    options={"guarantee": "marginal", **dict.fromkeys(PAC_OPTIONS), "localizer_data": "calibration", "cv": 5,
-             "scale": None},
-    title="LCP-RF (exact localized conformal, forest weights)",
-    needs_training=lambda opts: opts["localizer_data"] == "training",
-    # a forest grown on the training part leaves every calibration point conformal: no localizer share
-    settings=lambda opts: FOREST_SETTINGS - {"localizer_size"} if opts["localizer_data"] == "training"
-    else FOREST_SETTINGS,
-))
+register(
+    MethodSpec(
+        "lcp-rf",
+        _make_lcp_rf,
+        # scale None: "tune" (guarantee="marginal"); PAC refuses an explicit one
+        options={
+            "guarantee": "marginal",
+            **dict.fromkeys(PAC_OPTIONS),
+            "localizer_data": "calibration",
+            "cv": 5,
+            "scale": None,
+        },
+        title="LCP-RF (exact localized conformal, forest weights)",
+        needs_training=lambda opts: opts["localizer_data"] == "training",
+        # a forest grown on the training part leaves every calibration point conformal: no localizer share
+        settings=lambda opts: (
+            FOREST_SETTINGS - {"localizer_size"} if opts["localizer_data"] == "training" else FOREST_SETTINGS
+        ),
+    )
+)

@@ -61,7 +61,9 @@ BASES = {"qrf": "qrf-tc", "lcp": "lcp-rf"}
 MAX_INFINITE_SHARE = 0.02
 
 
-def resolve_pac_options(pac_bound: str | None, grid_size: int | None, pac_form: str | None) -> tuple[str, int | None, str]:
+def resolve_pac_options(
+    pac_bound: str | None, grid_size: int | None, pac_form: str | None
+) -> tuple[str, int | None, str]:
     """(bound, K, form) after defaults: binomial unless a grid size or a form (Hoeffding's options) is given."""
     if pac_bound is None:
         pac_bound = "hoeffding" if grid_size is not None or pac_form is not None else "binomial"
@@ -70,27 +72,43 @@ def resolve_pac_options(pac_bound: str | None, grid_size: int | None, pac_form: 
     if pac_bound == "binomial":
         for name, v in (("grid_size", grid_size), ("pac_form", pac_form)):
             if v is not None:
-                raise InputError(f"{name} applies only to pac_bound='hoeffding' (the paper's grid bound); the "
-                                 "binomial bound needs no grid. Drop it or use pac_bound='hoeffding'.")
+                raise InputError(
+                    f"{name} applies only to pac_bound='hoeffding' (the paper's grid bound); the "
+                    "binomial bound needs no grid. Drop it or use pac_bound='hoeffding'."
+                )
         return "binomial", None, "exact"
-    grid_size = 20 if grid_size is None else check_int(grid_size, "grid_size", minimum=2,
-                                                       hint="the grid runs from 0 to alpha")
+    grid_size = (
+        20 if grid_size is None else check_int(grid_size, "grid_size", minimum=2, hint="the grid runs from 0 to alpha")
+    )
     pac_form = "inflated" if pac_form is None else pac_form
     if pac_form not in PAC_FORMS:
         raise InputError(f"pac_form must be one of {list(PAC_FORMS)}, got {pac_form!r}.")
     return "hoeffding", int(grid_size), pac_form
 
 
-def refuse_small_d2(n2: int, alpha: float, delta: float, bound: str, K: int | None, pac_size: float | None,
-                    part: str = "correction part D2") -> None:
+def refuse_small_d2(
+    n2: int,
+    alpha: float,
+    delta: float,
+    bound: str,
+    K: int | None,
+    pac_size: float | None,
+    part: str = "correction part D2",
+) -> None:
     """Refuse a D2 on which every interval would be infinite, naming the size needed."""
     need = min_d2_size(alpha, K, delta, bound)
     if n2 >= need:
         return
-    whole = "" if pac_size is None else \
-        f" (a calibration set of about {int(np.ceil(need / pac_size))} points at pac_size={pac_size:g})"
+    whole = (
+        ""
+        if pac_size is None
+        else f" (a calibration set of about {int(np.ceil(need / pac_size))} points at pac_size={pac_size:g})"
+    )
     if bound == "binomial":
-        why = f"P(Binomial(n2, {1 - alpha:g}) >= n2) = {1 - alpha:g}^n2 <= delta, else k > n2 and every interval is infinite"
+        why = (
+            f"P(Binomial(n2, {1 - alpha:g}) >= n2) = {1 - alpha:g}^n2 <= delta, "
+            "else k > n2 and every interval is infinite"
+        )
     else:
         eps = "" if n2 == 0 else f", so epsilon = {_hoeffding_epsilon(n2, K, delta):.4g}"
         why = f"epsilon = sqrt(ln(K/delta)/(2 n2)) < alpha (grid_size={K}{eps})"
@@ -109,7 +127,9 @@ def warn_infinite(name: str, c: Correction) -> None:
         warnings.warn(
             f"{name}: {what} reached the D2 target ({c.k} of {c.n2} covered; best {c.covered}); every interval is "
             "infinite, which keeps the training-conditional guarantee. Give more data to D1 or the forest, a "
-            "larger alpha, or pac_bound='binomial'.", PACTargetWarning, stacklevel=4,
+            "larger alpha, or pac_bound='binomial'.",
+            PACTargetWarning,
+            stacklevel=4,
         )
         return
     if c.d2_infinite <= MAX_INFINITE_SHARE:
@@ -119,14 +139,17 @@ def warn_infinite(name: str, c: Correction) -> None:
         reach = c.cap_coverage  # D2 coverage of the largest correction that keeps the share small
         if reach > 1 - c.alpha:
             n_need = pac_n2(alpha=c.alpha, delta=c.delta, epsilon=reach - (1 - c.alpha), bound="binomial")
-            hint = (f" About n2 = {n_need} D2 points (a larger pac_size or more calibration data) would lower the "
-                    f"D2 target to the {reach:.3f} that keeps this share under {MAX_INFINITE_SHARE:.0%}.")
+            hint = (
+                f" About n2 = {n_need} D2 points (a larger pac_size or more calibration data) would lower the "
+                f"D2 target to the {reach:.3f} that keeps this share under {MAX_INFINITE_SHARE:.0%}."
+            )
         else:
             hint = " More D2 points alone do not help: give D1 and the forest more data (larger leaves)."
     warnings.warn(
         f"{name}: about {c.d2_infinite:.1%} of the intervals will be infinite (share on the D2 points at "
         f"a_hat = {c.a_hat:.4g}; n2 = {c.n2}, D2 target {c.k}/{c.n2} = {c.k / c.n2:.3f}).{hint}",
-        InfiniteIntervalWarning, stacklevel=4,
+        InfiniteIntervalWarning,
+        stacklevel=4,
     )
 
 
@@ -182,10 +205,18 @@ class PACForestCalibrator(Calibrator):
     ('binomial', True, True)
     """
 
-    def __init__(self, localizer: ForestLocalizer, base: str = "lcp", localizer_size: float = 0.5,
-                 pac_size: float = PAC_DEFAULTS["pac_size"], delta: float = PAC_DEFAULTS["delta"],
-                 grid_size: int | None = None, pac_form: str | None = None, pac_bound: str | None = None,
-                 n_jobs: int | None = None) -> None:
+    def __init__(
+        self,
+        localizer: ForestLocalizer,
+        base: str = "lcp",
+        localizer_size: float = 0.5,
+        pac_size: float = PAC_DEFAULTS["pac_size"],
+        delta: float = PAC_DEFAULTS["delta"],
+        grid_size: int | None = None,
+        pac_form: str | None = None,
+        pac_bound: str | None = None,
+        n_jobs: int | None = None,
+    ) -> None:
         if base not in BASES:
             raise InputError(f"base must be one of {sorted(BASES)}, got {base!r}.")
         self.localizer = localizer
@@ -198,7 +229,7 @@ class PACForestCalibrator(Calibrator):
         self.n_jobs = n_jobs
 
     # -- calibration -------------------------------------------------------
-    def calibrate(self, X, scores, *, alpha, rng) -> "PACForestCalibrator":
+    def calibrate(self, X, scores, *, alpha, rng) -> PACForestCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         if not self.localizer.honest:
@@ -214,7 +245,9 @@ class PACForestCalibrator(Calibrator):
         n_grow = int(round(self.localizer_size * rest.shape[0]))
         grow, d1 = np.sort(rest[:n_grow]), np.sort(rest[n_grow:])
         if n_grow < 2:
-            raise InputError(f"the localizer part has {n_grow} point(s); give more calibration data or a larger localizer_size.")
+            raise InputError(
+                f"the localizer part has {n_grow} point(s); give more calibration data or a larger localizer_size."
+            )
         if self.base == "lcp":
             check_conformal_size(d1.shape[0], alpha, "conformal part D1 of the calibration set")
         elif d1.shape[0] < 1:
@@ -237,8 +270,9 @@ class PACForestCalibrator(Calibrator):
             if self.pac_bound == "binomial":
                 c = binomial_correction(self.map_, self.X2_, self.V2_, alpha, self.delta, MAX_INFINITE_SHARE)
             else:
-                c = hoeffding_correction(self.map_, self.X2_, self.V2_, alpha, self.delta, self.grid_size,
-                                         self.pac_form, MAX_INFINITE_SHARE)
+                c = hoeffding_correction(
+                    self.map_, self.X2_, self.V2_, alpha, self.delta, self.grid_size, self.pac_form, MAX_INFINITE_SHARE
+                )
             self.corrections_[key] = c
         return self.corrections_[key]
 
@@ -267,16 +301,25 @@ class PACForestCalibrator(Calibrator):
 def make_pac_calibrator(base: str, est: Any, opts: dict[str, Any], seed: int | None) -> PACForestCalibrator:
     """Build from an estimator's shared settings and method options (``None`` = default)."""
     o = {k: PAC_DEFAULTS[k] if opts.get(k) is None else opts[k] for k in ("delta", "pac_size")}
-    return PACForestCalibrator(make_forest_localizer(est, seed), base=base, localizer_size=est.localizer_size,
-                               grid_size=opts.get("grid_size"), pac_form=opts.get("pac_form"),
-                               pac_bound=opts.get("pac_bound"), n_jobs=est.n_jobs, **o)
+    return PACForestCalibrator(
+        make_forest_localizer(est, seed),
+        base=base,
+        localizer_size=est.localizer_size,
+        grid_size=opts.get("grid_size"),
+        pac_form=opts.get("pac_form"),
+        pac_bound=opts.get("pac_bound"),
+        n_jobs=est.n_jobs,
+        **o,
+    )
 
 
-register(MethodSpec(
-    "qrf-tc",
-    lambda est, opts, seed: make_pac_calibrator("qrf", est, opts, seed),
-    options=dict.fromkeys(PAC_DEFAULTS),
-    title="QRF-TC (forest quantiles, training-conditional calibration)",
-    settings=FOREST_SETTINGS,
-))
+register(
+    MethodSpec(
+        "qrf-tc",
+        lambda est, opts, seed: make_pac_calibrator("qrf", est, opts, seed),
+        options=dict.fromkeys(PAC_DEFAULTS),
+        title="QRF-TC (forest quantiles, training-conditional calibration)",
+        settings=FOREST_SETTINGS,
+    )
+)
 register_variant("lcp-rf", "pac", lambda est, opts, seed: make_pac_calibrator("lcp", est, opts, seed))

@@ -276,8 +276,9 @@ def _resolve(bound: str | None, K: object, alpha: object) -> str:
     return bound
 
 
-def pac_epsilon(n2: int, K: int | None = None, delta: float = 0.1, *, alpha: float | None = None,
-                bound: str | None = None) -> float:
+def pac_epsilon(
+    n2: int, K: int | None = None, delta: float = 0.1, *, alpha: float | None = None, bound: str | None = None
+) -> float:
     """The D2 coverage excess epsilon of a PAC correction on n2 points.
 
     Hoeffding (``K`` given, the default then): epsilon = sqrt(ln(K / delta) / (2 n2)),
@@ -314,12 +315,14 @@ def pac_epsilon(n2: int, K: int | None = None, delta: float = 0.1, *, alpha: flo
     """
     if _resolve(bound, K, alpha) == "hoeffding":
         return _hoeffding_epsilon(n2, K, delta)
-    return _binomial_epsilon(_count(n2, "n2", "size of the correction part D2"), check_alpha(alpha),
-                             open_unit(delta, "delta"))
+    return _binomial_epsilon(
+        _count(n2, "n2", "size of the correction part D2"), check_alpha(alpha), open_unit(delta, "delta")
+    )
 
 
-def pac_delta(n2: int, K: int | None = None, epsilon: float | None = None, *, alpha: float | None = None,
-              bound: str | None = None) -> float:
+def pac_delta(
+    n2: int, K: int | None = None, epsilon: float | None = None, *, alpha: float | None = None, bound: str | None = None
+) -> float:
     """Failure probability delta of a D2 target 1 - alpha + epsilon, the inverse of :func:`pac_epsilon`.
 
     Hoeffding: K exp(-2 n2 epsilon^2) (values of 1 or more say nothing).
@@ -338,12 +341,19 @@ def pac_delta(n2: int, K: int | None = None, epsilon: float | None = None, *, al
         raise InputError("epsilon (the D2 coverage excess) is required, e.g. epsilon=0.05.")
     if _resolve(bound, K, alpha) == "hoeffding":
         return _hoeffding_delta(n2, K, epsilon)
-    return _binomial_delta(_count(n2, "n2", "size of the correction part D2"), check_alpha(alpha),
-                           _positive(epsilon, "epsilon"))
+    return _binomial_delta(
+        _count(n2, "n2", "size of the correction part D2"), check_alpha(alpha), _positive(epsilon, "epsilon")
+    )
 
 
-def pac_n2(K: int | None = None, delta: float = 0.1, epsilon: float | None = None, *, alpha: float | None = None,
-           bound: str | None = None) -> int:
+def pac_n2(
+    K: int | None = None,
+    delta: float = 0.1,
+    epsilon: float | None = None,
+    *,
+    alpha: float | None = None,
+    bound: str | None = None,
+) -> int:
     """D2 size to plan for: the smallest n2 with ``pac_epsilon(n2, ...) <= epsilon``.
 
     Binomial without ``epsilon``: the smallest n2 that can give finite intervals

@@ -90,7 +90,9 @@ class Correction:
     d2_infinite: float
     grid: np.ndarray | None = None
     counts: np.ndarray | None = None
-    cap_coverage: float = 1.0  # D2 coverage below the correction where the D2 share of infinite intervals passes the cap
+    cap_coverage: float = (
+        1.0  # D2 coverage below the correction where the D2 share of infinite intervals passes the cap
+    )
     corrections: np.ndarray | None = None  # binomial: the sorted A_j of D2
 
     @property
@@ -133,8 +135,12 @@ class ForestPACMap:
     def quantiles(self, W: sp.csr_matrix, levels: np.ndarray) -> np.ndarray:
         """Q(levels[i, j]; F_i); a level above the row's D1 mass gives +inf."""
         return _kernels.csr_row_quantiles(
-            W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data, self.localizer.index_.scores,
-            np.ascontiguousarray(levels, dtype=np.float64), QUANTILE_TOL,
+            W.indptr.astype(np.int64),
+            W.indices.astype(np.int32),
+            W.data,
+            self.localizer.index_.scores,
+            np.ascontiguousarray(levels, dtype=np.float64),
+            QUANTILE_TOL,
         )
 
     def thresholds(self, X: np.ndarray, alpha: float, a: float) -> Thresholds:
@@ -206,22 +212,42 @@ class ForestPACMap:
         return self._first_float(covers, n, -1.0, 1.0), self._first_float(infinite, n, -1.0, 1.0)
 
 
-def binomial_correction(pmap: ForestPACMap, X2: np.ndarray, V2: np.ndarray, alpha: float, delta: float,
-                        max_infinite: float) -> Correction:
+def binomial_correction(
+    pmap: ForestPACMap, X2: np.ndarray, V2: np.ndarray, alpha: float, delta: float, max_infinite: float
+) -> Correction:
     """a_hat = k-th smallest A_j (see the module docstring); inf when k > n2."""
     n2 = X2.shape[0]
     k = binomial_k(n2, alpha, delta)
-    A, I = pmap.smallest_corrections(X2, V2, alpha)
+    A, A_inf = pmap.smallest_corrections(X2, V2, alpha)
     a_hat = float(np.sort(A)[k - 1]) if k <= n2 else np.inf
     covered = int(np.count_nonzero(A <= a_hat))
     eps = k / n2 - (1.0 - alpha) if k <= n2 else np.inf
-    return Correction("binomial", "exact", float(alpha), float(delta), n2, k, eps, a_hat, covered,
-                      float(np.mean(I <= a_hat)), cap_coverage=float(np.mean(A < _cap(I, max_infinite))),
-                      corrections=np.sort(A))
+    return Correction(
+        "binomial",
+        "exact",
+        float(alpha),
+        float(delta),
+        n2,
+        k,
+        eps,
+        a_hat,
+        covered,
+        float(np.mean(A_inf <= a_hat)),
+        cap_coverage=float(np.mean(A < _cap(A_inf, max_infinite))),
+        corrections=np.sort(A),
+    )
 
 
-def hoeffding_correction(pmap: ForestPACMap, X2: np.ndarray, V2: np.ndarray, alpha: float, delta: float,
-                         K: int, form: str, max_infinite: float) -> Correction:
+def hoeffding_correction(
+    pmap: ForestPACMap,
+    X2: np.ndarray,
+    V2: np.ndarray,
+    alpha: float,
+    delta: float,
+    K: int,
+    form: str,
+    max_infinite: float,
+) -> Correction:
     """The paper's grid correction (unchanged from the first implementation)."""
     n2 = X2.shape[0]
     eps = _hoeffding_epsilon(n2, K, delta)
@@ -234,17 +260,28 @@ def hoeffding_correction(pmap: ForestPACMap, X2: np.ndarray, V2: np.ndarray, alp
     hits = np.flatnonzero(counts >= required)
     j = int(hits[0]) if hits.size else None
     a_hat = float(grid[j]) if j is not None else np.inf
-    _, I = pmap.smallest_corrections(X2, V2, alpha)
-    return Correction("hoeffding", form, float(alpha), float(delta), n2, required, eps, a_hat,
-                      int(counts[j if j is not None else -1]), float(np.mean(I <= a_hat)), grid, counts,
-                      cap_coverage=float(np.mean(V2[:, None] <= Q, axis=0)[grid < _cap(I, max_infinite)].max(
-                          initial=0.0)))
+    _, A_inf = pmap.smallest_corrections(X2, V2, alpha)
+    return Correction(
+        "hoeffding",
+        form,
+        float(alpha),
+        float(delta),
+        n2,
+        required,
+        eps,
+        a_hat,
+        int(counts[j if j is not None else -1]),
+        float(np.mean(A_inf <= a_hat)),
+        grid,
+        counts,
+        cap_coverage=float(np.mean(V2[:, None] <= Q, axis=0)[grid < _cap(A_inf, max_infinite)].max(initial=0.0)),
+    )
 
 
-def _cap(I: np.ndarray, share: float) -> float:
+def _cap(A_inf: np.ndarray, share: float) -> float:
     """Largest correction below which at most ``share`` of the D2 intervals are infinite."""
-    if not I.size:
+    if not A_inf.size:
         return np.inf
-    j = int(np.floor(share * I.shape[0]))
-    s = np.sort(I)
+    j = int(np.floor(share * A_inf.shape[0]))
+    s = np.sort(A_inf)
     return float(s[j]) if j < s.shape[0] else np.inf

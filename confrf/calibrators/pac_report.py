@@ -11,8 +11,10 @@ import pandas as pd
 
 from .pac_correction import Correction
 
-IID = ("if the calibration and test points are i.i.d. (independent draws from one distribution; "
-       "exchangeability is not enough).")
+IID = (
+    "if the calibration and test points are i.i.d. (independent draws from one distribution; "
+    "exchangeability is not enough)."
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,28 +97,61 @@ class PACReport:
     def items(self) -> list[tuple[str, Any]]:
         """(label, value) pairs for printed tables."""
         if self.groups is not None:
-            return [("Bound", "binomial, per group"), ("alpha", self.alpha), ("delta", self.delta),
-                    ("Groups with points L", self.n_groups), ("delta / L per group", self.delta_group),
-                    ("n2 (all groups)", self.n2), ("Groups finite", int(self.groups["finite"].sum())),
-                    ("D2 coverage", self.d2_coverage), ("D2 share infinite", self.d2_infinite),
-                    ("Guaranteed coverage", self.guaranteed_coverage)]
+            return [
+                ("Bound", "binomial, per group"),
+                ("alpha", self.alpha),
+                ("delta", self.delta),
+                ("Groups with points L", self.n_groups),
+                ("delta / L per group", self.delta_group),
+                ("n2 (all groups)", self.n2),
+                ("Groups finite", int(self.groups["finite"].sum())),
+                ("D2 coverage", self.d2_coverage),
+                ("D2 share infinite", self.d2_infinite),
+                ("Guaranteed coverage", self.guaranteed_coverage),
+            ]
         out = [("Bound", self.bound), ("alpha", self.alpha), ("delta", self.delta), ("n2 (D2)", self.n2)]
         if self.bound == "binomial":
             out += [("k (order statistic)", self.k)]
         else:
-            out += [("Form", self.form), ("Grid values K", self.K), ("epsilon", self.epsilon),
-                    ("D2 count needed", self.required_count)]
-        out += [("D2 target", self.target),
-                ("a_hat", self.a_hat if self.reached else "none (all infinite)"),
-                ("D2 coverage", self.d2_coverage), ("Target reached", self.reached),
-                ("D2 share infinite", self.d2_infinite), ("Guaranteed coverage", self.guaranteed_coverage)]
+            out += [
+                ("Form", self.form),
+                ("Grid values K", self.K),
+                ("epsilon", self.epsilon),
+                ("D2 count needed", self.required_count),
+            ]
+        out += [
+            ("D2 target", self.target),
+            ("a_hat", self.a_hat if self.reached else "none (all infinite)"),
+            ("D2 coverage", self.d2_coverage),
+            ("Target reached", self.reached),
+            ("D2 share infinite", self.d2_infinite),
+            ("Guaranteed coverage", self.guaranteed_coverage),
+        ]
         return out
 
     def to_frame(self) -> pd.DataFrame:
         """One ``value`` column indexed by field name (grid and groups left out)."""
-        keys = ["method", "bound", "form", "alpha", "delta", "n2", "k", "epsilon", "K", "target", "required_count",
-                "a_hat", "d2_coverage", "d2_infinite", "reached", "guaranteed_coverage", "sentence", "n_groups",
-                "delta_group"]
+        keys = [
+            "method",
+            "bound",
+            "form",
+            "alpha",
+            "delta",
+            "n2",
+            "k",
+            "epsilon",
+            "K",
+            "target",
+            "required_count",
+            "a_hat",
+            "d2_coverage",
+            "d2_infinite",
+            "reached",
+            "guaranteed_coverage",
+            "sentence",
+            "n_groups",
+            "delta_group",
+        ]
         return pd.DataFrame({"value": {k: getattr(self, k) for k in keys}})
 
 
@@ -127,16 +162,20 @@ def guaranteed(c: Correction) -> float:
 def how(c: Correction) -> str:
     """The bound in words, for the guarantee sentence."""
     if c.bound == "binomial":
-        return (f"exact binomial order statistic on n2={c.n2} correction points: the correction is the "
-                f"k={c.k}-th smallest of the corrections that just cover each D2 point, k the smallest integer "
-                f"with P(Binomial({c.n2}, {1 - c.alpha:g}) >= k) <= {c.delta:g}")
+        return (
+            f"exact binomial order statistic on n2={c.n2} correction points: the correction is the "
+            f"k={c.k}-th smallest of the corrections that just cover each D2 point, k the smallest integer "
+            f"with P(Binomial({c.n2}, {1 - c.alpha:g}) >= k) <= {c.delta:g}"
+        )
     K = len(c.grid)
     if c.form == "inflated":
         what = f"the D2 target is 1 - alpha + epsilon = {1 - c.alpha + c.epsilon:.4g}"
     else:
         what = "the paper's form: D2 target 1 - alpha, guarantee 1 - alpha - epsilon"
-    return (f"Hoeffding on n2={c.n2} correction points and a union bound over K={K} grid values, "
-            f"epsilon={c.epsilon:.4g}; {what}")
+    return (
+        f"Hoeffding on n2={c.n2} correction points and a union bound over K={K} grid values, "
+        f"epsilon={c.epsilon:.4g}; {what}"
+    )
 
 
 def shown(level: float) -> str:
@@ -146,9 +185,10 @@ def shown(level: float) -> str:
 def make_report(method: str, c: Correction) -> PACReport:
     """The report of one correction (QRF-TC, LCP-RF with guarantee='pac')."""
     g = guaranteed(c)
-    sentence = (f"With probability at least {1 - c.delta:g} over the calibration data, the coverage "
-                f"P(Y in interval | calibration data) is at least {shown(g)} (training-conditional, PAC: {how(c)}), "
-                + IID)
+    sentence = (
+        f"With probability at least {1 - c.delta:g} over the calibration data, the coverage "
+        f"P(Y in interval | calibration data) is at least {shown(g)} (training-conditional, PAC: {how(c)}), " + IID
+    )
     if not c.reached:
         what = "grid value" if c.bound == "hoeffding" else "finite correction"
         sentence += f" No {what} reached the D2 target, so every interval is infinite (coverage 1)."
@@ -158,8 +198,22 @@ def make_report(method: str, c: Correction) -> PACReport:
         a, counts = np.unique(c.corrections, return_counts=True)
         grid = pd.DataFrame({"a": a, "d2_coverage": np.cumsum(counts) / c.n2})
     return PACReport(
-        method=method, bound=c.bound, form=c.form, alpha=c.alpha, delta=c.delta, n2=c.n2, k=c.k,
-        epsilon=float(c.epsilon), K=None if c.grid is None else len(c.grid), target=c.k / c.n2,
-        required_count=c.k, a_hat=c.a_hat if c.reached else None, d2_coverage=c.covered / c.n2,
-        d2_infinite=c.d2_infinite, reached=c.reached, guaranteed_coverage=float(g), sentence=sentence, grid=grid,
+        method=method,
+        bound=c.bound,
+        form=c.form,
+        alpha=c.alpha,
+        delta=c.delta,
+        n2=c.n2,
+        k=c.k,
+        epsilon=float(c.epsilon),
+        K=None if c.grid is None else len(c.grid),
+        target=c.k / c.n2,
+        required_count=c.k,
+        a_hat=c.a_hat if c.reached else None,
+        d2_coverage=c.covered / c.n2,
+        d2_infinite=c.d2_infinite,
+        reached=c.reached,
+        guaranteed_coverage=float(g),
+        sentence=sentence,
+        grid=grid,
     )

@@ -6,8 +6,9 @@ methods up here, so adding a method never touches their code.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import InputError
 from .base import Calibrator
@@ -45,7 +46,7 @@ class MethodSpec:
     """
 
     name: str
-    factory: Callable[["ConformalRegressor", dict[str, Any], int | None], Calibrator]
+    factory: Callable[[ConformalRegressor, dict[str, Any], int | None], Calibrator]
     options: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
     needs_training: bool | Callable[[Mapping[str, Any]], bool] = False
@@ -61,8 +62,9 @@ class MethodSpec:
 
 
 #: the estimator settings that shape the localizer forest and the localizer/conformal split
-FOREST_SETTINGS = frozenset({"honest", "localizer_size", "n_estimators", "min_samples_leaf", "max_features",
-                             "max_depth"})
+FOREST_SETTINGS = frozenset(
+    {"honest", "localizer_size", "n_estimators", "min_samples_leaf", "max_features", "max_depth"}
+)
 
 METHODS: dict[str, MethodSpec] = {}
 #: (method, guarantee) -> factory of a variant built by another module (e.g. "lcp-rf" with guarantee="pac")
@@ -101,8 +103,10 @@ def method_options(name: str, options: Mapping[str, Any] | None) -> dict[str, An
     """Fill defaults and refuse options the method does not know."""
     spec = get_method(name)
     if options is not None and not isinstance(options, Mapping):
-        raise InputError(f"options must be a dict of method options, e.g. options={{'guarantee': 'pac'}}, "
-                         f"got {type(options).__name__}.")
+        raise InputError(
+            f"options must be a dict of method options, e.g. options={{'guarantee': 'pac'}}, "
+            f"got {type(options).__name__}."
+        )
     options = dict(options or {})
     unknown = sorted(set(options) - set(spec.options))
     if unknown:
@@ -112,7 +116,10 @@ def method_options(name: str, options: Mapping[str, Any] | None) -> dict[str, An
 
 
 def unused_settings_message(name: str, options: Mapping[str, Any], changed: Mapping[str, Any]) -> str | None:
-    """What to tell of the forest settings moved from their defaults (``changed``) that method ``name`` ignores; None if none."""
+    """What to tell of the forest settings moved from their defaults (``changed``) that method ``name`` ignores.
+
+    None if there is none.
+    """
     spec = get_method(name)
     unused = {k: v for k, v in changed.items() if k not in spec.reads(options)}
     if not unused:
@@ -123,5 +130,7 @@ def unused_settings_message(name: str, options: Mapping[str, Any], changed: Mapp
     if reads:
         return f"{said} {verb} no effect with method {name!r} and these options (it reads only {reads}); drop {it}."
     users = sorted(m for m, s in METHODS.items() if set(unused) <= s.reads(s.options))
-    return (f"{said} {verb} no effect with method {name!r}, which grows no localizer forest; drop {it}, or choose "
-            f"a method that uses {it}: {users}.")
+    return (
+        f"{said} {verb} no effect with method {name!r}, which grows no localizer forest; drop {it}, or choose "
+        f"a method that uses {it}: {users}."
+    )

@@ -68,7 +68,7 @@ class SLCPCalibrator(ReferenceData, Calibrator):
         self.localizer = NadarayaWatsonLocalizer(kernel=kernel, bandwidth=bandwidth)
         self.reference_size = check_fraction(reference_size, "reference_size")
 
-    def calibrate(self, X, scores, *, alpha, rng) -> "SLCPCalibrator":
+    def calibrate(self, X, scores, *, alpha, rng) -> SLCPCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         rng = np.random.default_rng(rng)
@@ -97,7 +97,8 @@ class SLCPCalibrator(ReferenceData, Calibrator):
 
     def guarantee(self, alpha) -> Guarantee:
         return Guarantee(
-            "marginal", True,
+            "marginal",
+            True,
             f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
             "points are exchangeable (the local quantile was learned on disjoint data).",
         )
@@ -109,10 +110,12 @@ class SLCPCalibrator(ReferenceData, Calibrator):
         return {**self.localizer.describe(), "learned_on": self.reference_source_}
 
 
-register(MethodSpec(
-    "slcp",
-    lambda est, opts, seed: SLCPCalibrator(opts["kernel"], opts["bandwidth"], opts["reference_size"]),
-    options={"kernel": "gaussian", "bandwidth": "auto", "reference_size": 0.5, "cv": 5},
-    title="SLCP (split localized conformal, kernel conditional distribution; Han et al.)",
-    needs_training=True,
-))
+register(
+    MethodSpec(
+        "slcp",
+        lambda est, opts, seed: SLCPCalibrator(opts["kernel"], opts["bandwidth"], opts["reference_size"]),
+        options={"kernel": "gaussian", "bandwidth": "auto", "reference_size": 0.5, "cv": 5},
+        title="SLCP (split localized conformal, kernel conditional distribution; Han et al.)",
+        needs_training=True,
+    )
+)

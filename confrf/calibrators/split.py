@@ -23,7 +23,7 @@ class SplitCalibrator(Calibrator):
 
     name = "split"
 
-    def calibrate(self, X, scores, *, alpha, rng) -> "SplitCalibrator":
+    def calibrate(self, X, scores, *, alpha, rng) -> SplitCalibrator:
         V = as_float_vector(scores, "scores")
         check_conformal_size(V.shape[0], alpha, "calibration set")
         self.sorted_scores_ = np.sort(V)
@@ -36,8 +36,10 @@ class SplitCalibrator(Calibrator):
 
     def guarantee(self, alpha) -> Guarantee:
         return Guarantee(
-            "marginal", True,
-            f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if calibration and test points are exchangeable.",
+            "marginal",
+            True,
+            f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if calibration and test points are "
+            "exchangeable.",
         )
 
     def sizes(self) -> dict[str, int]:

@@ -24,9 +24,18 @@ from .estimator import CLASS_METHODS, ConformalClassifier
 from .result import ClassificationResult
 
 
-def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: float = 0.1, model: Any = "gbm",
-                   calib: Any = None, calib_size: float = 0.5, random_state: Any = None,
-                   **options: Any) -> ClassificationResult:
+def conformal_sets(
+    formula: str,
+    data: Any,
+    *,
+    method: str = "lcp-rf",
+    alpha: float = 0.1,
+    model: Any = "gbm",
+    calib: Any = None,
+    calib_size: float = 0.5,
+    random_state: Any = None,
+    **options: Any,
+) -> ClassificationResult:
     """Fit a classifier and calibrate conformal prediction sets (see :func:`confrf.conformal`).
 
     Examples
@@ -40,12 +49,15 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
     """
     spec = get_method(method)
     if method not in CLASS_METHODS:
-        raise InputError(f"method {method!r} is not offered for a class-label response; choose one of "
-                         f"{list(CLASS_METHODS)}.")
+        raise InputError(
+            f"method {method!r} is not offered for a class-label response; choose one of {list(CLASS_METHODS)}."
+        )
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
-        raise InputError(f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)} and, for method "
-                         f"{method!r}, {sorted(spec.options) or 'none'}.")
+        raise InputError(
+            f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)} and, for method "
+            f"{method!r}, {sorted(spec.options) or 'none'}."
+        )
     opts = {**OPTIONS, "score": "lac", **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}
     seed = seed_entropy(random_state)  # drawn once: a Generator gives one seed for every step
@@ -54,8 +66,10 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
     design, X, codes, _ = LabelDesign.fit(formula, as_frame(data, "data"), na_action=opts["na_action"])
     _refuse_regression_settings(design, model, opts["score"])
     if X.shape[1] == 0:
-        raise InputError(f"formula {formula!r} has no predictors; a classifier needs at least one column on the "
-                         "right of ~ (e.g. 'y ~ x1 + x2' or 'y ~ .').")
+        raise InputError(
+            f"formula {formula!r} has no predictors; a classifier needs at least one column on the "
+            "right of ~ (e.g. 'y ~ x1 + x2' or 'y ~ .')."
+        )
     if calib is not None:
         calib = as_frame(calib, "calib")
         X_tr, y_tr, X_cal, y_cal = X, codes, design.transform(calib, what="calib"), design.codes(calib)
@@ -67,10 +81,20 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
     if prefit:  # a statsmodels formula-API result: its columns matched to the design by name
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
     est = ConformalClassifier(
-        model=model, method=method, alpha=alpha, score=opts["score"], prefit=prefit, honest=opts["honest"],
-        localizer_size=opts["localizer_size"], n_estimators=opts["n_estimators"],
-        min_samples_leaf=opts["min_samples_leaf"], max_features=opts["max_features"], max_depth=opts["max_depth"],
-        fit_intercept=design.has_intercept, random_state=seed, n_jobs=opts["n_jobs"],
+        model=model,
+        method=method,
+        alpha=alpha,
+        score=opts["score"],
+        prefit=prefit,
+        honest=opts["honest"],
+        localizer_size=opts["localizer_size"],
+        n_estimators=opts["n_estimators"],
+        min_samples_leaf=opts["min_samples_leaf"],
+        max_features=opts["max_features"],
+        max_depth=opts["max_depth"],
+        fit_intercept=design.has_intercept,
+        random_state=seed,
+        n_jobs=opts["n_jobs"],
         options=method_opts or None,
     )
     labels = np.asarray(design.levels, dtype=object)  # the estimator takes the level values themselves
@@ -80,8 +104,9 @@ def conformal_sets(formula: str, data: Any, *, method: str = "lcp-rf", alpha: fl
         est.fit(X_tr, labels[y_tr], classes=design.levels)
         est.conformalize(X_cal, labels[y_cal])
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
-    return ClassificationResult(design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs,
-                                random_state=seed)
+    return ClassificationResult(
+        design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs, random_state=seed
+    )
 
 
 def _refuse_regression_settings(design: LabelDesign, model: Any, score: Any) -> None:
@@ -91,8 +116,8 @@ def _refuse_regression_settings(design: LabelDesign, model: Any, score: Any) -> 
     if wrong:
         raise InputError(
             f"the response {design.response_name!r} is a class label ({len(design.levels)} levels), so conformal() "
-            f"builds prediction sets, but {' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to regression. Use a classifier ('gbm', 'rf', "
+            f"builds prediction sets, but {' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to "
+            "regression. Use a classifier ('gbm', 'rf', "
             "'logit' or one with predict_proba) and a classification score ('lac', 'aps', 'raps'), or convert the "
             "response to numbers (pd.to_numeric) for prediction intervals."
         )
-

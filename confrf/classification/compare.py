@@ -11,11 +11,21 @@ from ..results.summary import Summary, _fmt, frame_table, text_table
 from .evaluation import MIN_STRATUM, ClassEvaluation
 from .result import ClassificationResult
 
-_ROWS = [("method", "Method"), ("alpha", "alpha"), ("coverage", "Coverage"), ("ci", "CI (exact)"),
-         ("mean_size", "Mean set size"), ("share_singleton", "Share singletons"), ("share_empty", "Share empty"),
-         ("share_full", "Share full"), ("worst_size_coverage", "Worst size-stratified cov."),
-         ("worst_class_coverage", "Worst class coverage"), ("fit_time", "Fit time (s)"),
-         ("conformalize_time", "Conformalize time (s)"), ("guarantee", "Guarantee")]
+_ROWS = [
+    ("method", "Method"),
+    ("alpha", "alpha"),
+    ("coverage", "Coverage"),
+    ("ci", "CI (exact)"),
+    ("mean_size", "Mean set size"),
+    ("share_singleton", "Share singletons"),
+    ("share_empty", "Share empty"),
+    ("share_full", "Share full"),
+    ("worst_size_coverage", "Worst size-stratified cov."),
+    ("worst_class_coverage", "Worst class coverage"),
+    ("fit_time", "Fit time (s)"),
+    ("conformalize_time", "Conformalize time (s)"),
+    ("guarantee", "Guarantee"),
+]
 
 
 class ClassComparison:
@@ -61,9 +71,15 @@ class ClassComparison:
         table = pd.DataFrame(shown, index=[label for _, label in _ROWS])
         s = Summary()
         s.add_section("comparison", frame_table(table, title=f"Comparison on {int(f.loc['n'].iloc[0])} test rows"), f)
-        s.tables.append(text_table([
-            f"CI: exact (Clopper-Pearson) {self.level:.0%} interval of each fit's coverage. Worst size-stratified "
-            f"coverage: over non-empty set sizes with at least {MIN_STRATUM} rows. Times in seconds."]))
+        s.tables.append(
+            text_table(
+                [
+                    f"CI: exact (Clopper-Pearson) {self.level:.0%} interval of each fit's coverage. Worst "
+                    "size-stratified "
+                    f"coverage: over non-empty set sizes with at least {MIN_STRATUM} rows. Times in seconds."
+                ]
+            )
+        )
         return s
 
     def __str__(self) -> str:
@@ -80,16 +96,27 @@ def compare_sets(results: tuple, test: Any, names: list[str], level: float) -> C
     """Evaluate every classification result on ``test`` (see :func:`confrf.compare`)."""
     bad = [type(r).__name__ for r in results if not isinstance(r, ClassificationResult)]
     if bad:
-        raise InputError(f"compare() takes results of one kind, but {bad} are not classification results: prediction "
-                         "sets and prediction intervals have different metrics (set size vs width). Compare the "
-                         "classification results and the regression results in two calls.")
+        raise InputError(
+            f"compare() takes results of one kind, but {bad} are not classification results: prediction "
+            "sets and prediction intervals have different metrics (set size vs width). Compare the "
+            "classification results and the regression results in two calls."
+        )
     evaluations, columns = {}, {}
     for name, res in zip(names, results):
         ev = res.evaluate(test, level=level)
         evaluations[name] = ev
         g = res.guarantee
         est = res.estimator
-        columns[name] = pd.Series({"method": res.method, "alpha": res.alpha, **ev.metrics.to_dict(),
-                                   "fit_time": est.fit_time_, "conformalize_time": est.conformalize_time_,
-                                   "guarantee": g.kind, "certified": g.certified}, dtype=object)
+        columns[name] = pd.Series(
+            {
+                "method": res.method,
+                "alpha": res.alpha,
+                **ev.metrics.to_dict(),
+                "fit_time": est.fit_time_,
+                "conformalize_time": est.conformalize_time_,
+                "guarantee": g.kind,
+                "certified": g.certified,
+            },
+            dtype=object,
+        )
     return ClassComparison(pd.DataFrame(columns), evaluations, level)

@@ -49,8 +49,10 @@ def encode_labels(y: Any, levels: list, what: str) -> np.ndarray:
     if (codes < 0).any():
         bad = arr[codes < 0]
         shown = list(pd.unique(pd.Series(bad, dtype=object)))[:10]
-        raise InputError(f"{what} has label(s) {shown} in {int((codes < 0).sum())} row(s) that are not class levels "
-                         f"seen at fit ({levels[:30]}); drop these rows or refit with data that contains them.")
+        raise InputError(
+            f"{what} has label(s) {shown} in {int((codes < 0).sum())} row(s) that are not class levels "
+            f"seen at fit ({levels[:30]}); drop these rows or refit with data that contains them."
+        )
     return codes.astype(np.int64)
 
 
@@ -101,11 +103,24 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     # ``classes`` in fit() is a setting, not per-sample metadata: no set_fit_request method
     __metadata_request__fit = {"classes": metadata_routing.UNUSED}
 
-    def __init__(self, model: Any = "gbm", method: str = "lcp-rf", alpha: float = 0.1, score: Any = "lac",
-                 prefit: bool = False, honest: bool = True, localizer_size: float = 0.5,
-                 n_estimators: int | str = "auto", min_samples_leaf: int | str = "auto", max_features: Any = 1.0,
-                 max_depth: int | None = None, fit_intercept: bool = True, random_state: Any = None,
-                 n_jobs: int | None = None, options: dict | None = None) -> None:
+    def __init__(
+        self,
+        model: Any = "gbm",
+        method: str = "lcp-rf",
+        alpha: float = 0.1,
+        score: Any = "lac",
+        prefit: bool = False,
+        honest: bool = True,
+        localizer_size: float = 0.5,
+        n_estimators: int | str = "auto",
+        min_samples_leaf: int | str = "auto",
+        max_features: Any = 1.0,
+        max_depth: int | None = None,
+        fit_intercept: bool = True,
+        random_state: Any = None,
+        n_jobs: int | None = None,
+        options: dict | None = None,
+    ) -> None:
         self.model = model
         self.method = method
         self.alpha = alpha
@@ -123,7 +138,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.options = options
 
     # -- lifecycle ---------------------------------------------------------
-    def fit(self, X: Any, y: Any, classes: Any = None) -> "ConformalClassifier":
+    def fit(self, X: Any, y: Any, classes: Any = None) -> ConformalClassifier:
         """Fit the base classifier on training data; ``classes``: the levels (default: those of ``y``)."""
         self._method_options()
         self._refuse_prefit()
@@ -133,8 +148,10 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         check_same_rows(X, codes.shape[0])
         present = np.unique(codes)
         if present.shape[0] < 2:
-            raise InputError(f"the training response has a single class ({self.classes_[present[0]]!r}); "
-                             "classification needs at least two.")
+            raise InputError(
+                f"the training response has a single class ({self.classes_[present[0]]!r}); "
+                "classification needs at least two."
+            )
         t0 = time.perf_counter()
         seeds = self._seeds()
         clf = make_classifier(self.model, fit_intercept=self.fit_intercept, random_state=seeds[0])
@@ -145,7 +162,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.train_counts_ = np.bincount(codes, minlength=len(self.classes_))
         return self
 
-    def conformalize(self, X: Any, y: Any, classes: Any = None) -> "ConformalClassifier":
+    def conformalize(self, X: Any, y: Any, classes: Any = None) -> ConformalClassifier:
         """Calibrate on data disjoint from the training data.
 
         With ``prefit=True``, ``classes`` gives the levels (default: the
@@ -156,12 +173,16 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         X = as_float_matrix(X, "X")
         if self.prefit:
             if classes is None and is_statsmodels_results(self.model):
-                raise InputError("prefit=True with statsmodels results: give the class levels (classes=...), "
-                                 "which its classes are matched to.")
+                raise InputError(
+                    "prefit=True with statsmodels results: give the class levels (classes=...), "
+                    "which its classes are matched to."
+                )
             self.classes_ = list(classes) if classes is not None else list(getattr(self.model, "classes_", []))
             if len(self.classes_) < 2:
-                raise InputError("prefit=True: give the class levels (classes=...) or a model with classes_ "
-                                 "holding at least two classes.")
+                raise InputError(
+                    "prefit=True: give the class levels (classes=...) or a model with classes_ "
+                    "holding at least two classes."
+                )
             model = prefit_classifier(self.model, X.shape[1], self.classes_)
             self.model_ = ProbaModel(model, self.classes_, classes_are_codes=False)
             self.n_features_in_, self.n_train_, self.fit_time_ = X.shape[1], 0, 0.0
@@ -174,9 +195,11 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         counts = np.bincount(codes, minlength=len(self.classes_))
         if (counts == 0).any():
             absent = [self.classes_[k] for k in np.flatnonzero(counts == 0)]
-            raise InputError(f"class(es) {absent[:10]} have no row in the calibration set; every class needs "
-                             "calibration points. Give more calibration data, a larger calib_size, or drop the "
-                             "class (e.g. remove_unused_categories after filtering its rows).")
+            raise InputError(
+                f"class(es) {absent[:10]} have no row in the calibration set; every class needs "
+                "calibration points. Give more calibration data, a larger calib_size, or drop the "
+                "class (e.g. remove_unused_categories after filtering its rows)."
+            )
         self.score_ = get_class_score(self.score)
         seeds = self._seeds()
         t0 = time.perf_counter()
@@ -208,8 +231,15 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         return np.asarray(self.classes_, dtype=object)[np.argmax(self.predict_proba(X), axis=1)]
 
     @governs_threads
-    def predict_details(self, X: Any, alpha: float | None = None, *, n_jobs: int | None = None,
-                        chunk_size: int | None = None, progress: bool | None = None) -> dict[str, np.ndarray]:
+    def predict_details(
+        self,
+        X: Any,
+        alpha: float | None = None,
+        *,
+        n_jobs: int | None = None,
+        chunk_size: int | None = None,
+        progress: bool | None = None,
+    ) -> dict[str, np.ndarray]:
         """proba, scores (n, K), sets (n, K bool), and the thresholds t, closed, level.
 
         t, closed and level are (n,) for one threshold per row and (n, K)
@@ -219,8 +249,9 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         on them (a randomized score draws every row's U before chunking).
         """
         X = self._check_X(X)
-        a, n_jobs, chunk_size, progress = check_predict_args(self.alpha if alpha is None else alpha, n_jobs,
-                                                             chunk_size, progress)
+        a, n_jobs, chunk_size, progress = check_predict_args(
+            self.alpha if alpha is None else alpha, n_jobs, chunk_size, progress
+        )
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting sets.")
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
@@ -231,7 +262,10 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         u = uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3])
         parts = map_row_chunks(
             lambda rows: self._predict_rows(X[rows], a, None if u is None else u[rows]),
-            X.shape[0], chunk_size=chunk_size, n_jobs=self.n_jobs if n_jobs is None else n_jobs, progress=progress,
+            X.shape[0],
+            chunk_size=chunk_size,
+            n_jobs=self.n_jobs if n_jobs is None else n_jobs,
+            progress=progress,
         )
         return concat_chunks(parts)
 
@@ -247,8 +281,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         else:
             th = self.calibrator_.thresholds(X, a)
             t, closed, level = th.t, th.closed, th.level
-        return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed,
-                "level": level}
+        return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed, "level": level}
 
     def predict_sets(self, X: Any, alpha: float | None = None) -> np.ndarray:
         """(n, K) boolean prediction sets: column k is True when ``classes_[k]`` is in the set."""
@@ -261,8 +294,13 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         if self.mondrian_:
             return mondrian_guarantee(cal, a)
         g = cal.guarantee(a)
-        return Guarantee(g.kind, g.certified, g.sentence.replace("Y in interval", "Y in C(X)")
-                         .replace("intervals", "prediction sets").replace("interval", "prediction set"))
+        return Guarantee(
+            g.kind,
+            g.certified,
+            g.sentence.replace("Y in interval", "Y in C(X)")
+            .replace("intervals", "prediction sets")
+            .replace("interval", "prediction set"),
+        )
 
     # -- helpers -----------------------------------------------------------
     def _warn_small_classes(self, caught: list) -> None:
@@ -278,7 +316,9 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
                 f"{len(small)} class(es) have too few conformal calibration points for a finite threshold at "
                 f"alpha={self.alpha:g}, so they are in every prediction set: {shown}; a finite threshold needs at "
                 f"least {min_calibration_size(self.alpha)} per class. Give more calibration data or a larger alpha.",
-                InfiniteIntervalWarning, stacklevel=3)
+                InfiniteIntervalWarning,
+                stacklevel=3,
+            )
 
     @property
     def mondrian_(self) -> bool:
@@ -292,18 +332,23 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         check_alpha(self.alpha)
         if self.method not in CLASS_METHODS:
             get_method(self.method)  # unknown names get the registry's error
-            raise InputError(f"method {self.method!r} is not offered for classification; choose one of "
-                             f"{list(CLASS_METHODS)}.")
+            raise InputError(
+                f"method {self.method!r} is not offered for classification; choose one of {list(CLASS_METHODS)}."
+            )
         opts = method_options(self.method, self.options)
         if self.method in ("split-g", "lcp-rf-g"):
             groups = self._groups()
             if groups == "labels":
-                raise InputError("for classification, groups='label' calibrates within each class (Mondrian); "
-                                 "groups given per row are not offered.")
+                raise InputError(
+                    "for classification, groups='label' calibrates within each class (Mondrian); "
+                    "groups given per row are not offered."
+                )
             if groups == LABEL:
                 if opts["min_group_size"] not in ("auto", None, 0):
-                    raise InputError("min_group_size does not apply with groups='label': merging classes would break "
-                                     "the per-class guarantee.")
+                    raise InputError(
+                        "min_group_size does not apply with groups='label': merging classes would break "
+                        "the per-class guarantee."
+                    )
                 opts.update(groups="labels", min_group_size=None)  # every class keeps its own threshold
         return opts
 
@@ -322,15 +367,25 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
 def mondrian_guarantee(cal: GroupwiseCalibrator, alpha: float) -> Guarantee:
     """Class-conditional statement: exact per class when honest."""
     if not cal._honest:
-        return Guarantee("none", False, "Not certified: the forest was grown on the calibration points themselves "
-                         f"(honest=False), so P(Y in C(X) | Y = k) >= {1 - alpha:g} is not proved.")
-    forest = (" The forest was grown on the localizer part (all classes, observed labels' scores), disjoint from "
-              "the conformal points." if cal._uses_forest() else "")
+        return Guarantee(
+            "none",
+            False,
+            "Not certified: the forest was grown on the calibration points themselves "
+            f"(honest=False), so P(Y in C(X) | Y = k) >= {1 - alpha:g} is not proved.",
+        )
+    forest = (
+        " The forest was grown on the localizer part (all classes, observed labels' scores), disjoint from "
+        "the conformal points."
+        if cal._uses_forest()
+        else ""
+    )
     return Guarantee(
-        "class-conditional", True,
+        "class-conditional",
+        True,
         f"For every class k: P(Y in C(X) | Y = k) >= {1 - alpha:g} exactly in finite samples, hence also "
         "marginally, if calibration and test points are exchangeable (within class k, the calibration points "
         "of class k and a test point of class k are exchangeable; label k enters C(x) iff score(x, k) is within "
-        "the threshold calibrated on class k alone)." + forest
+        "the threshold calibrated on class k alone)."
+        + forest
         + " A class with too few conformal points gets an infinite threshold: it is in every set.",
     )

@@ -10,8 +10,8 @@ import pandas as pd
 
 from .._validation import check_alpha
 from ..exceptions import InputError
-from ..metrics import clopper_pearson
 from ..formula import as_frame
+from ..metrics import clopper_pearson
 from ..results.summary import Summary, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -27,10 +27,18 @@ def set_facts(sets: np.ndarray) -> dict[str, float]:
     size = sets.sum(axis=1)
     n, K = sets.shape
     if n == 0:
-        return {"mean_size": float("nan"), "share_empty": float("nan"), "share_singleton": float("nan"),
-                "share_full": float("nan")}
-    return {"mean_size": float(size.mean()), "share_empty": float(np.mean(size == 0)),
-            "share_singleton": float(np.mean(size == 1)), "share_full": float(np.mean(size == K))}
+        return {
+            "mean_size": float("nan"),
+            "share_empty": float("nan"),
+            "share_singleton": float("nan"),
+            "share_full": float("nan"),
+        }
+    return {
+        "mean_size": float(size.mean()),
+        "share_empty": float(np.mean(size == 0)),
+        "share_singleton": float(np.mean(size == 1)),
+        "share_full": float(np.mean(size == K)),
+    }
 
 
 def worst_size_coverage(size: np.ndarray, covered: np.ndarray, min_rows: int = MIN_STRATUM) -> float:
@@ -61,8 +69,13 @@ def _coverage_rows(covered: np.ndarray, keys: np.ndarray, names: list, level: fl
             continue
         k = int(covered[mask].sum())
         lo, hi = clopper_pearson(k, n, level)
-        rows[name] = {"n": n, "coverage": k / n, "ci_lower": float(lo), "ci_upper": float(hi),
-                      "mean_size": float(size[mask].mean())}
+        rows[name] = {
+            "n": n,
+            "coverage": k / n,
+            "ci_lower": float(lo),
+            "ci_upper": float(hi),
+            "mean_size": float(size[mask].mean()),
+        }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -101,8 +114,15 @@ class ClassEvaluation:
     ['by_class', 'by_size', 'metrics']
     """
 
-    def __init__(self, result: "ClassificationResult", rows: pd.DataFrame, sets: np.ndarray, codes: np.ndarray,
-                 level: float, alpha: float) -> None:
+    def __init__(
+        self,
+        result: ClassificationResult,
+        rows: pd.DataFrame,
+        sets: np.ndarray,
+        codes: np.ndarray,
+        level: float,
+        alpha: float,
+    ) -> None:
         self.result = result
         self.rows = rows
         self.level = level
@@ -116,32 +136,58 @@ class ClassEvaluation:
         self.by_size.index.name = "size"
         self.by_class = _coverage_rows(covered, codes, list(result.levels), level, size)
         self.by_class.index.name = "class"
-        self.metrics = pd.Series({
-            "n": n, "coverage": k / n, "ci_lower": float(lo), "ci_upper": float(hi), **set_facts(sets),
-            "worst_size_coverage": worst_size_coverage(size, covered),
-            "worst_class_coverage": float(self.by_class["coverage"].min()),
-        })
+        self.metrics = pd.Series(
+            {
+                "n": n,
+                "coverage": k / n,
+                "ci_lower": float(lo),
+                "ci_upper": float(hi),
+                **set_facts(sets),
+                "worst_size_coverage": worst_size_coverage(size, covered),
+                "worst_class_coverage": float(self.by_class["coverage"].min()),
+            }
+        )
         self.frames = {"metrics": self.metrics.to_frame("value"), "by_size": self.by_size, "by_class": self.by_class}
 
     def summary(self) -> Summary:
         m = self.metrics
         pct = f"{self.level:.0%}"
         s = Summary()
-        items = [("Method", self.result.method), ("alpha", self.alpha), ("Test rows", int(m["n"])),
-                 ("Target coverage", 1 - self.alpha), ("Coverage", m["coverage"]),
-                 (f"{pct} CI (exact)", f"[{m['ci_lower']:.3f}, {m['ci_upper']:.3f}]"),
-                 ("Mean set size", m["mean_size"]), ("Share singletons", m["share_singleton"]),
-                 ("Share empty", m["share_empty"]), ("Share full", m["share_full"])]
-        s.add_section("metrics", two_column_table(items, title=f"Held-out evaluation: {self.result.formula}"),
-                      self.frames["metrics"])
-        s.add_section("by_size", frame_table(self.by_size, title="Coverage by set size (size-stratified)"), self.by_size)
-        s.add_section("by_class", frame_table(self.by_class, title="Coverage by true class (class-conditional)"),
-                      self.by_class)
-        s.tables.append(text_table([
-            f"CI: exact (Clopper-Pearson) {pct} intervals. Worst size-stratified coverage (non-empty sizes with at "
-            f"least {MIN_STRATUM} rows): "
-            f"{m['worst_size_coverage']:.3f}; worst class coverage: {m['worst_class_coverage']:.3f}. The guarantee "
-            "is marginal unless the method is class-conditional; strata with few rows vary a lot."]))
+        items = [
+            ("Method", self.result.method),
+            ("alpha", self.alpha),
+            ("Test rows", int(m["n"])),
+            ("Target coverage", 1 - self.alpha),
+            ("Coverage", m["coverage"]),
+            (f"{pct} CI (exact)", f"[{m['ci_lower']:.3f}, {m['ci_upper']:.3f}]"),
+            ("Mean set size", m["mean_size"]),
+            ("Share singletons", m["share_singleton"]),
+            ("Share empty", m["share_empty"]),
+            ("Share full", m["share_full"]),
+        ]
+        s.add_section(
+            "metrics",
+            two_column_table(items, title=f"Held-out evaluation: {self.result.formula}"),
+            self.frames["metrics"],
+        )
+        s.add_section(
+            "by_size", frame_table(self.by_size, title="Coverage by set size (size-stratified)"), self.by_size
+        )
+        s.add_section(
+            "by_class", frame_table(self.by_class, title="Coverage by true class (class-conditional)"), self.by_class
+        )
+        s.tables.append(
+            text_table(
+                [
+                    f"CI: exact (Clopper-Pearson) {pct} intervals. Worst size-stratified coverage (non-empty "
+                    "sizes with at "
+                    f"least {MIN_STRATUM} rows): "
+                    f"{m['worst_size_coverage']:.3f}; worst class coverage: {m['worst_class_coverage']:.3f}. "
+                    "The guarantee "
+                    "is marginal unless the method is class-conditional; strata with few rows vary a lot."
+                ]
+            )
+        )
         return s
 
     def __str__(self) -> str:
@@ -151,8 +197,9 @@ class ClassEvaluation:
         return self.summary().as_html()
 
 
-def evaluate_sets(result: "ClassificationResult", test: Any, *, alpha: float | None = None,
-                  level: float = 0.95) -> ClassEvaluation:
+def evaluate_sets(
+    result: ClassificationResult, test: Any, *, alpha: float | None = None, level: float = 0.95
+) -> ClassEvaluation:
     """Coverage, set sizes, size-stratified and class-conditional coverage of ``result`` on ``test``."""
     test = as_frame(test, "test")
     if len(test) == 0:
@@ -165,6 +212,13 @@ def evaluate_sets(result: "ClassificationResult", test: Any, *, alpha: float | N
     pred = result.predict(test, alpha)
     sets = pred[result.level_columns].to_numpy(dtype=bool)
     covered = sets[np.arange(sets.shape[0]), codes]
-    rows = pd.DataFrame({"y": np.asarray(result.levels, dtype=object)[codes], "pred": pred["pred"].to_numpy(),
-                         "size": pred["size"].to_numpy(), "covered": covered}, index=pred.index)
+    rows = pd.DataFrame(
+        {
+            "y": np.asarray(result.levels, dtype=object)[codes],
+            "pred": pred["pred"].to_numpy(),
+            "size": pred["size"].to_numpy(),
+            "covered": covered,
+        },
+        index=pred.index,
+    )
     return ClassEvaluation(result, rows, sets, codes, level, result.alpha if alpha is None else float(alpha))

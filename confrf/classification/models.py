@@ -18,8 +18,11 @@ from ..models import FormulaResultsAdapter, clone_seeded, wrap_prefit
 CLASSIFIER_SHORTCUTS = ("gbm", "rf", "logit")
 #: tolerance on class probabilities (float32 models round; a row off by more is not a probability vector)
 PROBA_TOL = 1e-5
-CLASSIFIER_NAMES = {"gbm": "HistGradientBoostingClassifier", "rf": "RandomForestClassifier",
-                    "logit": "Logit/MNLogit (statsmodels)"}
+CLASSIFIER_NAMES = {
+    "gbm": "HistGradientBoostingClassifier",
+    "rf": "RandomForestClassifier",
+    "logit": "Logit/MNLogit (statsmodels)",
+}
 
 
 class StatsmodelsLogit(ClassifierMixin, BaseEstimator):
@@ -50,7 +53,7 @@ class StatsmodelsLogit(ClassifierMixin, BaseEstimator):
         X = np.asarray(X, dtype=np.float64)
         return np.column_stack([np.ones(X.shape[0]), X]) if self.fit_intercept else X
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> "StatsmodelsLogit":
+    def fit(self, X: np.ndarray, y: np.ndarray) -> StatsmodelsLogit:
         import statsmodels.api as sm
 
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
@@ -83,11 +86,15 @@ def make_classifier(model: Any, *, fit_intercept: bool = True, random_state: int
             return RandomForestClassifier(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
         if model == "logit":
             return StatsmodelsLogit(fit_intercept=fit_intercept)
-        raise InputError(f"unknown classifier {model!r}; use one of {list(CLASSIFIER_SHORTCUTS)} or a scikit-learn "
-                         "classifier with predict_proba.")
+        raise InputError(
+            f"unknown classifier {model!r}; use one of {list(CLASSIFIER_SHORTCUTS)} or a scikit-learn "
+            "classifier with predict_proba."
+        )
     if not hasattr(model, "fit"):
-        raise InputError(f"model must be a name in {list(CLASSIFIER_SHORTCUTS)} or a classifier with fit() and "
-                         f"predict_proba(), got {type(model).__name__}; for a fitted model pass prefit=True.")
+        raise InputError(
+            f"model must be a name in {list(CLASSIFIER_SHORTCUTS)} or a classifier with fit() and "
+            f"predict_proba(), got {type(model).__name__}; for a fitted model pass prefit=True."
+        )
     check_has_proba(model)
     return clone_seeded(model, random_state)
 
@@ -120,8 +127,10 @@ class ProbaModel:
         check_has_proba(model)
         classes = getattr(model, "classes_", None)
         if classes is None:
-            raise InputError(f"the classifier {type(model).__name__} has no classes_ attribute; confrf needs it to "
-                             "match probability columns to class levels.")
+            raise InputError(
+                f"the classifier {type(model).__name__} has no classes_ attribute; confrf needs it to "
+                "match probability columns to class levels."
+            )
         levels = list(levels)
         if classes_are_codes:
             cols = np.asarray(classes, dtype=np.int64)
@@ -129,8 +138,10 @@ class ProbaModel:
             pos = {lv: i for i, lv in enumerate(levels)}
             unknown = [c for c in np.asarray(classes).tolist() if c not in pos]
             if unknown:
-                raise InputError(f"the prefit classifier knows class(es) {unknown[:10]} that are not levels of the "
-                                 f"response {levels[:30]}; fit it on the same labels.")
+                raise InputError(
+                    f"the prefit classifier knows class(es) {unknown[:10]} that are not levels of the "
+                    f"response {levels[:30]}; fit it on the same labels."
+                )
             cols = np.array([pos[c] for c in np.asarray(classes).tolist()], dtype=np.int64)
         self.model = model
         self.columns = cols  # level position of each of the model's probability columns
@@ -141,20 +152,26 @@ class ProbaModel:
             return np.zeros((0, self.n_levels))
         p = np.asarray(self.model.predict_proba(X), dtype=np.float64)
         if p.ndim != 2 or p.shape[1] != self.columns.shape[0]:
-            raise InputError(f"predict_proba returned shape {p.shape}; expected {self.columns.shape[0]} columns "
-                             "(one per entry of classes_).")
+            raise InputError(
+                f"predict_proba returned shape {p.shape}; expected {self.columns.shape[0]} columns "
+                "(one per entry of classes_)."
+            )
         if not np.all(np.isfinite(p)):
-            raise InputError(f"the classifier's predict_proba gave NaN or inf in "
-                             f"{int((~np.isfinite(p)).any(axis=1).sum())} of {p.shape[0]} row(s); conformal scores "
-                             "need finite probabilities. Check the model's input (its training may have diverged) "
-                             "or use another classifier.")
+            raise InputError(
+                f"the classifier's predict_proba gave NaN or inf in "
+                f"{int((~np.isfinite(p)).any(axis=1).sum())} of {p.shape[0]} row(s); conformal scores "
+                "need finite probabilities. Check the model's input (its training may have diverged) "
+                "or use another classifier."
+            )
         bad = (p < -PROBA_TOL).any(axis=1) | (p > 1 + PROBA_TOL).any(axis=1) | (np.abs(p.sum(axis=1) - 1) > PROBA_TOL)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"the classifier's predict_proba gave {int(bad.sum())} row(s) that are not probabilities "
-                             f"(each in [0, 1], summing to 1), e.g. row {i}: {np.round(p[i], 6).tolist()}; scores "
-                             "built on them would be meaningless. Use a classifier with calibrated probabilities, or "
-                             "normalize them (e.g. softmax) in a wrapper.")
+            raise InputError(
+                f"the classifier's predict_proba gave {int(bad.sum())} row(s) that are not probabilities "
+                f"(each in [0, 1], summing to 1), e.g. row {i}: {np.round(p[i], 6).tolist()}; scores "
+                "built on them would be meaningless. Use a classifier with calibrated probabilities, or "
+                "normalize them (e.g. softmax) in a wrapper."
+            )
         out = np.zeros((p.shape[0], self.n_levels))
         out[:, self.columns] = p  # levels the model never saw keep probability 0
         return out
@@ -163,7 +180,8 @@ class ProbaModel:
 def is_statsmodels_results(model: Any) -> bool:
     """A fitted statsmodels results object (array or formula API), or confrf's formula adapter of one."""
     return isinstance(model, FormulaResultsAdapter) or (
-        hasattr(model, "params") and hasattr(getattr(model, "model", None), "exog"))
+        hasattr(model, "params") and hasattr(getattr(model, "model", None), "exog")
+    )
 
 
 class StatsmodelsProbaResults:
@@ -203,9 +221,11 @@ class StatsmodelsProbaResults:
             names = ["0", "1"]
             self.binary = True
         else:
-            raise InputError(f"the prefit statsmodels {name} model gives no class probabilities; use a "
-                             "discrete-choice model (sm.Logit, sm.Probit, sm.MNLogit or smf.logit / smf.mnlogit) "
-                             "fitted on the same response, or a scikit-learn classifier.")
+            raise InputError(
+                f"the prefit statsmodels {name} model gives no class probabilities; use a "
+                "discrete-choice model (sm.Logit, sm.Probit, sm.MNLogit or smf.logit / smf.mnlogit) "
+                "fitted on the same response, or a scikit-learn classifier."
+            )
         self.classes_ = _match_levels(names, levels, name, self.binary)
         self.n_features_in_ = n_features
 
@@ -233,9 +253,12 @@ def _match_levels(names: list[str], levels: list, model_name: str, binary: bool)
             f"the prefit statsmodels {model_name} model has classes {names}"
             + (" (it predicts P(endog = 1))" if binary else "")
             + f", which do not each match a distinct level of the response {levels[:30]}"
-            + ("; a binary model cannot say which level was coded 1: code the response 0/1 (or False/True) in "
-               "both, or fit smf.mnlogit / sm.MNLogit, which names its classes." if binary else
-               "; fit it on the same response.")
+            + (
+                "; a binary model cannot say which level was coded 1: code the response 0/1 (or False/True) in "
+                "both, or fit smf.mnlogit / sm.MNLogit, which names its classes."
+                if binary
+                else "; fit it on the same response."
+            )
         )
     return [levels[m[0]] for m in matched]
 

@@ -27,7 +27,7 @@ class ClassPlots:
     'set size'
     """
 
-    def __init__(self, result: "ClassificationResult") -> None:
+    def __init__(self, result: ClassificationResult) -> None:
         self.result = result
 
     def set_sizes(self, data: Any, *, ax: Any = None) -> Any:
@@ -49,8 +49,14 @@ class ClassPlots:
         tab = self.result.evaluate(test, level=level).by_class
         x = np.arange(len(tab))
         cov = tab["coverage"].to_numpy()
-        ax.errorbar(x, cov, yerr=[cov - tab["ci_lower"].to_numpy(), tab["ci_upper"].to_numpy() - cov],
-                    fmt="o", color="tab:blue", capsize=3)
+        ax.errorbar(
+            x,
+            cov,
+            yerr=[cov - tab["ci_lower"].to_numpy(), tab["ci_upper"].to_numpy() - cov],
+            fmt="o",
+            color="tab:blue",
+            capsize=3,
+        )
         ax.axhline(1 - self.result.alpha, color="tab:red", ls="--", label=f"target {1 - self.result.alpha:g}")
         ax.set_xticks(x)
         ax.set_xticklabels([str(c) for c in tab.index])

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..calibrators import Guarantee
 from .._validation import check_alphas, min_calibration_size
+from ..calibrators import Guarantee
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
-from ..results.diagnostics import calibration_ess, distribution_row
 from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame
+from ..results.diagnostics import calibration_ess, distribution_row
 from ..results.report import add_assumptions, add_header
 from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .estimator import ConformalClassifier
@@ -24,8 +24,10 @@ from .models import base_classifier, classifier_name
 if TYPE_CHECKING:  # pragma: no cover
     from .plots import ClassPlots
 
-TITLES = {"split-g": "Class-conditional split conformal (Mondrian)",
-          "lcp-rf-g": "Class-conditional LCP-RF (Mondrian, forest on the localizer part)"}
+TITLES = {
+    "split-g": "Class-conditional split conformal (Mondrian)",
+    "lcp-rf-g": "Class-conditional LCP-RF (Mondrian, forest on the localizer part)",
+}
 
 
 class ClassificationResult(ResultBase):
@@ -52,8 +54,15 @@ class ClassificationResult(ResultBase):
     ['pred', 'size', 0, 1, 2]
     """
 
-    def __init__(self, *, design: LabelDesign, estimator: ConformalClassifier, options: dict[str, Any],
-                 nobs: dict[str, int], random_state: Any) -> None:
+    def __init__(
+        self,
+        *,
+        design: LabelDesign,
+        estimator: ConformalClassifier,
+        options: dict[str, Any],
+        nobs: dict[str, int],
+        random_state: Any,
+    ) -> None:
         super().__init__(design=design, estimator=estimator, options=options, nobs=nobs, random_state=random_state)
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' with 'lcp-rf'."
@@ -94,8 +103,15 @@ class ClassificationResult(ResultBase):
         return base_classifier(self.estimator.model_.model)
 
     # -- prediction --------------------------------------------------------
-    def predict(self, newdata: Any, alpha: Any = None, *, n_jobs: int | None = None, chunk_size: int | None = None,
-                progress: bool | None = None) -> Any:
+    def predict(
+        self,
+        newdata: Any,
+        alpha: Any = None,
+        *,
+        n_jobs: int | None = None,
+        chunk_size: int | None = None,
+        progress: bool | None = None,
+    ) -> Any:
         """Prediction sets of every row of ``newdata``.
 
         Parameters
@@ -135,8 +151,9 @@ class ClassificationResult(ResultBase):
         alphas, several = check_alphas(self.alpha if alpha is None else alpha)
         if _is_dask_collection(newdata):
             if several:
-                raise InputError("several alpha levels at once are not offered for Dask frames; call predict once "
-                                 "per level.")
+                raise InputError(
+                    "several alpha levels at once are not offered for Dask frames; call predict once per level."
+                )
             from ..dask import predict as dask_predict
 
             return dask_predict(self, newdata, alpha)
@@ -160,21 +177,30 @@ class ClassificationResult(ResultBase):
         need = min_calibration_size(alpha)
         if inf.ndim == 2:  # class-conditional: a class calibrated on too few of its points is in every set
             shown = ", ".join(f"{self.levels[k]!r}" for k in np.flatnonzero(inf.any(axis=0)))
-            what = (f"class(es) {shown} have an infinite threshold at alpha={alpha:g} in {int(inf.any(axis=1).sum())} "
-                    f"of {t.shape[0]} rows, so they are in those sets: a finite threshold needs at least {need} "
-                    "conformal calibration points of the class (see summary()'s Classes table; localized methods "
-                    "need that much forest weight near the row)")
+            what = (
+                f"class(es) {shown} have an infinite threshold at alpha={alpha:g} in {int(inf.any(axis=1).sum())} "
+                f"of {t.shape[0]} rows, so they are in those sets: a finite threshold needs at least {need} "
+                "conformal calibration points of the class (see summary()'s Classes table; localized methods "
+                "need that much forest weight near the row)"
+            )
         else:
-            what = (f"{int(inf.sum())} of {t.shape[0]} rows have an infinite threshold at alpha={alpha:g}, so their "
-                    f"sets hold every class: a finite threshold needs at least {need} conformal calibration points "
-                    f"(this fit: {parts}; localized methods need that much forest weight near the row)")
+            what = (
+                f"{int(inf.sum())} of {t.shape[0]} rows have an infinite threshold at alpha={alpha:g}, so their "
+                f"sets hold every class: a finite threshold needs at least {need} conformal calibration points "
+                f"(this fit: {parts}; localized methods need that much forest weight near the row)"
+            )
         warnings.warn(what + ". Give more calibration data or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
 
     def _set_frame(self, d: dict[str, np.ndarray], index: pd.Index) -> pd.DataFrame:
         sets = d["sets"]
         levels = np.asarray(self.levels, dtype=object)
-        out = pd.DataFrame({"pred": levels[np.argmax(d["proba"], axis=1)] if len(sets) else levels[:0],
-                            "size": sets.sum(axis=1).astype(np.int64)}, index=index)
+        out = pd.DataFrame(
+            {
+                "pred": levels[np.argmax(d["proba"], axis=1)] if len(sets) else levels[:0],
+                "size": sets.sum(axis=1).astype(np.int64),
+            },
+            index=index,
+        )
         for k, lv in enumerate(self.levels):
             out[lv] = sets[:, k]
         return out
@@ -199,7 +225,7 @@ class ClassificationResult(ResultBase):
         return evaluate_sets(self, test, alpha=alpha, level=level)
 
     @property
-    def plot(self) -> "ClassPlots":
+    def plot(self) -> ClassPlots:
         """Plots: ``.set_sizes(data)`` and ``.coverage_by_class(test)``; each returns the Axes."""
         from .plots import ClassPlots
 
@@ -233,8 +259,9 @@ class ClassificationResult(ResultBase):
         s.add_section("classes", frame_table(classes, title="Classes"), classes)
         if hasattr(est.calibrator_, "pac_report"):
             pac = self.pac_report()
-            s.add_section("pac", two_column_table(pac.items(), title="Training-conditional (PAC) calibration"),
-                          pac.to_frame())
+            s.add_section(
+                "pac", two_column_table(pac.items(), title="Training-conditional (PAC) calibration"), pac.to_frame()
+            )
         d = est.predict_details(est.calib_X_, self.alpha)
         facts = set_facts(d["sets"])
         rows = {"set size": distribution_row(d["sets"].sum(axis=1)), "alpha-tilde": distribution_row(d["level"])}
@@ -244,20 +271,31 @@ class ClassificationResult(ResultBase):
         table = pd.DataFrame.from_dict(rows, orient="index")
         s.add_section("calibration", frame_table(table, title="Calibration diagnostics"), table)
         s.frames["calibration_facts"] = pd.DataFrame({"value": facts})
-        s.tables.append(text_table([
-            f"Set size and alpha-tilde: the {d['sets'].shape[0]} calibration rows treated as new points (alpha-tilde: "
-            "the localizer's mass at or below the threshold; 1 for an infinite threshold; per class for "
-            "class-conditional methods). On them: mean set size "
-            f"{facts['mean_size']:.3f}, singletons {facts['share_singleton']:.1%}, empty {facts['share_empty']:.1%}, "
-            f"full {facts['share_full']:.1%}."]))
+        s.tables.append(
+            text_table(
+                [
+                    f"Set size and alpha-tilde: the {d['sets'].shape[0]} calibration rows treated as new "
+                    "points (alpha-tilde: "
+                    "the localizer's mass at or below the threshold; 1 for an infinite threshold; per class for "
+                    "class-conditional methods). On them: mean set size "
+                    f"{facts['mean_size']:.3f}, singletons {facts['share_singleton']:.1%}, empty "
+                    f"{facts['share_empty']:.1%}, "
+                    f"full {facts['share_full']:.1%}."
+                ]
+            )
+        )
         add_assumptions(s, self, beta=beta, tree_exponent=tree_exponent)
         last = self._last_predict
-        items = [("Last predict rows", last["n"] if last else None),
-                 ("Mean set size", last["mean_size"] if last else None),
-                 ("Share singletons", last["share_singleton"] if last else None),
-                 ("Share empty", last["share_empty"] if last else None),
-                 ("Share full", last["share_full"] if last else None)]
-        s.add_section("last_predict", two_column_table(items, title="Last predict"), pd.DataFrame({"value": dict(items)}))
+        items = [
+            ("Last predict rows", last["n"] if last else None),
+            ("Mean set size", last["mean_size"] if last else None),
+            ("Share singletons", last["share_singleton"] if last else None),
+            ("Share empty", last["share_empty"] if last else None),
+            ("Share full", last["share_full"] if last else None),
+        ]
+        s.add_section(
+            "last_predict", two_column_table(items, title="Last predict"), pd.DataFrame({"value": dict(items)})
+        )
         return s
 
     def _repr_extra(self) -> str:

@@ -192,8 +192,9 @@ class RAPSScore(APSScore):
 
     name = "raps"
 
-    def __init__(self, lam: float = 0.01, k_reg: int = 1, randomized: bool = False,
-                 random_state: int | None = None) -> None:
+    def __init__(
+        self, lam: float = 0.01, k_reg: int = 1, randomized: bool = False, random_state: int | None = None
+    ) -> None:
         super().__init__(randomized=randomized, random_state=random_state)
         if isinstance(lam, bool) or not isinstance(lam, (int, float, np.number)) or not (lam >= 0 and np.isfinite(lam)):
             raise InputError(f"lam must be a finite number >= 0, got {lam!r}.")
@@ -209,25 +210,32 @@ class RAPSScore(APSScore):
         return mass + self._u(P.shape[0], u) * P + self.lam * np.maximum(0, count + 1 - self.k_reg)
 
     def __repr__(self) -> str:
-        return f"RAPSScore(lam={self.lam}, k_reg={self.k_reg}, randomized={self.randomized}, random_state={self.random_state!r})"
+        return (
+            f"RAPSScore(lam={self.lam}, k_reg={self.k_reg}, randomized={self.randomized}, "
+            f"random_state={self.random_state!r})"
+        )
 
 
 _REGISTRY = {"lac": LACScore, "aps": APSScore, "raps": RAPSScore}
 
 
-def get_class_score(score: "str | ClassScore") -> ClassScore:
+def get_class_score(score: str | ClassScore) -> ClassScore:
     """Resolve a score name ("lac", "aps", "raps") or check a user :class:`ClassScore`."""
     if isinstance(score, str):
         try:
             return _REGISTRY[score]()
         except KeyError:
-            raise InputError(f"unknown classification score {score!r}; choose one of {sorted(_REGISTRY)} "
-                             "(e.g. APSScore(randomized=True), RAPSScore(lam=0.01, k_reg=2)) or pass a ClassScore "
-                             "object.") from None
+            raise InputError(
+                f"unknown classification score {score!r}; choose one of {sorted(_REGISTRY)} "
+                "(e.g. APSScore(randomized=True), RAPSScore(lam=0.01, k_reg=2)) or pass a ClassScore "
+                "object."
+            ) from None
     if isinstance(score, ClassScore):
         return score
-    raise InputError(f"a classification score must be a name in {sorted(_REGISTRY)} or an object with matrix(proba, "
-                     f"u), name and randomized; got {score!r}.")
+    raise InputError(
+        f"a classification score must be a name in {sorted(_REGISTRY)} or an object with matrix(proba, "
+        f"u), name and randomized; got {score!r}."
+    )
 
 
 def uniforms(score: ClassScore, n: int, stream: int, fallback_seed: int | None) -> np.ndarray | None:

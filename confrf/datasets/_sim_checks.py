@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-from typing import Union
 
 import numpy as np
 import pandas as pd
@@ -11,7 +10,7 @@ import pandas as pd
 from .._validation import seed_entropy
 from ..exceptions import InputError
 
-RandomState = Union[None, int, np.integer, np.random.Generator, np.random.RandomState, np.random.SeedSequence]
+RandomState = None | int | np.integer | np.random.Generator | np.random.RandomState | np.random.SeedSequence
 
 
 def _check_n(n: object) -> int:

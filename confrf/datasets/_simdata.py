@@ -59,9 +59,7 @@ class SimulatedData:
         mean = _readonly(self.mean)
         sd = _readonly(self.noise_sd)
         if mean.shape != (n,) or sd.shape != (n,):
-            raise InputError(
-                f"mean and noise_sd must be 1-D arrays of length {n} (rows of frame)."
-            )
+            raise InputError(f"mean and noise_sd must be 1-D arrays of length {n} (rows of frame).")
         if np.any(~np.isfinite(sd)) or np.any(sd < 0):
             raise InputError("noise_sd must be finite and >= 0.")
         object.__setattr__(self, "mean", mean)
@@ -160,9 +158,7 @@ class SimulatedData:
         t = folded_normal_quantile(self.mean - mu, self.noise_sd, 1.0 - a)
         return mu - t, mu + t
 
-    def conditional_coverage(
-        self, mu_hat: object, lwr: object, upr: object
-    ) -> np.ndarray:
+    def conditional_coverage(self, mu_hat: object, lwr: object, upr: object) -> np.ndarray:
         """Exact ``P(lwr <= Y <= upr | x)`` at each row, under the true model.
 
         Parameters
@@ -204,8 +200,6 @@ class SimulatedData:
             zl = (lo[pos] - mp) / sp
             # use the tail where it is more accurate: P = Phi(zh) - Phi(zl)
             #                                          = Phi(-zl) - Phi(-zh)
-            p = np.where(
-                zl > 0, ndtr(-zl) - ndtr(-zh), ndtr(zh) - ndtr(zl)
-            )
+            p = np.where(zl > 0, ndtr(-zl) - ndtr(-zh), ndtr(zh) - ndtr(zl))
             cov[pos] = np.clip(p, 0.0, 1.0)
         return cov

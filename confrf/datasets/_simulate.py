@@ -17,7 +17,7 @@ coverage of any interval are known in closed form (up to a 1-D root).
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -66,9 +66,7 @@ def _make(
     frame = pd.DataFrame(X, columns=cols)
     frame["y"] = y
     formula = "y ~ " + " + ".join(cols)
-    return SimulatedData(
-        name=name, frame=frame, formula=formula, mean=mean, noise_sd=sd_fn(X)
-    )
+    return SimulatedData(name=name, frame=frame, formula=formula, mean=mean, noise_sd=sd_fn(X))
 
 
 def make_sim(n: int = 1000, *, random_state: RandomState = None) -> SimulatedData:
@@ -110,8 +108,14 @@ def make_sim(n: int = 1000, *, random_state: RandomState = None) -> SimulatedDat
     True
     """
     return _make(
-        "sim", n, 50, 1.0, sim_mean, sim_sd,
-        lambda x1, eps: eps * x1 / (1.0 + x1), random_state,
+        "sim",
+        n,
+        50,
+        1.0,
+        sim_mean,
+        sim_sd,
+        lambda x1, eps: eps * x1 / (1.0 + x1),
+        random_state,
     )
 
 
@@ -151,8 +155,14 @@ def make_toy(n: int = 1000, *, random_state: RandomState = None) -> SimulatedDat
     ['x1', 'x21', 'y']
     """
     return _make(
-        "toy", n, 21, 7.0, toy_mean, toy_sd,
-        lambda x1, eps: 0.6 * eps * np.sin(2.0 * x1), random_state,
+        "toy",
+        n,
+        21,
+        7.0,
+        toy_mean,
+        toy_sd,
+        lambda x1, eps: 0.6 * eps * np.sin(2.0 * x1),
+        random_state,
     )
 
 
@@ -188,7 +198,5 @@ def simulate(name: str, n: int = 1000, random_state: RandomState = None) -> Simu
     try:
         maker = _SIMULATORS[name]
     except (KeyError, TypeError):
-        raise InputError(
-            f"unknown simulated model {name!r}; choose one of {sorted(_SIMULATORS)}."
-        ) from None
+        raise InputError(f"unknown simulated model {name!r}; choose one of {sorted(_SIMULATORS)}.") from None
     return maker(n, random_state=random_state)

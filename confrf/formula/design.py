@@ -111,16 +111,13 @@ class Design:
         self.column_names = [names[i] for i in self._keep]
 
     def __repr__(self) -> str:
-        return (
-            f"Design({self.formula!r}, columns={len(self.column_names)}, "
-            f"intercept={self.has_intercept})"
-        )
+        return f"Design({self.formula!r}, columns={len(self.column_names)}, intercept={self.has_intercept})"
 
     # ------------------------------------------------------------------ fit
     @classmethod
     def fit(
         cls, formula: str, data: pd.DataFrame, *, na_action: str = "raise"
-    ) -> tuple["Design", np.ndarray, np.ndarray, pd.Index]:
+    ) -> tuple[Design, np.ndarray, np.ndarray, pd.Index]:
         """Parse `formula` on `data` and build the design matrix and response.
 
         Parameters
@@ -196,19 +193,13 @@ class Design:
         for name in lhs_vars:
             check_numeric_response(data[name], name)
 
-        fix = (
-            "; drop or impute these rows, or pass na_action='drop' to drop them "
-            "at fit (the summary will report it)"
-        )
+        fix = "; drop or impute these rows, or pass na_action='drop' to drop them at fit (the summary will report it)"
         keep = np.ones(len(data), dtype=bool)
         for attempt in range(3):
             used = list(dict.fromkeys(rhs_vars + lhs_vars))
             bad, per_col = bad_rows(data, used)
             if bad.any() and na_action == "raise":
-                raise InputError(
-                    describe_bad(per_col, int(bad.sum()), "the columns used by the formula")
-                    + fix
-                )
+                raise InputError(describe_bad(per_col, int(bad.sum()), "the columns used by the formula") + fix)
             keep = keep & ~bad
             if keep.sum() < 2:
                 break
@@ -231,10 +222,7 @@ class Design:
             if not rows.any():
                 break
             if na_action == "raise" or attempt == 2:
-                raise InputError(
-                    describe_matrix(mm.rhs.model_spec, bad_x, bad_y, str(parsed.lhs), rhs_vars)
-                    + fix
-                )
+                raise InputError(describe_matrix(mm.rhs.model_spec, bad_x, bad_y, str(parsed.lhs), rhs_vars) + fix)
             # Refit on the remaining rows so stateful transforms (center,
             # scale, poly, ...) learn their state from the rows actually used.
             keep[np.flatnonzero(keep)[rows]] = False
@@ -247,8 +235,7 @@ class Design:
             )
         if y2.shape[1] != 1:
             raise FormulaError(
-                f"the response {str(parsed.lhs)!r} gives {y2.shape[1]} columns; "
-                "it must be a single numeric column"
+                f"the response {str(parsed.lhs)!r} gives {y2.shape[1]} columns; it must be a single numeric column"
             )
 
         rhs_spec = mm.rhs.model_spec
@@ -315,10 +302,13 @@ class Design:
         if bad.any():
             raise InputError(
                 describe_bad(per_col, int(bad.sum()), what)
-                + ("; drop or impute these rows before predicting (one prediction "
-                   "is made per row, so rows are never dropped here)" if what == "newdata" else
-                   f"; drop or impute these rows of {what} first (na_action='drop' applies to the "
-                   "training data only, so no row of it is dropped silently)")
+                + (
+                    "; drop or impute these rows before predicting (one prediction "
+                    "is made per row, so rows are never dropped here)"
+                    if what == "newdata"
+                    else f"; drop or impute these rows of {what} first (na_action='drop' applies to the "
+                    "training data only, so no row of it is dropped silently)"
+                )
             )
         # A numeric column arriving as strings would be re-coded as categorical.
         wrong = [v for v in self._numeric if not pd.api.types.is_numeric_dtype(frame[v])]
@@ -373,8 +363,12 @@ class Design:
         [5.0, 6.0]
         """
         return evaluate_response(
-            self._lhs_spec, as_frame(data, what), self._response_variables,
-            self.response_name, self.formula, what,
+            self._lhs_spec,
+            as_frame(data, what),
+            self._response_variables,
+            self.response_name,
+            self.formula,
+            what,
         )
 
     def _check_levels(self, frame: pd.DataFrame) -> None:
@@ -393,10 +387,7 @@ class Design:
                     f"{show(list(levels), 30)}"
                 )
         if problems:
-            raise InputError(
-                "; ".join(problems)
-                + "; map them to a seen level or refit with data that contains them"
-            )
+            raise InputError("; ".join(problems) + "; map them to a seen level or refit with data that contains them")
 
 
 def _check_unique(frame: pd.DataFrame, used: list[str], what: str) -> None:

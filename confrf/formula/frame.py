@@ -60,9 +60,7 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
         try:
             return pd.DataFrame(data)
         except (ValueError, TypeError) as exc:
-            raise InputError(
-                f"cannot turn the dict passed as {what} into a DataFrame: {exc}"
-            ) from exc
+            raise InputError(f"cannot turn the dict passed as {what} into a DataFrame: {exc}") from exc
     if isinstance(data, np.ndarray):
         raise ArgumentTypeError(
             f"{what} must be a pandas DataFrame, got a NumPy array, which has no column names for the "
@@ -97,8 +95,7 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
 _NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
 
 
-def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
-                    bare: set[str] = frozenset()) -> pd.DataFrame:
+def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str, bare: set[str] = frozenset()) -> pd.DataFrame:
     """Check and convert the raw `columns` a formula reads, before formulaic sees them.
 
     * datetime and timedelta columns raise: a formula needs numbers or
@@ -121,8 +118,11 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
     converted: dict[str, pd.Series] = {}
     for name in columns:
         col = frame[name]
-        if pd.api.types.is_datetime64_any_dtype(col) or pd.api.types.is_timedelta64_dtype(col) \
-                or isinstance(col.dtype, pd.PeriodDtype):
+        if (
+            pd.api.types.is_datetime64_any_dtype(col)
+            or pd.api.types.is_timedelta64_dtype(col)
+            or isinstance(col.dtype, pd.PeriodDtype)
+        ):
             raise InputError(
                 f"column {name!r} of {what} holds dates or times (dtype {col.dtype}); formulas need numbers "
                 "or categories: add a column such as (d - d.min()).dt.days, d.dt.year or d.dt.month "
@@ -130,8 +130,10 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
             )
         kind = pd.api.types.infer_dtype(col, skipna=True) if col.dtype == object else None  # one pass, in C
         if pd.api.types.is_complex_dtype(col) or kind == "complex":  # casting would drop the imaginary part
-            raise InputError(f"column {name!r} of {what} holds complex numbers; formulas need real numbers: "
-                             "use its .real, .imag or abs() as columns")
+            raise InputError(
+                f"column {name!r} of {what} holds complex numbers; formulas need real numbers: "
+                "use its .real, .imag or abs() as columns"
+            )
         if col.dtype != object and not pd.api.types.is_string_dtype(col):
             continue
         if col.dtype != object:
@@ -141,8 +143,9 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str,
         kind = kind or pd.api.types.infer_dtype(col, skipna=True)
         if kind in ("mixed", "mixed-integer"):  # rare: find the numbers among the other values
             values = col.dropna()
-            is_num = values.map(lambda v: isinstance(v, (Real, Decimal, np.number))
-                                and not isinstance(v, (bool, np.bool_))).astype(bool)
+            is_num = values.map(
+                lambda v: isinstance(v, (Real, Decimal, np.number)) and not isinstance(v, (bool, np.bool_))
+            ).astype(bool)
             if is_num.any() and not is_num.all():
                 stray = list(pd.unique(values[~is_num.to_numpy()]))
                 raise InputError(
@@ -167,8 +170,11 @@ def _refuse_one_level_per_row(col: pd.Series, name: str, what: str) -> None:
     n, k = int(col.notna().sum()), int(col.nunique())
     if n >= 20 and k > 0.9 * n:
         looks = pd.to_numeric(col.dropna(), errors="coerce").notna().mean()
-        fix = (f"it looks numeric: convert it with pd.to_numeric(df[{name!r}])" if looks > 0.9 else
-               "if it is an identifier, leave it out of the formula")
+        fix = (
+            f"it looks numeric: convert it with pd.to_numeric(df[{name!r}])"
+            if looks > 0.9
+            else "if it is an identifier, leave it out of the formula"
+        )
         raise InputError(
             f"column {name!r} of {what} is text with {k} distinct values in {n} rows: as a factor almost "
             f"every row would be its own level; {fix}; to use it as a factor anyway write C({name})"
@@ -211,4 +217,3 @@ def drop_unused_categories(frame: pd.DataFrame) -> pd.DataFrame:
     for c in cats:
         frame[c] = frame[c].cat.remove_unused_categories()
     return frame
-

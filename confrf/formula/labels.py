@@ -3,7 +3,8 @@
 A response is a class label (classification) when the left-hand side is
 ``C(y)`` or a bare column whose dtype is categorical, bool, string or
 object (an object column holding only numbers stays a numeric response, and
-one mixing numbers with text is an error, as for predictors). The levels are stored at fit: the categories of a Categorical (in
+one mixing numbers with text is an error, as for predictors). The levels are stored at fit: the
+categories of a Categorical (in
 their order, unused ones dropped), ``[False, True]`` for bool, otherwise the
 sorted distinct values. The design of the right-hand side is built by
 :class:`confrf.formula.Design` with the label column replaced by its codes,
@@ -115,22 +116,28 @@ class LabelDesign:
         self.levels = levels
 
     @classmethod
-    def fit(cls, formula: str, data: Any, *, na_action: str = "raise") -> tuple["LabelDesign", np.ndarray, np.ndarray, pd.Index]:
+    def fit(
+        cls, formula: str, data: Any, *, na_action: str = "raise"
+    ) -> tuple[LabelDesign, np.ndarray, np.ndarray, pd.Index]:
         """Like :meth:`Design.fit`, for a label response: (design, X, codes, index of kept rows)."""
         data = as_frame(data, "data")
         name = label_column(formula, data)
         if name is None:
-            raise InputError(f"the response of {formula!r} is not a class label; use C(y) or a categorical, bool or "
-                             "string column.")
+            raise InputError(
+                f"the response of {formula!r} is not a class label; use C(y) or a categorical, bool or string column."
+            )
         col = data[name]
         levels = response_levels(col)
         if len(levels) < 2:
-            raise InputError(f"the response {name!r} has a single class ({levels!r}); classification needs at least "
-                             "two classes.")
+            raise InputError(
+                f"the response {name!r} has a single class ({levels!r}); classification needs at least two classes."
+            )
         reserved = [lv for lv in levels if lv in ("pred", "size")]
         if reserved:
-            raise InputError(f"class level(s) {reserved} clash with the prediction columns 'pred' and 'size'; rename "
-                             "them (e.g. with cat.rename_categories).")
+            raise InputError(
+                f"class level(s) {reserved} clash with the prediction columns 'pred' and 'size'; rename "
+                "them (e.g. with cat.rename_categories)."
+            )
         codes = pd.Index(levels, dtype=object).get_indexer(pd.Index(col.astype(object), dtype=object))
         surrogate = data.copy()
         surrogate[name] = np.where(codes >= 0, codes, np.nan).astype(np.float64)  # missing labels stay missing
@@ -163,13 +170,16 @@ class LabelDesign:
         col = frame[self.response_name]
         missing = col.isna().to_numpy()
         if missing.any():
-            raise InputError(f"the response {self.response_name!r} is missing in {int(missing.sum())} row(s); drop "
-                             "these rows first.")
+            raise InputError(
+                f"the response {self.response_name!r} is missing in {int(missing.sum())} row(s); drop these rows first."
+            )
         codes = pd.Index(self.levels, dtype=object).get_indexer(pd.Index(col.astype(object), dtype=object))
         if (codes < 0).any():
             unseen = list(pd.unique(col[codes < 0].astype(object)))
-            raise InputError(f"the response {self.response_name!r} has level(s) {unseen[:10]} in "
-                             f"{int((codes < 0).sum())} row(s) that were not seen at fit (levels: "
-                             f"{self.levels[:30]}); no set can contain them. Drop these rows or refit with data "
-                             "that contains them.")
+            raise InputError(
+                f"the response {self.response_name!r} has level(s) {unseen[:10]} in "
+                f"{int((codes < 0).sum())} row(s) that were not seen at fit (levels: "
+                f"{self.levels[:30]}); no set can contain them. Drop these rows or refit with data "
+                "that contains them."
+            )
         return codes.astype(np.int64)

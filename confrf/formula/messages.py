@@ -21,14 +21,13 @@ def show(values: list, limit: int = 10) -> str:
     more = f", ... ({len(values) - limit} more)" if len(values) > limit else ""
     return f"[{shown}{more}]"
 
+
 def describe_bad(per_col: dict[str, int], n_rows: int, where: str) -> str:
     cols = "; ".join(f"{name!r} ({k} rows)" for name, k in per_col.items())
     return f"NaN or inf in {where}: {cols}; {n_rows} row(s) affected in total"
 
 
-def describe_matrix(
-    spec: ModelSpec, bad_x: np.ndarray, bad_y: np.ndarray, response: str, variables: list[str]
-) -> str:
+def describe_matrix(spec: ModelSpec, bad_x: np.ndarray, bad_y: np.ndarray, response: str, variables: list[str]) -> str:
     """Name the design columns (and their raw columns) holding NaN/inf."""
     parts = []
     names = list(spec.column_names)
@@ -44,8 +43,4 @@ def describe_matrix(
     if bad_y.any():
         parts.append(f"response {response!r} ({int(bad_y.sum())} rows)")
     n_rows = int((bad_x.any(axis=1) | bad_y).sum())
-    return (
-        "the formula's transforms give NaN or inf in " + "; ".join(parts)
-        + f"; {n_rows} row(s) affected in total"
-    )
-
+    return "the formula's transforms give NaN or inf in " + "; ".join(parts) + f"; {n_rows} row(s) affected in total"

@@ -24,15 +24,24 @@ _DOT = re.compile(r"(?<![\w.`])\.(?![\w.`])")
 
 #: R functions a formula may use, and their spelling in formulaic/Python
 _R_FUNCTIONS = {
-    "factor": "C(x)", "as.factor": "C(x)", "ordered": "C(x)", "sqrt": "np.sqrt(x)",
-    "sin": "np.sin(x)", "cos": "np.cos(x)", "ifelse": "np.where(cond, a, b)", "as.numeric": "x (already numeric)",
+    "factor": "C(x)",
+    "as.factor": "C(x)",
+    "ordered": "C(x)",
+    "sqrt": "np.sqrt(x)",
+    "sin": "np.sin(x)",
+    "cos": "np.cos(x)",
+    "ifelse": "np.where(cond, a, b)",
+    "as.numeric": "x (already numeric)",
 }
 
 
 def r_hint(formula: str, exc: Exception | None = None) -> str:
     """The Python spelling of R idioms that make formulaic fail (``as.factor(x)``, ``I(x^2)``)."""
-    hints = [f"R's {name}() is {py}" for name, py in _R_FUNCTIONS.items()
-             if "." in name and re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", formula)]
+    hints = [
+        f"R's {name}() is {py}"
+        for name, py in _R_FUNCTIONS.items()
+        if "." in name and re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", formula)
+    ]
     if exc is not None and "xor" in str(exc) and "^" in formula:
         hints.append("inside I() or a function, ^ is Python's xor: write the power as ** (I(x ** 2))")
     return "; " + "; ".join(hints) if hints else ""
@@ -55,15 +64,10 @@ def expand_dot(formula: Any, data: pd.DataFrame) -> Any:
 def parse(formula: Any) -> Any:
     """Parse once with formulaic, after the checks formulaic does not make."""
     if not isinstance(formula, str):
-        raise FormulaError(
-            f"the formula must be a string like 'y ~ x1 + C(g)', got {type(formula).__name__}"
-        )
+        raise FormulaError(f"the formula must be a string like 'y ~ x1 + C(g)', got {type(formula).__name__}")
     n_tilde = formula.count("~")
     if n_tilde == 0 or not formula.split("~", 1)[0].strip():
-        raise FormulaError(
-            f"the formula needs a response on the left of ~ (got {formula!r}); "
-            "write e.g. 'y ~ x1 + x2'"
-        )
+        raise FormulaError(f"the formula needs a response on the left of ~ (got {formula!r}); write e.g. 'y ~ x1 + x2'")
     if n_tilde > 1:
         raise FormulaError(f"the formula must contain exactly one ~, got {formula!r}")
     try:
@@ -100,9 +104,14 @@ def expr_names(expr: str) -> set[str]:
     names = set()
     q_calls = set()
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Q"
-                and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "Q"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             names.add(node.args[0].value)
             q_calls.add(id(node.func))
         elif isinstance(node, ast.Name) and id(node) not in q_calls:
@@ -127,10 +136,7 @@ def used_columns(part: Any, data: pd.DataFrame) -> set[str]:
                 names |= expr_names(factor.expr)
             elif factor.eval_method.value == "lookup":
                 names.add(factor.expr)
-    return {
-        n for n in names
-        if n in data.columns or (n not in TRANSFORMS and not hasattr(builtins, n))
-    }
+    return {n for n in names if n in data.columns or (n not in TRANSFORMS and not hasattr(builtins, n))}
 
 
 def bare_columns(part: Any) -> set[str]:

@@ -22,9 +22,16 @@ import numpy as np
 from ..calibrators.lcp import TIE_TOL
 
 
-def dense_lcp_thresholds(base: np.ndarray, total: np.ndarray, k: np.ndarray, scores: np.ndarray, m_req: int,
-                         active: np.ndarray | None = None, self_weight: float = 1.0,
-                         tol: float = TIE_TOL) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def dense_lcp_thresholds(
+    base: np.ndarray,
+    total: np.ndarray,
+    k: np.ndarray,
+    scores: np.ndarray,
+    m_req: int,
+    active: np.ndarray | None = None,
+    self_weight: float = 1.0,
+    tol: float = TIE_TOL,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exact LCP thresholds (t, closed, level) of a block of test points.
 
     Parameters

@@ -41,7 +41,7 @@ class RankColumns:
     knots: tuple[np.ndarray, ...]
 
     @classmethod
-    def learn(cls, X: np.ndarray) -> "RankColumns | None":
+    def learn(cls, X: np.ndarray) -> RankColumns | None:
         """Columns of X whose distinct values float32 cannot hold apart, or None if there are none."""
         cols = blurred_columns(X)
         return cls(tuple(cols), tuple(np.unique(X[:, j]) for j in cols)) if cols else None

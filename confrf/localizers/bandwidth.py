@@ -34,8 +34,13 @@ def check_bandwidth(bandwidth: object) -> float | str:
     if bandwidth == "auto":
         return "auto"
     # h^2 must stay a normal float64: below 1e-150 it underflows to 0 (0/0 on identical rows)
-    return check_real(bandwidth, "bandwidth", low=1e-150, high=1e150,
-                      hint="'auto' or a positive number in standardized units (the features' sd is 1)")
+    return check_real(
+        bandwidth,
+        "bandwidth",
+        low=1e-150,
+        high=1e150,
+        hint="'auto' or a positive number in standardized units (the features' sd is 1)",
+    )
 
 
 def kernel_matrix(A: np.ndarray, B: np.ndarray, kernel: str, h: float, relative: bool = False) -> np.ndarray:
@@ -72,8 +77,16 @@ def bandwidth_grid(Z: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.exp(np.linspace(np.log(np.quantile(d, 0.01)), np.log(2.0 * d.max()), GRID_SIZE))
 
 
-def guan_bandwidth(Z: np.ndarray, V: np.ndarray, *, kernel: str, alpha: float, n_calibration: int,
-                   max_infinite: float, rng: np.random.Generator) -> tuple[float, dict[str, Any]]:
+def guan_bandwidth(
+    Z: np.ndarray,
+    V: np.ndarray,
+    *,
+    kernel: str,
+    alpha: float,
+    n_calibration: int,
+    max_infinite: float,
+    rng: np.random.Generator,
+) -> tuple[float, dict[str, Any]]:
     """Guan's rule: the bandwidth with the smallest mean finite threshold among those
     whose share of infinite thresholds is at most ``max_infinite``.
 
@@ -158,7 +171,8 @@ def han_bandwidth(Z: np.ndarray, kernel: str, rng: np.random.Generator) -> float
     >>> import numpy as np
     >>> from confrf.localizers.bandwidth import han_bandwidth
     >>> Z = np.array([[0.0], [1.0], [2.0]])   # squared distances 1, 4, 1: median 1
-    >>> round(han_bandwidth(Z, "gaussian", np.random.default_rng(0)), 6) == round(float(np.sqrt(1 / (2 * np.log(3)))), 6)
+    >>> h = han_bandwidth(Z, "gaussian", np.random.default_rng(0))
+    >>> round(h, 6) == round(float(np.sqrt(1 / (2 * np.log(3)))), 6)
     True
     """
     n_ref = Z.shape[0]

@@ -52,8 +52,15 @@ def forest_ess(loc: ForestLocalizer, n_threads: int = 1) -> np.ndarray:
     ((200,), True)
     """
     idx = loc._index()
-    sumsq = _kernels.forest_weight_sumsq(indexed_leaves(loc), idx.leaf_ptr, idx.members, idx.member_mult,
-                                         idx.leaf_pop, idx.n, n_threads=max(1, int(n_threads)))
+    sumsq = _kernels.forest_weight_sumsq(
+        indexed_leaves(loc),
+        idx.leaf_ptr,
+        idx.members,
+        idx.member_mult,
+        idx.leaf_pop,
+        idx.n,
+        n_threads=max(1, int(n_threads)),
+    )
     return 1.0 / sumsq
 
 
@@ -67,9 +74,9 @@ def kernel_ess(loc: KernelLocalizer) -> np.ndarray:
     out = np.empty(n)
     step = max(1, _ROW_BLOCK_ENTRIES // max(n, 1))
     for s in range(0, n, step):
-        K = kernel_matrix(Z[s:s + step], Z, loc.kernel, loc.bandwidth_)  # K(X_i, X_i) = 1: rows sum to >= 1
+        K = kernel_matrix(Z[s : s + step], Z, loc.kernel, loc.bandwidth_)  # K(X_i, X_i) = 1: rows sum to >= 1
         W = K / K.sum(axis=1, keepdims=True)
-        out[s:s + step] = 1.0 / (W * W).sum(axis=1)
+        out[s : s + step] = 1.0 / (W * W).sum(axis=1)
     return out
 
 
@@ -81,8 +88,7 @@ def leaf_masses(loc: ForestLocalizer) -> np.ndarray:
     """
     idx = loc._index()
     forest = loc._forest()
-    ids = [off + np.flatnonzero(est.tree_.children_left == -1)
-           for off, est in zip(idx.node_offset, forest.estimators_)]
+    ids = [off + np.flatnonzero(est.tree_.children_left == -1) for off, est in zip(idx.node_offset, forest.estimators_)]
     return idx.leaf_pop[np.concatenate(ids)].astype(np.int64)
 
 

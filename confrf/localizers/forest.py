@@ -30,8 +30,13 @@ import scipy.sparse as sp
 from sklearn.ensemble import RandomForestRegressor
 
 from .. import _kernels
-from .._validation import (as_float_matrix, as_float_vector, check_max_features, check_min_samples_leaf,
-                           check_n_estimators)
+from .._validation import (
+    as_float_matrix,
+    as_float_vector,
+    check_max_features,
+    check_min_samples_leaf,
+    check_n_estimators,
+)
 from ..exceptions import InputError, NotFittedError
 from ._float32 import RankColumns
 from .leaf_index import LeafIndex  # also where pickles of fitted localizers look it up
@@ -55,8 +60,10 @@ AUTO_TREES_BUDGET_POINTS = 5000
 def check_scale(scale: Any) -> str:
     """``scale`` of a forest localizer: "none", "forest" or "tune"."""
     if not isinstance(scale, str) or scale not in SCALES + (TUNE,):
-        raise InputError(f"scale must be one of {list(SCALES + (TUNE,))}, got {scale!r}: \"none\" localizes the "
-                         "raw scores, \"forest\" the scores divided by the forest's prediction, \"tune\" chooses.")
+        raise InputError(
+            f'scale must be one of {list(SCALES + (TUNE,))}, got {scale!r}: "none" localizes the '
+            'raw scores, "forest" the scores divided by the forest\'s prediction, "tune" chooses.'
+        )
     return scale
 
 
@@ -164,7 +171,7 @@ class ForestLocalizer:
     index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
 
     # -- lifecycle ---------------------------------------------------------
-    def grow(self, X: np.ndarray, scores: np.ndarray) -> "ForestLocalizer":
+    def grow(self, X: np.ndarray, scores: np.ndarray) -> ForestLocalizer:
         """Grow the forest of the scores on (X, scores)."""
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
@@ -181,7 +188,11 @@ class ForestLocalizer:
         if TUNE in (self.min_samples_leaf, mf, scale):
             # choose on the growing data only: the points indexed later never influence the forest
             self.tuning_ = tune_forest(
-                self._tree_input(X), V, alpha=self.alpha, random_state=self.random_state, n_jobs=self.n_jobs,
+                self._tree_input(X),
+                V,
+                alpha=self.alpha,
+                random_state=self.random_state,
+                n_jobs=self.n_jobs,
                 leaves=leaf_candidates(X.shape[0], msl) if self.min_samples_leaf == TUNE else [msl],
                 max_features=feature_candidates(X.shape[1]) if mf == TUNE else [mf],
                 scales=list(SCALES) if scale == TUNE else [scale],
@@ -196,8 +207,11 @@ class ForestLocalizer:
         mean_v = float(np.mean(V)) if V.size else 0.0
         self.scale_floor_ = SCALE_FLOOR * mean_v if mean_v > 0 else 1.0
         self.n_grow_ = int(X.shape[0])
-        trees = (auto_n_estimators(self.n_grow_, self.min_samples_leaf_) if self.n_estimators == "auto"
-                 else int(self.n_estimators))
+        trees = (
+            auto_n_estimators(self.n_grow_, self.min_samples_leaf_)
+            if self.n_estimators == "auto"
+            else int(self.n_estimators)
+        )
         t0 = time.perf_counter()
         self.forest_ = RandomForestRegressor(
             n_estimators=trees,
@@ -208,12 +222,15 @@ class ForestLocalizer:
             random_state=self.random_state,
             n_jobs=self.n_jobs,
         ).fit(self._tree_input(X), V)
-        self.leaf_values_ = (np.concatenate([est.tree_.value[:, 0, 0] for est in self.forest_.estimators_])
-                             if self.scale_ == "forest" else None)
+        self.leaf_values_ = (
+            np.concatenate([est.tree_.value[:, 0, 0] for est in self.forest_.estimators_])
+            if self.scale_ == "forest"
+            else None
+        )
         self.grow_seconds_ = time.perf_counter() - t0
         return self
 
-    def index(self, X: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray | None = None) -> "ForestLocalizer":
+    def index(self, X: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray | None = None) -> ForestLocalizer:
         """Index the conformal calibration points (X, scores) in the grown forest.
 
         ``multiplicity`` (n, k) gives each point's weight multiplicity per tree;
@@ -236,7 +253,7 @@ class ForestLocalizer:
         self.index_seconds_ = time.perf_counter() - t0
         return self
 
-    def fit(self, X: np.ndarray, scores: np.ndarray) -> "ForestLocalizer":
+    def fit(self, X: np.ndarray, scores: np.ndarray) -> ForestLocalizer:
         """Non-honest fit (the paper's variant): grow and index on the same points."""
         self.grow(X, scores)
         return self.index(X, scores, multiplicity=self.growing_multiplicity())
@@ -290,9 +307,18 @@ class ForestLocalizer:
         idx = self._index()
         leaves = self.leaves(X)
         t, closed, level = _kernels.lcp_rf_thresholds_ranked(
-            leaves, idx.leaf_ptr, idx.member_rank, idx.member_mult, idx.below,
-            idx.leaf_pop, idx.scores_r, idx.p2_r, idx.sorted_p2, int(m_req),
-            n_threads=max(1, int(n_threads)), unit_mult=idx.unit_mult,
+            leaves,
+            idx.leaf_ptr,
+            idx.member_rank,
+            idx.member_mult,
+            idx.below,
+            idx.leaf_pop,
+            idx.scores_r,
+            idx.p2_r,
+            idx.sorted_p2,
+            int(m_req),
+            n_threads=max(1, int(n_threads)),
+            unit_mult=idx.unit_mult,
         )
         if self.scaled:
             t = t * self._scale_of(leaves)
@@ -314,11 +340,18 @@ class ForestLocalizer:
         """The LCP test rows (test point counted in its leaves) on the calibration points, and each row's own mass."""
         return self._weight_rows(X, True)
 
-    def _weight_rows(self, X: np.ndarray, include_self: bool,
-                     leaves: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray]:
+    def _weight_rows(
+        self, X: np.ndarray, include_self: bool, leaves: np.ndarray | None = None
+    ) -> tuple[sp.csr_matrix, np.ndarray]:
         idx = self._index()
         indptr, indices, data, self_w = _kernels.forest_weight_rows(
-            self.leaves(X) if leaves is None else leaves, idx.leaf_ptr, idx.members, idx.member_mult, idx.leaf_pop, idx.n, include_self
+            self.leaves(X) if leaves is None else leaves,
+            idx.leaf_ptr,
+            idx.members,
+            idx.member_mult,
+            idx.leaf_pop,
+            idx.n,
+            include_self,
         )
         return sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, idx.n)), self_w
 
@@ -372,15 +405,17 @@ class ForestLocalizer:
         with np.errstate(over="ignore"):  # beyond float32's range is +-inf: past every split, as the value itself
             X32 = np.ascontiguousarray(self._tree_input(X), dtype=np.float32)
         leaves = np.empty((X.shape[0], len(forest.estimators_)), dtype=np.int64)
-        for l, est in enumerate(forest.estimators_):
-            leaves[:, l] = est.tree_.apply(X32)
+        for tree, est in enumerate(forest.estimators_):
+            leaves[:, tree] = est.tree_.apply(X32)
         return leaves + offsets[None, :]
 
     def _leaf_rule(self) -> str:
         tuned = [k for k in ("min_samples_leaf", "max_features", "scale") if getattr(self, k, None) == TUNE]
         if tuned:
-            return (f"{' and '.join(tuned)} tuned on the localizer part only (the conformal points are not "
-                    "used, so the guarantee stays exact)")
+            return (
+                f"{' and '.join(tuned)} tuned on the localizer part only (the conformal points are not "
+                "used, so the guarantee stays exact)"
+            )
         if self.min_samples_leaf == "auto":
             return "auto: ceil(sqrt(n_localizer))"
         return "given"
@@ -388,14 +423,21 @@ class ForestLocalizer:
     def describe(self) -> dict[str, Any]:
         """Forest settings and leaf-size facts for summaries."""
         out: dict[str, Any] = {
-            "n_estimators": (f"{self.n_trees} (auto)" if self.n_estimators == "auto" and self.forest_ is not None
-                             else self.n_estimators),
+            "n_estimators": (
+                f"{self.n_trees} (auto)"
+                if self.n_estimators == "auto" and self.forest_ is not None
+                else self.n_estimators
+            ),
             "min_samples_leaf": self.min_samples_leaf_,
             "settings_rule": self._leaf_rule(),
-            "max_features": (f"screened: all of columns {self.columns_.tolist()} ({self.columns_.size} of "
-                             f"{self.n_columns_})" if self.columns_ is not None else self.max_features_),
-            "score_scale": ("V / sigma(x), sigma the forest's prediction of the score" if self.scaled
-                            else "none (raw scores)"),
+            "max_features": (
+                f"screened: all of columns {self.columns_.tolist()} ({self.columns_.size} of {self.n_columns_})"
+                if self.columns_ is not None
+                else self.max_features_
+            ),
+            "score_scale": (
+                "V / sigma(x), sigma the forest's prediction of the score" if self.scaled else "none (raw scores)"
+            ),
             "max_depth": self.max_depth,
             "bootstrap": self.bootstrap,
             "honest": self.honest,

@@ -54,8 +54,10 @@ def weight_graph(localizer: ForestLocalizer, X: np.ndarray) -> sp.csr_matrix:
     X = as_float_matrix(X, "X")
     W = localizer.weights(X)
     if W.shape != (X.shape[0], X.shape[0]):
-        raise InputError(f"the localizer indexes {W.shape[1]} points but X has {X.shape[0]} rows; "
-                         "index exactly the rows of X before building their graph.")
+        raise InputError(
+            f"the localizer indexes {W.shape[1]} points but X has {X.shape[0]} rows; "
+            "index exactly the rows of X before building their graph."
+        )
     G = ((W + W.T) * 0.5).tocsr()
     G = (G - sp.diags(G.diagonal())).tocsr()
     G.eliminate_zeros()
@@ -118,8 +120,9 @@ def _leiden(G: sp.csr_matrix, resolution: float, seed: int | None) -> list[int]:
     # igraph draws from a process-wide generator: seed a private one, then put Python's back
     igraph.set_random_number_generator(random.Random(seed))
     try:
-        parts = graph.community_leiden(objective_function="modularity", weights="weight",
-                                       resolution=float(resolution), n_iterations=-1)
+        parts = graph.community_leiden(
+            objective_function="modularity", weights="weight", resolution=float(resolution), n_iterations=-1
+        )
     finally:
         igraph.set_random_number_generator(random)
     return list(parts.membership)

@@ -79,12 +79,19 @@ class KernelLocalizer:
         self.kernel = check_kernel(self.kernel)
         self.bandwidth = check_bandwidth(self.bandwidth)
         if self.max_infinite is not None:
-            self.max_infinite = check_real(self.max_infinite, "max_infinite", low=0.0, low_open=False, high=1.0,
-                                           hint="Guan's delta, the largest share of infinite intervals")
+            self.max_infinite = check_real(
+                self.max_infinite,
+                "max_infinite",
+                low=0.0,
+                low_open=False,
+                high=1.0,
+                hint="Guan's delta, the largest share of infinite intervals",
+            )
 
     # -- lifecycle ---------------------------------------------------------
-    def fit_reference(self, X: np.ndarray, scores: np.ndarray, *, alpha: float, n_calibration: int,
-                      rng: np.random.Generator) -> "KernelLocalizer":
+    def fit_reference(
+        self, X: np.ndarray, scores: np.ndarray, *, alpha: float, n_calibration: int, rng: np.random.Generator
+    ) -> KernelLocalizer:
         """Learn the standardization and (for "auto") the bandwidth on reference data."""
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
@@ -92,14 +99,20 @@ class KernelLocalizer:
         if self.bandwidth == "auto":
             delta = alpha / 2.0 if self.max_infinite is None else self.max_infinite
             self.bandwidth_, self.tuning_ = guan_bandwidth(
-                self.scaler_.transform(X), V, kernel=self.kernel, alpha=alpha, n_calibration=n_calibration,
-                max_infinite=delta, rng=rng)
+                self.scaler_.transform(X),
+                V,
+                kernel=self.kernel,
+                alpha=alpha,
+                n_calibration=n_calibration,
+                max_infinite=delta,
+                rng=rng,
+            )
             self.tuning_["max_infinite"] = delta
         else:
             self.bandwidth_, self.tuning_ = float(self.bandwidth), None
         return self
 
-    def index(self, X: np.ndarray, scores: np.ndarray) -> "KernelLocalizer":
+    def index(self, X: np.ndarray, scores: np.ndarray) -> KernelLocalizer:
         """Store the conformal calibration points and their row sums c_i, D_i."""
         Z = self._transform(X)
         V = as_float_vector(scores, "scores")
@@ -132,8 +145,11 @@ class KernelLocalizer:
         return np.column_stack([k, np.ones(k.shape[0])]) / (k.sum(axis=1) + 1.0)[:, None]
 
     def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kernel": self.kernel, "bandwidth": self.bandwidth_,
-                               "bandwidth_rule": "Guan (auto)" if self.bandwidth == "auto" else "given"}
+        out: dict[str, Any] = {
+            "kernel": self.kernel,
+            "bandwidth": self.bandwidth_,
+            "bandwidth_rule": "Guan (auto)" if self.bandwidth == "auto" else "given",
+        }
         if self.tuning_ is not None:
             best = int(np.argmin(np.abs(self.tuning_["grid"] - self.bandwidth_)))
             out["tuning_share_infinite"] = float(self.tuning_["share_infinite"][best])
@@ -189,7 +205,7 @@ class NadarayaWatsonLocalizer:
         self.kernel = check_kernel(self.kernel)
         self.bandwidth = check_bandwidth(self.bandwidth)
 
-    def fit(self, X: np.ndarray, scores: np.ndarray, *, rng: np.random.Generator) -> "NadarayaWatsonLocalizer":
+    def fit(self, X: np.ndarray, scores: np.ndarray, *, rng: np.random.Generator) -> NadarayaWatsonLocalizer:
         """Standardize, choose the bandwidth and keep the reference points (sorted by score)."""
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
@@ -199,7 +215,9 @@ class NadarayaWatsonLocalizer:
         order = np.argsort(V, kind="stable")
         self.Z_ = self.scaler_.transform(X)[order]
         self.sorted_scores_ = V[order]
-        self.bandwidth_ = han_bandwidth(self.Z_, self.kernel, rng) if self.bandwidth == "auto" else float(self.bandwidth)
+        self.bandwidth_ = (
+            han_bandwidth(self.Z_, self.kernel, rng) if self.bandwidth == "auto" else float(self.bandwidth)
+        )
         return self
 
     def quantiles(self, X: np.ndarray, level: float, offset: float | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -228,6 +246,9 @@ class NadarayaWatsonLocalizer:
         return q, mass
 
     def describe(self) -> dict[str, Any]:
-        return {"kernel": self.kernel, "bandwidth": self.bandwidth_,
-                "bandwidth_rule": "Han et al. median heuristic (auto)" if self.bandwidth == "auto" else "given",
-                "n_reference": None if self.Z_ is None else int(self.Z_.shape[0])}
+        return {
+            "kernel": self.kernel,
+            "bandwidth": self.bandwidth_,
+            "bandwidth_rule": "Han et al. median heuristic (auto)" if self.bandwidth == "auto" else "given",
+            "n_reference": None if self.Z_ is None else int(self.Z_.shape[0]),
+        }

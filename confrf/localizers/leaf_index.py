@@ -35,16 +35,30 @@ class LeafIndex:
     unit_mult: bool  # every multiplicity is 1 (the honest forest)
 
     @classmethod
-    def build(cls, leaves: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray,
-              node_offset: np.ndarray, n_leaves: int) -> "LeafIndex":
+    def build(
+        cls, leaves: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray, node_offset: np.ndarray, n_leaves: int
+    ) -> LeafIndex:
         """Index points with global leaf ids ``leaves`` (n, k); O(n k) after one sort."""
         mult = np.ascontiguousarray(multiplicity, dtype=np.int32)
         leaf_ptr, members, member_mult, below, pop = _kernels.build_leaf_index(leaves, scores, mult, n_leaves)
         p2 = _kernels.calibration_p2(leaves, leaf_ptr, members, below, pop, scores.shape[0])
         rank = _kernels.score_ranks(scores)
         order = np.argsort(rank)
-        return cls(node_offset, leaf_ptr, members, member_mult, below, pop, scores, p2, np.sort(p2),
-                   rank[members], scores[order], p2[order], bool(np.all(mult == 1)))
+        return cls(
+            node_offset,
+            leaf_ptr,
+            members,
+            member_mult,
+            below,
+            pop,
+            scores,
+            p2,
+            np.sort(p2),
+            rank[members],
+            scores[order],
+            p2[order],
+            bool(np.all(mult == 1)),
+        )
 
     @property
     def n(self) -> int:
@@ -55,8 +69,13 @@ class LeafIndex:
         return int(self.node_offset.shape[0])
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"node_offset": self.node_offset, "leaf_ptr": self.leaf_ptr, "members": self.members,
-                "member_mult": None if self.unit_mult else self.member_mult, "scores": self.scores}
+        return {
+            "node_offset": self.node_offset,
+            "leaf_ptr": self.leaf_ptr,
+            "members": self.members,
+            "member_mult": None if self.unit_mult else self.member_mult,
+            "scores": self.scores,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # the build is deterministic, so the rebuilt arrays equal the pickled object's
@@ -69,6 +88,4 @@ class LeafIndex:
         mult = np.ones((n, k), dtype=np.int32)
         if state["member_mult"] is not None:
             mult[members, tree_of_entry] = state["member_mult"]
-        self.__dict__.update(
-            LeafIndex.build(leaves, state["scores"], mult, offset, ptr.shape[0] - 1).__dict__
-        )
+        self.__dict__.update(LeafIndex.build(leaves, state["scores"], mult, offset, ptr.shape[0] - 1).__dict__)

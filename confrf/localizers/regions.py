@@ -59,8 +59,9 @@ class WeightRegions:
         leaf_of = np.repeat(np.arange(n_leaves), np.diff(idx.leaf_ptr))
         pop = idx.leaf_pop[leaf_of].astype(np.float64)
         share = np.divide(idx.member_mult, pop, out=np.zeros_like(pop), where=pop > 0)
-        self.leaf_share_ = sp.csr_matrix((share, (leaf_of, clusters[idx.members])),
-                                         shape=(n_leaves, max(self.n_clusters, 1)))
+        self.leaf_share_ = sp.csr_matrix(
+            (share, (leaf_of, clusters[idx.members])), shape=(n_leaves, max(self.n_clusters, 1))
+        )
 
     def masses(self, X: np.ndarray) -> np.ndarray:
         """(m, C) weight mass of every row of X on every cluster (QRF weights; rows sum to 1).
@@ -71,13 +72,13 @@ class WeightRegions:
         pop = self.localizer._index().leaf_pop
         out = np.zeros((leaves.shape[0], max(self.n_clusters, 1)))
         for lo in range(0, leaves.shape[0], _CHUNK):
-            lv = leaves[lo:lo + _CHUNK]
+            lv = leaves[lo : lo + _CHUNK]
             used = pop[lv] > 0  # Meinshausen: average over the trees whose leaf holds mass
             k_eff = used.sum(axis=1)
             w = np.divide(used, k_eff[:, None], out=np.zeros(used.shape), where=k_eff[:, None] > 0)
             rows = np.repeat(np.arange(lv.shape[0]), lv.shape[1])
             A = sp.csr_matrix((w.ravel(), (rows, lv.ravel())), shape=(lv.shape[0], self.leaf_share_.shape[0]))
-            out[lo:lo + lv.shape[0]] = (A @ self.leaf_share_).toarray()
+            out[lo : lo + lv.shape[0]] = (A @ self.leaf_share_).toarray()
         return out[:, : self.n_clusters]
 
     def assign(self, X: np.ndarray) -> np.ndarray:

@@ -55,8 +55,13 @@ def screen_features(X: np.ndarray, V: np.ndarray, random_state: int | None, n_jo
     n, p = X.shape
     if n < 2:
         return np.arange(p)
-    rf = RandomForestRegressor(n_estimators=SCREEN_TREES, min_samples_leaf=max(1, math.ceil(math.sqrt(n))),
-                               max_features=1.0 / 3.0, random_state=random_state, n_jobs=n_jobs).fit(X, V)
+    rf = RandomForestRegressor(
+        n_estimators=SCREEN_TREES,
+        min_samples_leaf=max(1, math.ceil(math.sqrt(n))),
+        max_features=1.0 / 3.0,
+        random_state=random_state,
+        n_jobs=n_jobs,
+    ).fit(X, V)
     imp = np.asarray(rf.feature_importances_, dtype=np.float64)
     if not np.isfinite(imp).all() or imp.sum() <= 0.0:
         return np.arange(p)

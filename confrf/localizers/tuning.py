@@ -114,18 +114,25 @@ class ForestTuning:
 
     def table(self) -> pd.DataFrame:
         """One row per candidate: min_samples_leaf, max_features, scale, score, share_infinite, chosen."""
-        return pd.DataFrame({"min_samples_leaf": [c[0] for c in self.candidates],
-                             "max_features": [c[1] for c in self.candidates],
-                             "scale": [c[2] for c in self.candidates], "score": self.scores,
-                             "share_infinite": self.infinite,
-                             "chosen": [c == self.chosen for c in self.candidates]})
+        return pd.DataFrame(
+            {
+                "min_samples_leaf": [c[0] for c in self.candidates],
+                "max_features": [c[1] for c in self.candidates],
+                "scale": [c[2] for c in self.candidates],
+                "score": self.scores,
+                "share_infinite": self.infinite,
+                "chosen": [c == self.chosen for c in self.candidates],
+            }
+        )
 
     def text(self) -> str:
         """``"leaf/features/scale: score, ..."`` with the choice starred, for the summary."""
         if self.reason:
             return f"not run ({self.reason}); kept {_label(self.chosen)}"
-        parts = [f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
-                 for c, s, i in zip(self.candidates, self.scores, self.infinite)]
+        parts = [
+            f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
+            for c, s, i in zip(self.candidates, self.scores, self.infinite)
+        ]
         return ", ".join(parts) + (f" (means over {self.n_splits} splits into folds)" if self.n_splits > 1 else "")
 
 
@@ -164,9 +171,19 @@ def half_interval_score(t: np.ndarray, v: np.ndarray, alpha: float, cap: float) 
     return t + np.maximum(v - t, 0.0) / alpha
 
 
-def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int], max_features: list[Any],
-                forest_kwargs: dict[str, Any], random_state: int | None, n_jobs: int | None,
-                conformal_ratio: float = 1.0, scales: list[str] | None = None) -> ForestTuning:
+def tune_forest(
+    X: np.ndarray,
+    V: np.ndarray,
+    *,
+    alpha: float,
+    leaves: list[int],
+    max_features: list[Any],
+    forest_kwargs: dict[str, Any],
+    random_state: int | None,
+    n_jobs: int | None,
+    conformal_ratio: float = 1.0,
+    scales: list[str] | None = None,
+) -> ForestTuning:
     """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
 
     Every triple of ``leaves`` x ``max_features`` x ``scales`` (default
@@ -199,17 +216,20 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
     cands = [(int(m), f, sc) for f in grid_mf for m in sorted(leaves, reverse=True) for sc in scales]
     n = X.shape[0]
     rng = np.random.default_rng(random_state)
-    use = rng.permutation(n)[:min(n, MAX_TUNE_POINTS)]
+    use = rng.permutation(n)[: min(n, MAX_TUNE_POINTS)]
     n_t = use.shape[0]
     Xu, Vu = X[use], V[use]
     k = TUNE_FOLDS
-    folds = [np.arange(n_t)[r * n_t // k: (r + 1) * n_t // k] for r in range(k)]
+    folds = [np.arange(n_t)[r * n_t // k : (r + 1) * n_t // k] for r in range(k)]
     # (growing fold, [(conformal folds, test fold), ...]): the first split, then at small n the others (ROTATE_BELOW)
     plans = [_plan(folds, r) for r in range(k)]
     n_conf = min(conf.shape[0] for conf, _ in plans[0][1])
     if len(cands) == 1 or n_conf < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha)):
-        reason = ("a single candidate" if len(cands) == 1 else
-                  f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}")
+        reason = (
+            "a single candidate"
+            if len(cands) == 1
+            else f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}"
+        )
         return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
     cap = 2.0 * float(np.max(Vu))
     seed = int(rng.integers(0, 2**31 - 1))
@@ -231,16 +251,23 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
             cols = screened[fold] if mf == SCREENED else np.arange(Xu.shape[1])
             Xc = Xu[:, cols]
             # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
-            loc = ForestLocalizer(n_estimators=TUNE_TREES, min_samples_leaf=m_t,
-                                  max_features=1.0 if mf == SCREENED else mf, random_state=seed,
-                                  n_jobs=n_jobs, scale="forest" if "forest" in scs else "none", **forest_kwargs)
+            loc = ForestLocalizer(
+                n_estimators=TUNE_TREES,
+                min_samples_leaf=m_t,
+                max_features=1.0 if mf == SCREENED else mf,
+                random_state=seed,
+                n_jobs=n_jobs,
+                scale="forest" if "forest" in scs else "none",
+                **forest_kwargs,
+            )
             loc.grow(Xc[grow], Vu[grow])
             for conf, test in roles:
                 for sc in scs:
                     loc.scale_ = sc
                     loc.index(Xc[conf], Vu[conf])
-                    t = loc.thresholds(Xc[test], required_count(alpha, conf.shape[0]),
-                                       n_threads=kernel_threads(n_jobs))[0]
+                    t = loc.thresholds(
+                        Xc[test], required_count(alpha, conf.shape[0]), n_threads=kernel_threads(n_jobs)
+                    )[0]
                     a = acc[(m, mf, sc)]
                     a[0][test] += half_interval_score(t, Vu[test], alpha, cap)
                     a[1][test] += 1
@@ -287,7 +314,7 @@ def tune_forest(X: np.ndarray, V: np.ndarray, *, alpha: float, leaves: list[int]
 
 
 def _plan(folds: list[np.ndarray], r: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
-    """Fold r grows the tuning forest; each other fold is the test fold once, the remaining ones its conformal points."""
+    """Fold r grows the tuning forest; each other fold is the test fold once, the others its conformal points."""
     others = [folds[(r + j) % len(folds)] for j in range(1, len(folds))]
     return folds[r], [(np.concatenate([f for f in others if f is not t]), t) for t in others]
 
@@ -319,6 +346,7 @@ def _choose(losses: list[np.ndarray], infinite: list[float]) -> int:
     if not ok:
         ok = [i for i, s in enumerate(infinite) if s == min(infinite)]
     if 0 in ok:
+
         def beats_baseline(i: int) -> bool:
             d = losses[i] - losses[0]
             return i == 0 or float(np.mean(d)) + SE_RULE * float(np.std(d, ddof=1)) / math.sqrt(d.shape[0]) < 0.0

@@ -73,10 +73,12 @@ def clopper_pearson(k: Any, n: Any, level: float = 0.95) -> tuple[Any, Any]:
     try:
         np.broadcast_shapes(kk.shape, nn.shape)
     except ValueError:
-        raise InputError(f"k and n must have the same length (or one be a single number), got shapes "
-                         f"{kk.shape} and {nn.shape}.") from None
-    if not (np.issubdtype(kk.dtype, np.integer) or np.all(np.mod(kk, 1) == 0)) or \
-            not (np.issubdtype(nn.dtype, np.integer) or np.all(np.mod(nn, 1) == 0)):
+        raise InputError(
+            f"k and n must have the same length (or one be a single number), got shapes {kk.shape} and {nn.shape}."
+        ) from None
+    if not (np.issubdtype(kk.dtype, np.integer) or np.all(np.mod(kk, 1) == 0)) or not (
+        np.issubdtype(nn.dtype, np.integer) or np.all(np.mod(nn, 1) == 0)
+    ):
         raise InputError("k and n must be whole numbers (counts).")
     if np.any(nn < 1) or np.any(kk < 0) or np.any(kk > nn):
         raise InputError("clopper_pearson needs n >= 1 and 0 <= k <= n.")

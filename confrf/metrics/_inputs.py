@@ -46,6 +46,8 @@ def _widths(width: Any) -> np.ndarray:
     """Interval widths: +inf allowed (infinite intervals), NaN and negative values refused."""
     w = np.asarray(width, dtype=np.float64).ravel()
     if np.isnan(w).any() or (w < 0).any():
-        raise InputError("widths must be >= 0 and not NaN (an infinite interval has width +inf); "
-                         "compute them with confrf.metrics.interval_width(lwr, upr).")
+        raise InputError(
+            "widths must be >= 0 and not NaN (an infinite interval has width +inf); "
+            "compute them with confrf.metrics.interval_width(lwr, upr)."
+        )
     return w

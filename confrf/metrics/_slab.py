@@ -47,8 +47,15 @@ class SlabCoverage:
 _SLAB_BLOCK = 1 << 21
 
 
-def worst_slab_coverage(X: Any, is_covered: Any, *, delta: float = 0.1, n_directions: int = 1000,
-                        random_state: int | None = 0, directions: Any = None) -> SlabCoverage:
+def worst_slab_coverage(
+    X: Any,
+    is_covered: Any,
+    *,
+    delta: float = 0.1,
+    n_directions: int = 1000,
+    random_state: int | None = 0,
+    directions: Any = None,
+) -> SlabCoverage:
     """Worst-slab coverage (Cauchois, Gupta and Duchi 2021), as in MAPIE's ``WSC``.
 
     For a direction v and limits a <= b, the slab S = {x : a <= v.x <= b}
@@ -126,7 +133,7 @@ def worst_slab_coverage(X: Any, is_covered: Any, *, delta: float = 0.1, n_direct
     best = (int(c.sum()), n, None)  # the whole sample is a slab: (covered, size, (direction, i, j))
     step = max(1, _SLAB_BLOCK // (n + 1))
     for s in range(0, V.shape[0], step):
-        found = _worst_slab_block(Xm @ V[s:s + step].T, c, m, best[0], best[1])
+        found = _worst_slab_block(Xm @ V[s : s + step].T, c, m, best[0], best[1])
         if found is not None:
             k, size, d, i, j, z = found
             best = (k, size, (s + d, z[i], z[j - 1]))
@@ -135,8 +142,16 @@ def worst_slab_coverage(X: Any, is_covered: Any, *, delta: float = 0.1, n_direct
         z = Xm @ V[0]
         where = (0, float(z.min()), float(z.max()))
     d, a, b = where
-    return SlabCoverage(coverage=k / size, n_in_slab=size, n_covered=k, direction=V[d].copy(),
-                        lower=float(a), upper=float(b), delta=float(delta), n_directions=int(V.shape[0]))
+    return SlabCoverage(
+        coverage=k / size,
+        n_in_slab=size,
+        n_covered=k,
+        direction=V[d].copy(),
+        lower=float(a),
+        upper=float(b),
+        delta=float(delta),
+        n_directions=int(V.shape[0]),
+    )
 
 
 def _worst_slab_block(Z: np.ndarray, c: np.ndarray, m: int, best_k: int, best_n: int):

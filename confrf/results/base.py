@@ -14,8 +14,9 @@ from .report import short_text
 _SHARED = ("fit", "group")
 
 
-def _multi_alpha_frame(frames: list[pd.DataFrame], alphas: list[float],
-                       shared: tuple[str, ...] = _SHARED) -> pd.DataFrame:
+def _multi_alpha_frame(
+    frames: list[pd.DataFrame], alphas: list[float], shared: tuple[str, ...] = _SHARED
+) -> pd.DataFrame:
     """One frame for several levels: ``shared`` columns once, then ``lwr_<alpha>``, ``upr_<alpha>``, ... per level."""
     first = frames[0]
     parts = [first[[c for c in shared if c in first.columns]]]
@@ -40,8 +41,9 @@ class ResultBase:
     #: fix named in the error of :meth:`pac_report` for a method without PAC calibration
     _PAC_HINT: str
 
-    def __init__(self, *, design: Any, estimator: Any, options: dict[str, Any], nobs: dict[str, int],
-                 random_state: Any) -> None:
+    def __init__(
+        self, *, design: Any, estimator: Any, options: dict[str, Any], nobs: dict[str, int], random_state: Any
+    ) -> None:
         self.design = design
         self.estimator = estimator
         self.options = options
@@ -81,8 +83,10 @@ class ResultBase:
     def __repr__(self) -> str:
         parts = ", ".join(f"{k}={v}" for k, v in self.nobs.items())
         g = self.guarantee
-        return (f"<{type(self).__name__} {self.method} alpha={self.alpha:g}: {self.formula!r}; {self._repr_extra()}"
-                f"{parts}; guarantee: {g.kind}{'' if g.certified else ' (not certified)'}>")
+        return (
+            f"<{type(self).__name__} {self.method} alpha={self.alpha:g}: {self.formula!r}; {self._repr_extra()}"
+            f"{parts}; guarantee: {g.kind}{'' if g.certified else ' (not certified)'}>"
+        )
 
     def __str__(self) -> str:
         return short_text(self)

@@ -11,6 +11,7 @@ from .evaluation import Evaluation, evaluate
 from .result import ConformalResult
 from .summary import Summary, _fmt, frame_table, text_table
 
+
 class Comparison:
     """Methods side by side (one column each), as linearmodels' ``compare``.
 
@@ -36,17 +37,45 @@ class Comparison:
         shown: dict[str, list[str]] = {}
         for name in f.columns:
             c = f[name]
-            col = [str(c["method"])] + ([str(c["response"])] if mixed else []) + [_fmt(c["alpha"]), _fmt(c["coverage"]),
-                   f"[{c['ci_lower']:.3f}, {c['ci_upper']:.3f}]", _fmt(c["width_mean"]), _fmt(c["width_median"]),
-                   _fmt(c["share_infinite"]), _fmt(c["worst_slab_coverage"]), _fmt(c["fidelity_median"]),
-                   _fmt(c["spearman"])]
+            col = (
+                [str(c["method"])]
+                + ([str(c["response"])] if mixed else [])
+                + [
+                    _fmt(c["alpha"]),
+                    _fmt(c["coverage"]),
+                    f"[{c['ci_lower']:.3f}, {c['ci_upper']:.3f}]",
+                    _fmt(c["width_mean"]),
+                    _fmt(c["width_median"]),
+                    _fmt(c["share_infinite"]),
+                    _fmt(c["worst_slab_coverage"]),
+                    _fmt(c["fidelity_median"]),
+                    _fmt(c["spearman"]),
+                ]
+            )
             if "oracle_error_median" in f.index:
                 col += [_fmt(c["oracle_error_median"]), _fmt(c["conditional_coverage_min"])]
-            col += [_fmt(c["fit_time"]), _fmt(c["conformalize_time"]), _fmt(c["predict_time"]),
-                    f"{c['guarantee']}{'' if c['certified'] else ' (NOT cert.)'}"]
+            col += [
+                _fmt(c["fit_time"]),
+                _fmt(c["conformalize_time"]),
+                _fmt(c["predict_time"]),
+                f"{c['guarantee']}{'' if c['certified'] else ' (NOT cert.)'}",
+            ]
             shown[name] = col
-        stubs = ["Method"] + (["Response"] if mixed else []) + ["alpha", "Coverage", f"{pct} CI (exact)", "Mean width", "Median width", "Share infinite",
-                 "Worst-slab coverage", "Fidelity error (median)", "Spearman(width, |err|)"]
+        stubs = (
+            ["Method"]
+            + (["Response"] if mixed else [])
+            + [
+                "alpha",
+                "Coverage",
+                f"{pct} CI (exact)",
+                "Mean width",
+                "Median width",
+                "Share infinite",
+                "Worst-slab coverage",
+                "Fidelity error (median)",
+                "Spearman(width, |err|)",
+            ]
+        )
         if "oracle_error_median" in f.index:
             stubs += ["|q - q*|/q* (median)", "Min cond. coverage"]
         stubs += ["Fit time (s)", "Conformalize time (s)", "Predict time (s)", "Guarantee"]
@@ -55,14 +84,24 @@ class Comparison:
         n = int(f.loc["n"].iloc[0])
         s.add_section("comparison", frame_table(table, title=f"Comparison on {n} test rows"), f)
         slab = next(iter(self.evaluations.values())).slab
-        s.tables.append(text_table([
-            f"CI: exact (Clopper-Pearson) {pct} interval of each fit's coverage. Worst-slab coverage: slabs with "
-            f"at least {slab.delta:g} of the rows, {slab.n_directions} seeded directions (the same for every "
-            "method). Fidelity error |q(x) - |y - fit|| / |y - fit|, q the half-width. Times in seconds; "
-            "predict time measured here on the test rows."
-            + (" The fits model different responses, so their widths are on different scales and not comparable "
-               "across columns (coverage is)." if mixed else "")
-        ]))
+        s.tables.append(
+            text_table(
+                [
+                    f"CI: exact (Clopper-Pearson) {pct} interval of each fit's coverage. Worst-slab coverage: "
+                    "slabs with "
+                    f"at least {slab.delta:g} of the rows, {slab.n_directions} seeded directions (the same for every "
+                    "method). Fidelity error |q(x) - |y - fit|| / |y - fit|, q the half-width. Times in seconds; "
+                    "predict time measured here on the test rows."
+                    + (
+                        " The fits model different responses, so their widths are on different scales and not "
+                        "comparable "
+                        "across columns (coverage is)."
+                        if mixed
+                        else ""
+                    )
+                ]
+            )
+        )
         return s
 
     def __str__(self) -> str:
@@ -78,9 +117,16 @@ class Comparison:
         return self.summary().as_latex()
 
 
-def compare(*results: ConformalResult, test: Any, names: list[str] | None = None, oracle: Any = None,
-            level: float = 0.95, delta: float = 0.1, n_directions: int = 1000,
-            random_state: int | None = 0) -> Comparison:
+def compare(
+    *results: ConformalResult,
+    test: Any,
+    names: list[str] | None = None,
+    oracle: Any = None,
+    level: float = 0.95,
+    delta: float = 0.1,
+    n_directions: int = 1000,
+    random_state: int | None = 0,
+) -> Comparison:
     """Compare fitted results on the same held-out data, side by side.
 
     Parameters
@@ -124,25 +170,33 @@ def compare(*results: ConformalResult, test: Any, names: list[str] | None = None
         return compare_sets(results, test, _names(results, names), level)
     bad = [type(r).__name__ for r in results if not isinstance(r, ConformalResult)]
     if bad:
-        unpack = ("; pass them as separate arguments, cf.compare(a, b, test=test) (or cf.compare(*results, "
-                  "test=test))") if any(isinstance(r, (list, tuple, dict)) for r in results) else ""
+        unpack = (
+            ("; pass them as separate arguments, cf.compare(a, b, test=test) (or cf.compare(*results, test=test))")
+            if any(isinstance(r, (list, tuple, dict)) for r in results)
+            else ""
+        )
         raise InputError(f"compare() takes fitted results (ConformalResult), got {bad}{unpack}.")
     names = _names(results, names)
     evaluations: dict[str, Evaluation] = {}
     columns: dict[str, pd.Series] = {}
     for name, res in zip(names, results):
-        ev = evaluate(res, test, oracle=oracle, level=level, delta=delta, n_directions=n_directions,
-                      random_state=random_state)
+        ev = evaluate(
+            res, test, oracle=oracle, level=level, delta=delta, n_directions=n_directions, random_state=random_state
+        )
         evaluations[name] = ev
         g = res.guarantee
         est = res.estimator
-        col = {"method": res.method, "response": res.design.response_name, "alpha": res.alpha,
-               **ev.metrics.to_dict()}
+        col = {"method": res.method, "response": res.design.response_name, "alpha": res.alpha, **ev.metrics.to_dict()}
         if ev.oracle is not None:
             col.update(ev.oracle.to_dict())
-        col.update({"fit_time": getattr(est, "fit_time_", float("nan")),
-                    "conformalize_time": getattr(est, "conformalize_time_", float("nan")),
-                    "guarantee": g.kind, "certified": g.certified})
+        col.update(
+            {
+                "fit_time": getattr(est, "fit_time_", float("nan")),
+                "conformalize_time": getattr(est, "conformalize_time_", float("nan")),
+                "guarantee": g.kind,
+                "certified": g.certified,
+            }
+        )
         columns[name] = pd.Series(col, dtype=object)
     return Comparison(pd.DataFrame(columns), evaluations, level)
 
@@ -151,7 +205,7 @@ def _names(results: tuple, names: list[str] | None) -> list[str]:
     """Column names: given, or the method names (numbered when repeated)."""
     if names is None:
         methods = [r.method for r in results]
-        names = [m if methods.count(m) == 1 else f"{m} ({methods[:i + 1].count(m)})" for i, m in enumerate(methods)]
+        names = [m if methods.count(m) == 1 else f"{m} ({methods[: i + 1].count(m)})" for i, m in enumerate(methods)]
     names = [str(n) for n in names]
     if len(names) != len(results) or len(set(names)) != len(names):
         raise InputError(f"names must give one distinct name per result ({len(results)}), got {names}.")

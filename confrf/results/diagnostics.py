@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_real, min_calibration_size
 from .._parallel import kernel_threads
+from .._validation import check_real, min_calibration_size
 from ..exceptions import NotFittedError
 from ..localizers.diagnostics import forest_ess, kernel_ess, leaf_masses, within_leaf_variance_ratio
 from ..localizers.forest import ForestLocalizer
@@ -89,8 +89,12 @@ class CalibrationDiagnostics:
         return self.n_infinite / self.n_rows if self.n_rows else float("nan")
 
     def facts(self) -> dict[str, Any]:
-        return {"calibration rows as test points": self.n_rows, "infinite intervals": self.n_infinite,
-                "share infinite": self.share_infinite, "points with an ESS": self.n_ess}
+        return {
+            "calibration rows as test points": self.n_rows,
+            "infinite intervals": self.n_infinite,
+            "share infinite": self.share_infinite,
+            "points with an ESS": self.n_ess,
+        }
 
 
 def calibration_ess(calibrator: Any, n_jobs: int | None = None) -> np.ndarray | None:
@@ -115,16 +119,21 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
     if ess is not None:
         rows["ESS 1/sum(w^2)"] = distribution_row(ess)
         per_group = " (within its group)" if getattr(est.calibrator_, "group_localizers_", None) is not None else ""
-        notes.append(f"ESS: 1/sum_j w_ij^2 of the localizing weights of each of the {ess.shape[0]} points that "
-                     f"carry the weights (conformal part, or D1) on these points{per_group}, itself included (its "
-                     "LCP row without a test point).")
+        notes.append(
+            f"ESS: 1/sum_j w_ij^2 of the localizing weights of each of the {ess.shape[0]} points that "
+            f"carry the weights (conformal part, or D1) on these points{per_group}, itself included (its "
+            "LCP row without a test point)."
+        )
     rows["alpha-tilde"] = distribution_row(d["level"])
     rows["width"] = distribution_row(width)
-    notes.append(f"alpha-tilde and width: the {X.shape[0]} calibration rows treated as new test points "
-                 "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval).")
+    notes.append(
+        f"alpha-tilde and width: the {X.shape[0]} calibration rows treated as new test points "
+        "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval)."
+    )
     table = pd.DataFrame.from_dict(rows, orient="index")
-    return CalibrationDiagnostics(table, int(X.shape[0]), int(np.isinf(width).sum()),
-                                  0 if ess is None else int(ess.shape[0]), notes)
+    return CalibrationDiagnostics(
+        table, int(X.shape[0]), int(np.isinf(width).sum()), 0 if ess is None else int(ess.shape[0]), notes
+    )
 
 
 # -- assumption checks -----------------------------------------------------------
@@ -163,7 +172,9 @@ def _check_tree_exponent(a: float) -> float:
     return check_real(a, "tree_exponent", low=0.0, high=math.inf, hint="Assumption 3: k = O(n^a), a > 0")
 
 
-def assumption_checks(est: Any, alpha: float, beta: float = 1.01, tree_exponent: float = 1.0) -> AssumptionChecks | None:
+def assumption_checks(
+    est: Any, alpha: float, beta: float = 1.01, tree_exponent: float = 1.0
+) -> AssumptionChecks | None:
     """The checks that apply to the fitted method; None when none does (no forest, no groups)."""
     beta = _check_beta(beta)
     a = _check_tree_exponent(tree_exponent)
@@ -171,10 +182,24 @@ def assumption_checks(est: Any, alpha: float, beta: float = 1.01, tree_exponent:
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
 
-    def add(assumption: str, check: str, value: Any, reference: str = "", status: str = "",
-            reference_value: float = float("nan")) -> None:
-        rows.append({"assumption": assumption, "check": check, "value": value, "reference": reference,
-                     "status": status, "reference_value": reference_value})
+    def add(
+        assumption: str,
+        check: str,
+        value: Any,
+        reference: str = "",
+        status: str = "",
+        reference_value: float = float("nan"),
+    ) -> None:
+        rows.append(
+            {
+                "assumption": assumption,
+                "check": check,
+                "value": value,
+                "reference": reference,
+                "status": status,
+                "reference_value": reference_value,
+            }
+        )
 
     forests = forest_localizers(cal)
     if forests:
@@ -217,19 +242,24 @@ def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add, not
     add("A3", "leaf mass N, median", float(np.median(N)), ref, "", float(np.median(thr)))
     add("A3", "share of leaves below", below, "0", "", 0.0)
     k = forests[0].n_trees
-    tree_status = OK if k <= n ** a else NOTE
-    add("A3", "trees k", int(k), f"<= {n ** a:.4g}", tree_status, float(n ** a))
+    tree_status = OK if k <= n**a else NOTE
+    add("A3", "trees k", int(k), f"<= {n**a:.4g}", tree_status, float(n**a))
     multiplicity = "" if forests[0].honest else " (bootstrap draws: honest=False)"
-    where = (f"sqrt(n) ln(n)^beta = {thr[0]:.4g} at n = {n0}" if len(forests) == 1
-             else "n = the group's conformal points; a group's leaves: those of the shared forest that its "
-                  "points reach")
-    hint = (f"; for larger leaves set min_samples_leaf to about {max(grow_hint)} (it applies to the localizer "
-            "part)" if status != OK and len(forests) == 1 else "")
+    where = (
+        f"sqrt(n) ln(n)^beta = {thr[0]:.4g} at n = {n0}"
+        if len(forests) == 1
+        else "n = the group's conformal points; a group's leaves: those of the shared forest that its points reach"
+    )
+    hint = (
+        f"; for larger leaves set min_samples_leaf to about {max(grow_hint)} (it applies to the localizer part)"
+        if status != OK and len(forests) == 1
+        else ""
+    )
     notes.append(
         "A3 concerns asymptotic conditional coverage only, not the guarantee above ('note' is not a warning). "
         f"Leaves should hold Omega(sqrt(n) ln(n)^beta) conformal points{multiplicity}, beta = {beta:g} > 1, "
         f"read with constant 1 ({where}): {below:.0%} of the {N.shape[0]} leaves hold fewer{hint}. Trees: k = "
-        f"O(n^a) for a fixed a > 0; one fit cannot test a rate, so k is compared with n^a = {n ** a:.4g} at "
+        f"O(n^a) for a fixed a > 0; one fit cannot test a rate, so k is compared with n^a = {n**a:.4g} at "
         f"n = {n}, a = {a:g} (tree_exponent=): "
         "in the proof k only multiplies a tail exp(-c ln(n)^beta) in a union bound over trees, which any fixed "
         "a keeps summable."
@@ -245,8 +275,13 @@ def _tie_check(scores: np.ndarray, add, notes: list[str]) -> None:
     status = OK if tied == 0.0 else NOTE
     add("A1", "share of tied scores", tied, "0 (continuous)", status, 0.0)
     add("A1", "distinct scores / n", counts.shape[0] / n if n else float("nan"), "1", "", 1.0)
-    looks = ("the scores look discrete (at least half share their value)" if tied >= 0.5
-             else "some scores are tied" if tied > 0.0 else "no score is tied")
+    looks = (
+        "the scores look discrete (at least half share their value)"
+        if tied >= 0.5
+        else "some scores are tied"
+        if tied > 0.0
+        else "no score is tied"
+    )
     notes.append(
         "A1 (x -> F(r|x) continuous) cannot be confirmed from data; ties are atoms of the score distribution, "
         f"which the proof does not cover (alpha-tilde need not approach 1 - alpha, coverage can exceed the "
@@ -277,8 +312,11 @@ def _group_check(table: pd.DataFrame, part: str, need: int, alpha: float, add, n
     status = OK if small == 0 else FAIL
     add("Groups", f"smallest group ({part})", int(sizes.min()), f">= {need}", status, float(need))
     add("Groups", "groups below", small, "0", "", 0.0)
-    rule = (f"ceil(1/alpha) - 1 = {need}" if need == min_calibration_size(alpha)
-            else f"{need} (the PAC correction's order statistic must exist)")
+    rule = (
+        f"ceil(1/alpha) - 1 = {need}"
+        if need == min_calibration_size(alpha)
+        else f"{need} (the PAC correction's order statistic must exist)"
+    )
     notes.append(
         f"Groups: a group needs {rule} {part} points for a finite interval at "
         f"alpha = {alpha:g}; {small} of {sizes.shape[0]} groups have fewer (their intervals are infinite)."

@@ -41,9 +41,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import ConformalResult
 
 
-def held_out_rows(result: "ConformalResult", data: Any, alpha: float | None = None, *,
-                  oracle: SimulatedData | None = None, max_width: float | None = None,
-                  n_bins: int = 10) -> tuple[pd.DataFrame, float]:
+def held_out_rows(
+    result: ConformalResult,
+    data: Any,
+    alpha: float | None = None,
+    *,
+    oracle: SimulatedData | None = None,
+    max_width: float | None = None,
+    n_bins: int = 10,
+) -> tuple[pd.DataFrame, float]:
     """Per-row facts on held-out data: (rows, predict seconds).
 
     ``rows`` has y, fit, lwr, upr, width, covered, level (alpha-tilde),
@@ -59,8 +65,10 @@ def held_out_rows(result: "ConformalResult", data: Any, alpha: float | None = No
     t0 = time.perf_counter()
     pred = result.predict(data, alpha, details=True)
     seconds = time.perf_counter() - t0
-    rows = pd.DataFrame({"y": y, "fit": pred["fit"].to_numpy(), "lwr": pred["lwr"].to_numpy(),
-                         "upr": pred["upr"].to_numpy()}, index=pred.index)
+    rows = pd.DataFrame(
+        {"y": y, "fit": pred["fit"].to_numpy(), "lwr": pred["lwr"].to_numpy(), "upr": pred["upr"].to_numpy()},
+        index=pred.index,
+    )
     rows["width"] = interval_width(rows["lwr"], rows["upr"])
     rows["covered"] = covered(y, rows["lwr"], rows["upr"])
     rows["level"] = pred["level"].to_numpy()
@@ -82,11 +90,14 @@ def held_out_rows(result: "ConformalResult", data: Any, alpha: float | None = No
 
 def _check_oracle(oracle: Any, y: np.ndarray) -> None:
     if not isinstance(oracle, SimulatedData):
-        raise InputError(f"oracle must be the confrf.datasets.SimulatedData the test data come from, "
-                         f"got {type(oracle).__name__}.")
+        raise InputError(
+            f"oracle must be the confrf.datasets.SimulatedData the test data come from, got {type(oracle).__name__}."
+        )
     if oracle.n != y.shape[0] or not np.array_equal(oracle.y.to_numpy(dtype=np.float64), y):
-        raise InputError("oracle= must describe the test rows themselves: pass the SimulatedData whose .frame is "
-                         "the test data (same rows, same order), with the plain response 'y' in the formula.")
+        raise InputError(
+            "oracle= must describe the test rows themselves: pass the SimulatedData whose .frame is "
+            "the test data (same rows, same order), with the plain response 'y' in the formula."
+        )
 
 
 class Evaluation:
@@ -120,9 +131,21 @@ class Evaluation:
     True
     """
 
-    def __init__(self, *, method: str, title: str, alpha: float, level: float, rows: pd.DataFrame,
-                 metrics: pd.Series, by_width: pd.DataFrame, by_group: pd.DataFrame | None, slab: SlabCoverage,
-                 oracle: pd.Series | None, reject: pd.Series | None) -> None:
+    def __init__(
+        self,
+        *,
+        method: str,
+        title: str,
+        alpha: float,
+        level: float,
+        rows: pd.DataFrame,
+        metrics: pd.Series,
+        by_width: pd.DataFrame,
+        by_group: pd.DataFrame | None,
+        slab: SlabCoverage,
+        oracle: pd.Series | None,
+        reject: pd.Series | None,
+    ) -> None:
         self.method = method
         self.title = title
         self.alpha = alpha
@@ -146,8 +169,13 @@ class Evaluation:
     @property
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every number as DataFrames: metrics, widths, by_width, by_group, slab, oracle, reject, rows."""
-        out = {"metrics": self.metrics.to_frame("value"), "distributions": self._distributions(),
-               "by_width": self.by_width, "slab": self._slab_frame(), "rows": self.rows}
+        out = {
+            "metrics": self.metrics.to_frame("value"),
+            "distributions": self._distributions(),
+            "by_width": self.by_width,
+            "slab": self._slab_frame(),
+            "rows": self.rows,
+        }
         if self.by_group is not None:
             out["by_group"] = self.by_group
         if self.oracle is not None:
@@ -157,8 +185,11 @@ class Evaluation:
         return out
 
     def _distributions(self) -> pd.DataFrame:
-        rows = {"width": distribution_row(self.rows["width"]), "alpha-tilde": distribution_row(self.rows["level"]),
-                "fidelity error": distribution_row(self.rows["fidelity"])}
+        rows = {
+            "width": distribution_row(self.rows["width"]),
+            "alpha-tilde": distribution_row(self.rows["level"]),
+            "fidelity error": distribution_row(self.rows["fidelity"]),
+        }
         if "oracle_error" in self.rows:
             rows["oracle error"] = distribution_row(self.rows["oracle_error"])
             rows["cond. coverage"] = distribution_row(self.rows["conditional_coverage"])
@@ -166,55 +197,97 @@ class Evaluation:
 
     def _slab_frame(self) -> pd.DataFrame:
         s = self.slab
-        return pd.DataFrame({"value": {"coverage": s.coverage, "n_in_slab": s.n_in_slab, "n_covered": s.n_covered,
-                                       "lower": s.lower, "upper": s.upper, "delta": s.delta,
-                                       "n_directions": s.n_directions}})
+        return pd.DataFrame(
+            {
+                "value": {
+                    "coverage": s.coverage,
+                    "n_in_slab": s.n_in_slab,
+                    "n_covered": s.n_covered,
+                    "lower": s.lower,
+                    "upper": s.upper,
+                    "delta": s.delta,
+                    "n_directions": s.n_directions,
+                }
+            }
+        )
 
     def summary(self) -> Summary:
         """The printed report (text, HTML, LaTeX)."""
         m = self.metrics
         pct = f"{self.level:.0%}"
         s = Summary()
-        head = [("Method", self.method), ("alpha", self.alpha), ("Target coverage", 1 - self.alpha),
-                ("Test rows", int(m["n"])), ("Coverage", m["coverage"]),
-                (f"{pct} CI (exact)", f"[{m['ci_lower']:.4f}, {m['ci_upper']:.4f}]"),
-                ("Share infinite", m["share_infinite"]), ("Predict time (s)", m["predict_time"])]
-        s.add_section("metrics", two_column_table(head, title=f"Held-out evaluation: {self.title}"),
-                      self.metrics.to_frame("value"))
-        s.add_section("distributions", frame_table(self._distributions(), title="Distributions on the test rows"),
-                      self._distributions())
+        head = [
+            ("Method", self.method),
+            ("alpha", self.alpha),
+            ("Target coverage", 1 - self.alpha),
+            ("Test rows", int(m["n"])),
+            ("Coverage", m["coverage"]),
+            (f"{pct} CI (exact)", f"[{m['ci_lower']:.4f}, {m['ci_upper']:.4f}]"),
+            ("Share infinite", m["share_infinite"]),
+            ("Predict time (s)", m["predict_time"]),
+        ]
+        s.add_section(
+            "metrics",
+            two_column_table(head, title=f"Held-out evaluation: {self.title}"),
+            self.metrics.to_frame("value"),
+        )
+        s.add_section(
+            "distributions",
+            frame_table(self._distributions(), title="Distributions on the test rows"),
+            self._distributions(),
+        )
         slab = self.slab
-        adapt = [("Spearman(width, |y - fit|)", m["spearman"]),
-                 (f"Worst-slab coverage (delta={slab.delta:g})", slab.coverage),
-                 ("Rows in the worst slab", slab.n_in_slab), ("Directions searched", slab.n_directions)]
+        adapt = [
+            ("Spearman(width, |y - fit|)", m["spearman"]),
+            (f"Worst-slab coverage (delta={slab.delta:g})", slab.coverage),
+            ("Rows in the worst slab", slab.n_in_slab),
+            ("Directions searched", slab.n_directions),
+        ]
         s.add_section("slab", two_column_table(adapt, title="Adaptivity"), self._slab_frame())
-        s.add_section("by_width", frame_table(self.by_width, title="Coverage by width decile (1 = narrowest)"),
-                      self.by_width)
+        s.add_section(
+            "by_width", frame_table(self.by_width, title="Coverage by width decile (1 = narrowest)"), self.by_width
+        )
         if self.by_group is not None:
             s.add_section("by_group", frame_table(self.by_group, title="Coverage by group"), self.by_group)
         if self.oracle is not None:
             o = self.oracle
-            items = [("Mean conditional coverage", o["conditional_coverage_mean"]),
-                     ("Min conditional coverage", o["conditional_coverage_min"]),
-                     ("Share below target", o["share_below_target"]),
-                     ("Median |q - q*| / q*", o["oracle_error_median"])]
-            s.add_section("oracle", two_column_table(items, title="Oracle (exact, simulated data)"),
-                          o.to_frame("value"))
+            items = [
+                ("Mean conditional coverage", o["conditional_coverage_mean"]),
+                ("Min conditional coverage", o["conditional_coverage_min"]),
+                ("Share below target", o["share_below_target"]),
+                ("Median |q - q*| / q*", o["oracle_error_median"]),
+            ]
+            s.add_section(
+                "oracle", two_column_table(items, title="Oracle (exact, simulated data)"), o.to_frame("value")
+            )
         if self.reject is not None:
             r = self.reject
-            items = [("max_width", r["max_width"]), ("Accepted rows", int(r["n_accepted"])),
-                     ("Acceptance rate", r["acceptance_rate"]), ("Coverage (accepted)", r["coverage_accepted"]),
-                     (f"{pct} CI (accepted)", _ci_text(r["ci_lower"], r["ci_upper"])),
-                     ("Coverage (rejected)", r["coverage_rejected"])]
-            s.add_section("reject", two_column_table(items, title="Reject option (abstain when width > max_width)"),
-                          r.to_frame("value"))
+            items = [
+                ("max_width", r["max_width"]),
+                ("Accepted rows", int(r["n_accepted"])),
+                ("Acceptance rate", r["acceptance_rate"]),
+                ("Coverage (accepted)", r["coverage_accepted"]),
+                (f"{pct} CI (accepted)", _ci_text(r["ci_lower"], r["ci_upper"])),
+                ("Coverage (rejected)", r["coverage_rejected"]),
+            ]
+            s.add_section(
+                "reject",
+                two_column_table(items, title="Reject option (abstain when width > max_width)"),
+                r.to_frame("value"),
+            )
             s.tables.append(text_table([REJECT_NOTE]))
-        s.tables.append(text_table([
-            f"CI: exact (Clopper-Pearson) {pct} interval of the coverage of this fit, P(Y in interval | "
-            "calibration data), if the test rows are i.i.d.; fidelity error |q(x) - |y - fit|| / |y - fit| with "
-            "q(x) the half-width; worst-slab coverage: the least-covered slab {a <= v.x <= b} holding at least "
-            f"delta of the rows over {slab.n_directions} random directions (seeded), biased low on small test sets."
-        ]))
+        s.tables.append(
+            text_table(
+                [
+                    f"CI: exact (Clopper-Pearson) {pct} interval of the coverage of this fit, P(Y in interval | "
+                    "calibration data), if the test rows are i.i.d.; fidelity error |q(x) - |y - fit|| / |y - "
+                    "fit| with "
+                    "q(x) the half-width; worst-slab coverage: the least-covered slab {a <= v.x <= b} holding at least "
+                    f"delta of the rows over {slab.n_directions} random directions (seeded), biased low on "
+                    "small test sets."
+                ]
+            )
+        )
         return s
 
     def __str__(self) -> str:
@@ -222,8 +295,10 @@ class Evaluation:
 
     def __repr__(self) -> str:
         m = self.metrics
-        return (f"<Evaluation {self.method}: coverage {m['coverage']:.4f} [{m['ci_lower']:.4f}, {m['ci_upper']:.4f}] "
-                f"on {int(m['n'])} rows, median width {m['width_median']:.4g}>")
+        return (
+            f"<Evaluation {self.method}: coverage {m['coverage']:.4f} [{m['ci_lower']:.4f}, {m['ci_upper']:.4f}] "
+            f"on {int(m['n'])} rows, median width {m['width_median']:.4g}>"
+        )
 
     def _repr_html_(self) -> str:
         return self.summary().as_html()
@@ -236,9 +311,19 @@ def _ci_text(lo: float, hi: float) -> str:
     return "-" if np.isnan(lo) else f"[{lo:.4f}, {hi:.4f}]"
 
 
-def evaluate(result: "ConformalResult", data: Any, *, alpha: float | None = None, oracle: SimulatedData | None = None,
-             max_width: float | None = None, level: float = 0.95, delta: float = 0.1, n_directions: int = 1000,
-             random_state: int | None = 0, n_bins: int = 10) -> Evaluation:
+def evaluate(
+    result: ConformalResult,
+    data: Any,
+    *,
+    alpha: float | None = None,
+    oracle: SimulatedData | None = None,
+    max_width: float | None = None,
+    level: float = 0.95,
+    delta: float = 0.1,
+    n_directions: int = 1000,
+    random_state: int | None = 0,
+    n_bins: int = 10,
+) -> Evaluation:
     """Held-out diagnostics; see :meth:`confrf.ConformalResult.evaluate`."""
     a = result.alpha if alpha is None else check_alpha(alpha)
     rows, seconds = held_out_rows(result, data, alpha, oracle=oracle, max_width=max_width, n_bins=n_bins)
@@ -249,32 +334,54 @@ def evaluate(result: "ConformalResult", data: Any, *, alpha: float | None = None
     w = rows["width"].to_numpy()
     widths = distribution_row(w)
     fid = distribution_row(rows["fidelity"].to_numpy())
-    slab = worst_slab_coverage(X, rows["covered"].to_numpy(), delta=delta, n_directions=n_directions,
-                               random_state=random_state)
-    metrics = pd.Series({
-        "n": n, "covered": k, "coverage": k / n, "ci_lower": lo, "ci_upper": hi, "target": 1 - a,
-        "width_mean": widths["mean"], "width_median": widths["median"], "width_q10": widths["10%"],
-        "width_q25": widths["25%"], "width_q75": widths["75%"], "width_q90": widths["90%"],
-        "share_infinite": float(np.isinf(w).mean()),
-        "worst_slab_coverage": slab.coverage, "worst_slab_n": slab.n_in_slab,
-        "fidelity_median": fid["median"], "fidelity_q25": fid["25%"], "fidelity_q75": fid["75%"],
-        "fidelity_q90": fid["90%"],
-        "spearman": width_spearman(w, rows["y"], rows["fit"]),
-        "predict_time": seconds,
-    }, dtype=object)
+    slab = worst_slab_coverage(
+        X, rows["covered"].to_numpy(), delta=delta, n_directions=n_directions, random_state=random_state
+    )
+    metrics = pd.Series(
+        {
+            "n": n,
+            "covered": k,
+            "coverage": k / n,
+            "ci_lower": lo,
+            "ci_upper": hi,
+            "target": 1 - a,
+            "width_mean": widths["mean"],
+            "width_median": widths["median"],
+            "width_q10": widths["10%"],
+            "width_q25": widths["25%"],
+            "width_q75": widths["75%"],
+            "width_q90": widths["90%"],
+            "share_infinite": float(np.isinf(w).mean()),
+            "worst_slab_coverage": slab.coverage,
+            "worst_slab_n": slab.n_in_slab,
+            "fidelity_median": fid["median"],
+            "fidelity_q25": fid["25%"],
+            "fidelity_q75": fid["75%"],
+            "fidelity_q90": fid["90%"],
+            "spearman": width_spearman(w, rows["y"], rows["fit"]),
+            "predict_time": seconds,
+        },
+        dtype=object,
+    )
     by_width = coverage_by_width(rows["covered"], w, n_bins=n_bins, level=level)
     by_group = coverage_table(rows["covered"], rows["group"], level) if "group" in rows else None
     oracle_s = None
     if oracle is not None:
         cc = rows["conditional_coverage"].to_numpy()
         oe = distribution_row(rows["oracle_error"].to_numpy())
-        oracle_s = pd.Series({
-            "conditional_coverage_mean": float(cc.mean()), "conditional_coverage_min": float(cc.min()),
-            "conditional_coverage_q10": distribution_row(cc)["10%"],
-            "share_below_target": float(np.mean(cc < 1 - a)),
-            "oracle_error_median": oe["median"], "oracle_error_q25": oe["25%"], "oracle_error_q75": oe["75%"],
-            "oracle_error_q90": oe["90%"],
-        }, dtype=object)
+        oracle_s = pd.Series(
+            {
+                "conditional_coverage_mean": float(cc.mean()),
+                "conditional_coverage_min": float(cc.min()),
+                "conditional_coverage_q10": distribution_row(cc)["10%"],
+                "share_below_target": float(np.mean(cc < 1 - a)),
+                "oracle_error_median": oe["median"],
+                "oracle_error_q25": oe["25%"],
+                "oracle_error_q75": oe["75%"],
+                "oracle_error_q90": oe["90%"],
+            },
+            dtype=object,
+        )
     reject_s = None
     if max_width is not None:
         acc = ~rows["rejected"].to_numpy()
@@ -282,12 +389,29 @@ def evaluate(result: "ConformalResult", data: Any, *, alpha: float | None = None
         k_acc = int(rows["covered"].to_numpy()[acc].sum())
         lo_a, hi_a = clopper_pearson(k_acc, n_acc, level) if n_acc else (float("nan"), float("nan"))
         n_rej = n - n_acc
-        reject_s = pd.Series({
-            "max_width": float(max_width), "n_accepted": n_acc, "acceptance_rate": n_acc / n,
-            "coverage_accepted": k_acc / n_acc if n_acc else float("nan"), "ci_lower": lo_a, "ci_upper": hi_a,
-            "coverage_rejected": (k - k_acc) / n_rej if n_rej else float("nan"),
-            "width_mean_accepted": float(w[acc].mean()) if n_acc else float("nan"),
-        }, dtype=object)
-    return Evaluation(method=result.method, title=method_title(result), alpha=a, level=level, rows=rows,
-                      metrics=metrics, by_width=by_width, by_group=by_group, slab=slab, oracle=oracle_s,
-                      reject=reject_s)
+        reject_s = pd.Series(
+            {
+                "max_width": float(max_width),
+                "n_accepted": n_acc,
+                "acceptance_rate": n_acc / n,
+                "coverage_accepted": k_acc / n_acc if n_acc else float("nan"),
+                "ci_lower": lo_a,
+                "ci_upper": hi_a,
+                "coverage_rejected": (k - k_acc) / n_rej if n_rej else float("nan"),
+                "width_mean_accepted": float(w[acc].mean()) if n_acc else float("nan"),
+            },
+            dtype=object,
+        )
+    return Evaluation(
+        method=result.method,
+        title=method_title(result),
+        alpha=a,
+        level=level,
+        rows=rows,
+        metrics=metrics,
+        by_width=by_width,
+        by_group=by_group,
+        slab=slab,
+        oracle=oracle_s,
+        reject=reject_s,
+    )

@@ -22,8 +22,9 @@ def _pyplot():
     try:
         import matplotlib.pyplot as plt
     except ImportError as err:
-        raise ImportError("plotting needs matplotlib, an optional dependency: pip install 'confrf[plot]' "
-                          "(or pip install matplotlib).") from err
+        raise ImportError(
+            "plotting needs matplotlib, an optional dependency: pip install 'confrf[plot]' (or pip install matplotlib)."
+        ) from err
     return plt
 
 
@@ -48,11 +49,12 @@ class ResultPlots:
     'x1'
     """
 
-    def __init__(self, result: "ConformalResult") -> None:
+    def __init__(self, result: ConformalResult) -> None:
         self.result = result
 
-    def intervals(self, data: Any, x: str | None = None, *, ax: Any = None, max_points: int = 500,
-                  random_state: int | None = 0) -> Any:
+    def intervals(
+        self, data: Any, x: str | None = None, *, ax: Any = None, max_points: int = 500, random_state: int | None = 0
+    ) -> Any:
         """Intervals against the fitted values (``x=None``) or one predictor, with the observed responses.
 
         Covered responses are dots, missed ones crosses (when ``data`` has the
@@ -144,7 +146,9 @@ class ResultPlots:
         ax = _axes(ax)
         pred = self.result.predict(data, details=True)
         ax.hist(pred["level"].to_numpy(), bins=bins, color="tab:green", alpha=0.8)
-        ax.axvline(1 - self.result.alpha, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {1 - self.result.alpha:g}")
+        ax.axvline(
+            1 - self.result.alpha, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {1 - self.result.alpha:g}"
+        )
         ax.set_xlabel("alpha-tilde")
         ax.set_ylabel("rows")
         ax.set_title(f"{self.result.method}: alpha-tilde")

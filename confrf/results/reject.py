@@ -22,9 +22,11 @@ from .._validation import check_real
 from ..metrics import interval_width
 
 #: one sentence for printed reports
-REJECT_NOTE = ("The coverage guarantee is marginal over all test points; it does not transfer to the accepted "
-               "rows (selected by their width), whose coverage can be below 1 - alpha. The numbers above are "
-               "measured on these held-out rows, not guaranteed.")
+REJECT_NOTE = (
+    "The coverage guarantee is marginal over all test points; it does not transfer to the accepted "
+    "rows (selected by their width), whose coverage can be below 1 - alpha. The numbers above are "
+    "measured on these held-out rows, not guaranteed."
+)
 
 
 def check_max_width(max_width: Any) -> float:

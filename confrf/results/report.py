@@ -23,15 +23,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import ConformalResult
 
 
-def method_title(result: "ConformalResult") -> str:
+def method_title(result: ConformalResult) -> str:
     return getattr(result, "title", None) or get_method(result.method).title or result.method
 
 
-def add_header(s: Summary, result: "ConformalResult") -> None:
+def add_header(s: Summary, result: ConformalResult) -> None:
     """Sections "formula", "setup", "localizer" and "guarantee"."""
     est = result.estimator
-    s.add_section("formula", text_table([f"Formula: {result.formula}"], title=method_title(result)),
-                  pd.DataFrame({"value": {"formula": result.formula}}))
+    s.add_section(
+        "formula",
+        text_table([f"Formula: {result.formula}"], title=method_title(result)),
+        pd.DataFrame({"value": {"formula": result.formula}}),
+    )
     left = [
         ("Method", result.method),
         ("Score", est.score_.name),
@@ -60,8 +63,11 @@ def add_header(s: Summary, result: "ConformalResult") -> None:
         items = [(_setting_name(k), _setting_value(k, v)) for k, v in settings.items()]
         # an item too long for half the width goes on its own line below the table
         fits = [len(k) + len(_fmt(v)) + 2 <= (WIDTH - 9) // 2 for k, v in items]
-        s.add_section("localizer", two_column_table([i for i, f in zip(items, fits) if f], title=title),
-                      pd.DataFrame({"value": settings}))
+        s.add_section(
+            "localizer",
+            two_column_table([i for i, f in zip(items, fits) if f], title=title),
+            pd.DataFrame({"value": settings}),
+        )
         long = [f"{k}: {_fmt(v)}" for (k, v), f in zip(items, fits) if not f]
         if long:
             s.tables.append(text_table(long))
@@ -70,32 +76,49 @@ def add_header(s: Summary, result: "ConformalResult") -> None:
             s.frames["tuning"] = tuning.table()
 
     g = result.guarantee
-    s.add_section("guarantee",
-                  text_table([g.sentence], title=f"Guarantee ({'certified' if g.certified else 'NOT certified'}): {g.kind}"),
-                  pd.DataFrame({"value": {"kind": g.kind, "certified": g.certified, "statement": g.sentence}}))
+    s.add_section(
+        "guarantee",
+        text_table([g.sentence], title=f"Guarantee ({'certified' if g.certified else 'NOT certified'}): {g.kind}"),
+        pd.DataFrame({"value": {"kind": g.kind, "certified": g.certified, "statement": g.sentence}}),
+    )
 
 
-def add_diagnostics(s: Summary, result: "ConformalResult", *, beta: float, tree_exponent: float) -> None:
+def add_diagnostics(s: Summary, result: ConformalResult, *, beta: float, tree_exponent: float) -> None:
     """Sections "calibration" (and "calibration_facts") and "assumptions"."""
     diag = result._calibration_diagnostics
     s.add_section("calibration", frame_table(diag.table, title="Calibration diagnostics"), diag.table)
     facts = diag.facts()
     s.frames["calibration_facts"] = pd.DataFrame({"value": facts})
-    s.tables.append(text_table(diag.notes + [
-        f"Infinite intervals on the calibration rows: {diag.n_infinite} of {diag.n_rows} ({diag.share_infinite:.1%})."
-    ]))
+    s.tables.append(
+        text_table(
+            diag.notes
+            + [
+                f"Infinite intervals on the calibration rows: {diag.n_infinite} of {diag.n_rows} "
+                f"({diag.share_infinite:.1%})."
+            ]
+        )
+    )
     add_assumptions(s, result, beta=beta, tree_exponent=tree_exponent)
 
 
-def add_assumptions(s: Summary, result: "ConformalResult", *, beta: float, tree_exponent: float) -> None:
+def add_assumptions(s: Summary, result: ConformalResult, *, beta: float, tree_exponent: float) -> None:
     """Section "assumptions": the checks of the paper's asymptotic conditional coverage."""
     checks = assumption_checks(result.estimator, result.alpha, beta=beta, tree_exponent=tree_exponent)
     title = "Assumption checks (asymptotic conditional coverage)"
-    intro = ("These checks concern the paper's asymptotic conditional coverage (section 'Asymptotic conditional "
-             "coverage'); the guarantee above does not depend on them.")
+    intro = (
+        "These checks concern the paper's asymptotic conditional coverage (section 'Asymptotic conditional "
+        "coverage'); the guarantee above does not depend on them."
+    )
     if checks is None:
-        s.tables.append(text_table([f"Not applicable: method {result.method!r} has no forest localizer and no "
-                                    "groups; Assumptions 1-3 concern LCP-RF's forest weights."], title=title))
+        s.tables.append(
+            text_table(
+                [
+                    f"Not applicable: method {result.method!r} has no forest localizer and no "
+                    "groups; Assumptions 1-3 concern LCP-RF's forest weights."
+                ],
+                title=title,
+            )
+        )
         return
     shown = checks.table.set_index("assumption")[["check", "value", "reference", "status"]]
     shown.index.name = None
@@ -105,18 +128,20 @@ def add_assumptions(s: Summary, result: "ConformalResult", *, beta: float, tree_
     s.tables.append(text_table([intro] + checks.notes))
 
 
-def short_text(result: "ConformalResult") -> str:
+def short_text(result: ConformalResult) -> str:
     """A few lines for ``print(result)``."""
     g = result.guarantee
     formula = textwrap.shorten(result.formula, width=WIDTH - 2, placeholder=" ...")
     parts = ", ".join(f"{k}={v}" for k, v in result.nobs.items())
-    return "\n".join([
-        f"{method_title(result)}, alpha={result.alpha:g}",
-        f"  {formula}",
-        f"  data: {parts}",
-        f"  guarantee: {g.kind}, {'certified' if g.certified else 'NOT certified'}",
-        "  .summary() for the full report, .evaluate(test_data) for held-out diagnostics",
-    ])
+    return "\n".join(
+        [
+            f"{method_title(result)}, alpha={result.alpha:g}",
+            f"  {formula}",
+            f"  data: {parts}",
+            f"  guarantee: {g.kind}, {'certified' if g.certified else 'NOT certified'}",
+            "  .summary() for the full report, .evaluate(test_data) for held-out diagnostics",
+        ]
+    )
 
 
 def _setting_name(key: str) -> str:

@@ -24,6 +24,7 @@ from .reject import check_max_width, rejected
 from .report import add_diagnostics, add_header
 from .summary import Summary, frame_table, two_column_table
 
+
 def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
     cols = ["fit", "lwr", "upr"] + (["group"] if "group" in d else []) + (["t", "closed", "level"] if details else [])
     out = pd.DataFrame({c: d[c] for c in cols}, index=index)
@@ -58,8 +59,16 @@ class ConformalResult(ResultBase):
     ['fit', 'lwr', 'upr']
     """
 
-    def __init__(self, *, design: Design, estimator: ConformalRegressor, options: dict[str, Any],
-                 nobs: dict[str, int], random_state: Any, group_labeler: Any = None) -> None:
+    def __init__(
+        self,
+        *,
+        design: Design,
+        estimator: ConformalRegressor,
+        options: dict[str, Any],
+        nobs: dict[str, int],
+        random_state: Any,
+        group_labeler: Any = None,
+    ) -> None:
         super().__init__(design=design, estimator=estimator, options=options, nobs=nobs, random_state=random_state)
         self.group_labeler = group_labeler  # reads user-given groups from raw rows (split-g / lcp-rf-g)
 
@@ -95,9 +104,17 @@ class ConformalResult(ResultBase):
         newdata = as_frame(newdata, "newdata")
         return self.design.transform(newdata), newdata.index
 
-    def predict(self, newdata: Any, alpha: float | None = None, *, details: bool = False,
-                max_width: float | None = None, n_jobs: int | None = None, chunk_size: int | None = None,
-                progress: bool | None = None) -> Any:
+    def predict(
+        self,
+        newdata: Any,
+        alpha: float | None = None,
+        *,
+        details: bool = False,
+        max_width: float | None = None,
+        n_jobs: int | None = None,
+        chunk_size: int | None = None,
+        progress: bool | None = None,
+    ) -> Any:
         """Point prediction and interval for every row of ``newdata``.
 
         Parameters
@@ -148,8 +165,9 @@ class ConformalResult(ResultBase):
         alphas, several = check_alphas(self.alpha if alpha is None else alpha)
         if _is_dask_collection(newdata):
             if several:
-                raise InputError("several alpha levels at once are not offered for Dask frames; call predict once "
-                                 "per level.")
+                raise InputError(
+                    "several alpha levels at once are not offered for Dask frames; call predict once per level."
+                )
             from ..dask import predict as dask_predict
 
             return dask_predict(self, newdata, alpha, details=details, max_width=max_width)
@@ -158,8 +176,9 @@ class ConformalResult(ResultBase):
         labels = self._group_labels(newdata)
         frames, n_inf = [], 0
         for a in alphas:
-            d = self.estimator.predict_details(X, a, groups=labels, n_jobs=n_jobs, chunk_size=chunk_size,
-                                               progress=progress)
+            d = self.estimator.predict_details(
+                X, a, groups=labels, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress
+            )
             n_inf = max(n_inf, int(np.count_nonzero(~np.isfinite(d["t"]))))
             frames.append(_predict_frame(d, index, details, max_width))
         self._last_predict = {"n": int(X.shape[0]), "n_infinite": n_inf}
@@ -167,7 +186,8 @@ class ConformalResult(ResultBase):
             warnings.warn(
                 f"{n_inf} of {X.shape[0]} intervals are infinite (too few calibration points share the test "
                 "point's leaves or the calibration set is too small for this alpha); they are reported as -inf/+inf.",
-                InfiniteIntervalWarning, stacklevel=2,
+                InfiniteIntervalWarning,
+                stacklevel=2,
             )
         return _multi_alpha_frame(frames, alphas) if several else frames[0]
 
@@ -197,8 +217,12 @@ class ConformalResult(ResultBase):
         True
         """
         X, index = self._X(newdata)
-        return pd.Series(self.estimator.predict_groups(X, groups=self._group_labels(newdata)), index=index,
-                         name="group", dtype=object)
+        return pd.Series(
+            self.estimator.predict_groups(X, groups=self._group_labels(newdata)),
+            index=index,
+            name="group",
+            dtype=object,
+        )
 
     def forest_weights(self, newdata: Any, include_self: bool = False) -> sp.csr_matrix:
         """Sparse localizer weights of each new row on the conformal calibration points.
@@ -217,9 +241,20 @@ class ConformalResult(ResultBase):
         sigma(x) times the QRF quantiles of the conformal points' V / sigma.
         """
         X, index = self._X(newdata)
-        qs = np.array([check_real(v, "q", low=0.0, high=1.0, low_open=False, high_open=False,
-                                  hint="quantile levels, e.g. q=(0.1, 0.5, 0.9)")
-                       for v in np.atleast_1d(np.asarray(q, dtype=object))])
+        qs = np.array(
+            [
+                check_real(
+                    v,
+                    "q",
+                    low=0.0,
+                    high=1.0,
+                    low_open=False,
+                    high_open=False,
+                    hint="quantile levels, e.g. q=(0.1, 0.5, 0.9)",
+                )
+                for v in np.atleast_1d(np.asarray(q, dtype=object))
+            ]
+        )
         out = self.estimator.localizer_.conditional_quantiles(X, qs)
         return pd.DataFrame(out, index=index, columns=[f"q{v:g}" for v in qs])
 
@@ -233,9 +268,18 @@ class ConformalResult(ResultBase):
         """
         return calibration_diagnostics(self.estimator, self.alpha)
 
-    def evaluate(self, test: Any, *, alpha: float | None = None, oracle: Any = None, max_width: float | None = None,
-                 level: float = 0.95, delta: float = 0.1, n_directions: int = 1000,
-                 random_state: int | None = 0) -> Evaluation:
+    def evaluate(
+        self,
+        test: Any,
+        *,
+        alpha: float | None = None,
+        oracle: Any = None,
+        max_width: float | None = None,
+        level: float = 0.95,
+        delta: float = 0.1,
+        n_directions: int = 1000,
+        random_state: int | None = 0,
+    ) -> Evaluation:
         """Held-out diagnostics on ``test`` (a DataFrame with the response).
 
         Coverage with its exact (Clopper-Pearson) ``level`` interval, width
@@ -258,8 +302,17 @@ class ConformalResult(ResultBase):
         >>> sorted(ev.frames)[:3]
         ['by_width', 'distributions', 'metrics']
         """
-        return evaluate(self, test, alpha=alpha, oracle=oracle, max_width=max_width, level=level, delta=delta,
-                        n_directions=n_directions, random_state=random_state)
+        return evaluate(
+            self,
+            test,
+            alpha=alpha,
+            oracle=oracle,
+            max_width=max_width,
+            level=level,
+            delta=delta,
+            n_directions=n_directions,
+            random_state=random_state,
+        )
 
     @property
     def plot(self) -> ResultPlots:
@@ -288,20 +341,28 @@ class ConformalResult(ResultBase):
         add_header(s, self)
         if hasattr(est.calibrator_, "group_table"):
             info = est.calibrator_.describe_groups()
-            s.add_section("group_settings", two_column_table(list(info.items()), title="Groups"),
-                          pd.DataFrame({"value": info}))
+            s.add_section(
+                "group_settings", two_column_table(list(info.items()), title="Groups"), pd.DataFrame({"value": info})
+            )
             table = est.calibrator_.group_table(self.alpha)
-            s.add_section("groups", frame_table(table, title=f"Group sizes (coverage >= {1 - self.alpha:g} within each)"),
-                          table)
+            s.add_section(
+                "groups", frame_table(table, title=f"Group sizes (coverage >= {1 - self.alpha:g} within each)"), table
+            )
         if hasattr(est.calibrator_, "pac_report"):
             pac = self.pac_report()
-            s.add_section("pac", two_column_table(pac.items(), title="Training-conditional (PAC) calibration"),
-                          pac.to_frame())
+            s.add_section(
+                "pac", two_column_table(pac.items(), title="Training-conditional (PAC) calibration"), pac.to_frame()
+            )
         add_diagnostics(s, self, beta=beta, tree_exponent=tree_exponent)
         last = self._last_predict
-        pred_items = [("Last predict rows", last["n"] if last else None),
-                      ("Infinite intervals", last["n_infinite"] if last else None),
-                      ("Share infinite", (last["n_infinite"] / last["n"]) if last and last["n"] else None)]
-        s.add_section("last_predict", two_column_table(pred_items, title="Last predict"),
-                      pd.DataFrame({"value": dict(pred_items)}))
+        pred_items = [
+            ("Last predict rows", last["n"] if last else None),
+            ("Infinite intervals", last["n_infinite"] if last else None),
+            ("Share infinite", (last["n_infinite"] / last["n"]) if last and last["n"] else None),
+        ]
+        s.add_section(
+            "last_predict",
+            two_column_table(pred_items, title="Last predict"),
+            pd.DataFrame({"value": dict(pred_items)}),
+        )
         return s

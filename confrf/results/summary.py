@@ -11,7 +11,6 @@ import pandas as pd
 from statsmodels.iolib.summary import Summary as _SMSummary
 from statsmodels.iolib.table import SimpleTable
 
-
 #: width of a printed summary, as statsmodels' (78 characters)
 WIDTH = 78
 
@@ -37,8 +36,10 @@ def two_column_table(items: list[tuple[str, Any]], title: str | None = None, wid
     half = (len(items) + 1) // 2
     left, right = items[:half], items[half:]
     right = right + [("", "")] * (half - len(right))
-    rows = [[f"{k}:" if k else "", _fmt(v) if k else "", f"{k2}:" if k2 else "", _fmt(v2) if k2 else ""]
-            for (k, v), (k2, v2) in zip(left, right)]
+    rows = [
+        [f"{k}:" if k else "", _fmt(v) if k else "", f"{k2}:" if k2 else "", _fmt(v2) if k2 else ""]
+        for (k, v), (k2, v2) in zip(left, right)
+    ]
     sep = 3
     total = width - 3 * sep
     need = [max([len(r[c]) for r in rows] + [1]) for c in range(4)]
@@ -53,20 +54,30 @@ def text_table(lines: list[str], title: str | None = None, width: int = WIDTH) -
     wrapped: list[str] = []
     for line in lines:
         wrapped.extend(textwrap.wrap(line, width=width, subsequent_indent="  ") or [""])
-    return SimpleTable([[w] for w in wrapped], title=title,
-                       txt_fmt={"data_aligns": "l", "colwidths": [width], "colsep": ""})
+    return SimpleTable(
+        [[w] for w in wrapped], title=title, txt_fmt={"data_aligns": "l", "colwidths": [width], "colsep": ""}
+    )
 
 
 def frame_table(df: pd.DataFrame, title: str | None = None, aligns: str | None = None) -> SimpleTable:
     """A DataFrame as a SimpleTable (index as the row stubs); ``aligns``: one of "lcr" per column."""
     data = [[_fmt(v) for v in row] for row in df.itertuples(index=False)]
     fmt = {"txt_fmt": {"data_aligns": aligns}} if aligns else {}
-    return SimpleTable(data, headers=[str(c) for c in df.columns], stubs=[str(i) for i in df.index], title=title,
-                       **fmt)
+    return SimpleTable(data, headers=[str(c) for c in df.columns], stubs=[str(i) for i in df.index], title=title, **fmt)
 
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\^{}",
+}
 
 
 def _latex_escape(s: str) -> str:

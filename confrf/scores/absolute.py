@@ -11,18 +11,18 @@ from .base import prediction_vector
 class AbsoluteScore:
     """V(x, y) = |y - mu(x)|; its inversion is mu(x) -/+ t.
 
-    Examples
-    --------
-    >>> import numpy as np
+        Examples
+        --------
+        >>> import numpy as np
 
-from ..exceptions import InputError
-from .base import prediction_vector
-    >>> from confrf.scores import AbsoluteScore
-    >>> s = AbsoluteScore()
-    >>> s.score(np.array([1.0, 3.0]), np.array([2.0, 2.0]))
-    array([1., 1.])
-    >>> s.interval(np.array([2.0]), np.array([np.inf]))
-    (array([-inf]), array([inf]))
+    from ..exceptions import InputError
+    from .base import prediction_vector
+        >>> from confrf.scores import AbsoluteScore
+        >>> s = AbsoluteScore()
+        >>> s.score(np.array([1.0, 3.0]), np.array([2.0, 2.0]))
+        array([1., 1.])
+        >>> s.interval(np.array([2.0]), np.array([np.inf]))
+        (array([-inf]), array([inf]))
     """
 
     name = "absolute"

@@ -89,8 +89,10 @@ def prediction_vector(pred: Any, score_name: str) -> np.ndarray:
             "score='quantile' with model=(lo, hi))."
         )
     if not np.all(np.isfinite(arr)):
-        raise InputError(f"the model's predictions have NaN or inf in {int((~np.isfinite(arr)).sum())} row(s); "
-                         "check the model (e.g. a log link on extreme inputs).")
+        raise InputError(
+            f"the model's predictions have NaN or inf in {int((~np.isfinite(arr)).sum())} row(s); "
+            "check the model (e.g. a log link on extreme inputs)."
+        )
     return arr
 
 
@@ -100,9 +102,11 @@ def prediction_pair(pred: Any, score_name: str, what: str) -> tuple[np.ndarray, 
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise InputError(
             f"score={score_name!r} needs two predictions per row ({what}), got an array of shape {arr.shape}; "
-            "fit the model through confrf with this score, or pass the fitted pair as model=(first, second) with prefit=True."
+            "fit the model through confrf with this score, or pass the fitted pair as model=(first, second) "
+            "with prefit=True."
         )
     if not np.all(np.isfinite(arr)):
-        raise InputError(f"the model's predictions ({what}) have NaN or inf in "
-                         f"{int((~np.isfinite(arr)).any(axis=1).sum())} row(s).")
+        raise InputError(
+            f"the model's predictions ({what}) have NaN or inf in {int((~np.isfinite(arr)).any(axis=1).sum())} row(s)."
+        )
     return arr[:, 0], arr[:, 1]

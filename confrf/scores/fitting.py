@@ -48,8 +48,16 @@ class StackedPredictor:
         return np.column_stack([np.asarray(m.predict(X), dtype=np.float64).ravel() for m in self.models])
 
 
-def fit_score_models(score: Score, X: np.ndarray, y: np.ndarray, model: Any, *, alpha: float,
-                     random_state: int | None = None, fit_intercept: bool = True) -> Any:
+def fit_score_models(
+    score: Score,
+    X: np.ndarray,
+    y: np.ndarray,
+    model: Any,
+    *,
+    alpha: float,
+    random_state: int | None = None,
+    fit_intercept: bool = True,
+) -> Any:
     """Fit what ``score`` needs on (X, y); the result's ``predict(X)`` is the score's ``pred``.
 
     Examples
@@ -76,8 +84,17 @@ def prefit_score_models(score: Score, model: Any, n_features: int) -> Any:
     return wrap(model, n_features)
 
 
-def out_of_fold_scores(score: Score, X: np.ndarray, y: np.ndarray, model: Any, *, cv: int, alpha: float,
-                       random_state: int | None = None, fit_intercept: bool = True) -> np.ndarray:
+def out_of_fold_scores(
+    score: Score,
+    X: np.ndarray,
+    y: np.ndarray,
+    model: Any,
+    *,
+    cv: int,
+    alpha: float,
+    random_state: int | None = None,
+    fit_intercept: bool = True,
+) -> np.ndarray:
     """Scores of the training rows, each from models fitted without its fold (K-fold cross-fitting).
 
     In-sample scores of a flexible model are far smaller than the scores of new
@@ -97,10 +114,13 @@ def out_of_fold_scores(score: Score, X: np.ndarray, y: np.ndarray, model: Any, *
     check_int(cv, "cv", minimum=2, hint="folds of the out-of-fold training scores")
     n = X.shape[0]
     if n < cv:
-        raise InputError(f"the training part has {n} row(s), fewer than cv={cv} folds; give more training data or a smaller cv.")
+        raise InputError(
+            f"the training part has {n} row(s), fewer than cv={cv} folds; give more training data or a smaller cv."
+        )
     out = np.empty(n, dtype=np.float64)
     for tr, te in KFold(int(cv), shuffle=True, random_state=random_state).split(X):
-        fitted = fit_score_models(score, X[tr], y[tr], model, alpha=alpha, random_state=random_state,
-                                  fit_intercept=fit_intercept)
+        fitted = fit_score_models(
+            score, X[tr], y[tr], model, alpha=alpha, random_state=random_state, fit_intercept=fit_intercept
+        )
         out[te] = score.score(y[te], fitted.predict(X[te]))
     return out

@@ -15,8 +15,9 @@ from .fitting import StackedPredictor
 QUANTILE_SHORTCUTS = {"qr": "qr", "qgbm": "qgbm", "ols": "qr", "gbm": "qgbm"}
 
 
-def quantile_models(model: Any, levels: tuple[float, float], *, fit_intercept: bool = True,
-                    random_state: int | None = None) -> list[Any]:
+def quantile_models(
+    model: Any, levels: tuple[float, float], *, fit_intercept: bool = True, random_state: int | None = None
+) -> list[Any]:
     """Two unfitted regressors of the conditional quantiles at ``levels``.
 
     ``model`` is "qr" (statsmodels QuantReg on the design), "qgbm"
@@ -36,15 +37,22 @@ def quantile_models(model: Any, levels: tuple[float, float], *, fit_intercept: b
         if kind == "qr":
             import statsmodels.api as sm
 
-            return [StatsmodelsRegressor(model_class=sm.QuantReg, fit_intercept=fit_intercept,
-                                         fit_kwargs={"q": q, "max_iter": 5000}) for q in levels]
+            return [
+                StatsmodelsRegressor(
+                    model_class=sm.QuantReg, fit_intercept=fit_intercept, fit_kwargs={"q": q, "max_iter": 5000}
+                )
+                for q in levels
+            ]
         if kind == "qgbm":
             from sklearn.ensemble import HistGradientBoostingRegressor
 
-            return [HistGradientBoostingRegressor(loss="quantile", quantile=q, random_state=random_state) for q in levels]
+            return [
+                HistGradientBoostingRegressor(loss="quantile", quantile=q, random_state=random_state) for q in levels
+            ]
         raise InputError(
             f"model {model!r} does not estimate quantiles; with score='quantile' use model='qr' (QuantReg), "
-            "'qgbm' (gradient boosting, quantile loss), a pair (est_lo, est_hi) or an estimator with a `quantile` parameter."
+            "'qgbm' (gradient boosting, quantile loss), a pair (est_lo, est_hi) or an estimator with a "
+            "`quantile` parameter."
         )
     if isinstance(model, (tuple, list)):
         if len(model) != 2:
@@ -61,12 +69,14 @@ def quantile_models(model: Any, levels: tuple[float, float], *, fit_intercept: b
     if "quantile" not in params:
         raise InputError(
             f"{type(model).__name__} has no `quantile` parameter; with score='quantile' pass model='qr', 'qgbm', "
-            "a pair (est_lo, est_hi), or an estimator such as QuantileRegressor or HistGradientBoostingRegressor(loss='quantile')."
+            "a pair (est_lo, est_hi), or an estimator such as QuantileRegressor or "
+            "HistGradientBoostingRegressor(loss='quantile')."
         )
     if "loss" in params and params["loss"] != "quantile":
         raise InputError(f"{type(model).__name__}(loss={params['loss']!r}) ignores `quantile`; set loss='quantile'.")
-    return [make_model(model, fit_intercept=fit_intercept, random_state=random_state).set_params(quantile=q)
-            for q in levels]
+    return [
+        make_model(model, fit_intercept=fit_intercept, random_state=random_state).set_params(quantile=q) for q in levels
+    ]
 
 
 class QuantileScore:
@@ -122,15 +132,26 @@ class QuantileScore:
             return float(self.levels[0]), float(self.levels[1])
         return alpha / 2.0, 1.0 - alpha / 2.0
 
-    def fit_models(self, X: np.ndarray, y: np.ndarray, model: Any, *, alpha: float,
-                   random_state: int | None = None, fit_intercept: bool = True) -> StackedPredictor:
-        models = quantile_models(model, self.quantile_levels(alpha), fit_intercept=fit_intercept,
-                                 random_state=random_state)
+    def fit_models(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        model: Any,
+        *,
+        alpha: float,
+        random_state: int | None = None,
+        fit_intercept: bool = True,
+    ) -> StackedPredictor:
+        models = quantile_models(
+            model, self.quantile_levels(alpha), fit_intercept=fit_intercept, random_state=random_state
+        )
         return StackedPredictor([m.fit(X, y) for m in models])
 
     def prefit_models(self, model: Any, n_features: int) -> StackedPredictor:
         if not isinstance(model, (tuple, list)) or len(model) != 2:
-            raise InputError("prefit=True with score='quantile' needs model=(fitted_lo, fitted_hi), the two fitted quantile models.")
+            raise InputError(
+                "prefit=True with score='quantile' needs model=(fitted_lo, fitted_hi), the two fitted quantile models."
+            )
         return StackedPredictor([wrap_prefit(m, n_features) for m in model])
 
     def _band(self, pred: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -82,13 +82,23 @@ class ScaledScore:
         self.cv = int(cv)
         self.floor = floor
 
-    def fit_models(self, X: np.ndarray, y: np.ndarray, model: Any, *, alpha: float,
-                   random_state: int | None = None, fit_intercept: bool = True) -> ScaledPredictor:
+    def fit_models(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        model: Any,
+        *,
+        alpha: float,
+        random_state: int | None = None,
+        fit_intercept: bool = True,
+    ) -> ScaledPredictor:
         if X.shape[0] < self.cv:
             raise InputError(f"the training part has {X.shape[0]} row(s), fewer than cv={self.cv} folds.")
         mu = make_model(model, fit_intercept=fit_intercept, random_state=random_state).fit(X, y)
         folds = KFold(self.cv, shuffle=True, random_state=random_state)
-        oof = cross_val_predict(make_model(model, fit_intercept=fit_intercept, random_state=random_state), X, y, cv=folds)
+        oof = cross_val_predict(
+            make_model(model, fit_intercept=fit_intercept, random_state=random_state), X, y, cv=folds
+        )
         resid = np.abs(y - oof)
         spec = model if self.sigma_model is None else self.sigma_model
         sigma = make_model(spec, fit_intercept=fit_intercept, random_state=random_state).fit(X, resid)
