@@ -145,7 +145,15 @@ def test_tuning_tries_screening_only_with_enough_growing_points():
     for n, tried in ((3 * SCREEN_MIN_POINTS - 3, False), (3 * SCREEN_MIN_POINTS, True)):
         X, V = _data(n, seed=4)
         tun = tune_forest(
-            X, V, alpha=0.1, leaves=[6, 12], max_features=[1.0, "screened"], forest_kwargs={}, random_state=0, n_jobs=1
+            X,
+            V,
+            alpha=0.1,
+            leaves=[6, 12],
+            max_features=[1.0, "screened"],
+            forest_kwargs={},
+            random_state=0,
+            n_jobs=1,
+            make_localizer=ForestLocalizer,
         )
         assert any(c[1] == "screened" for c in tun.candidates) == tried
     X, V = _data(150, seed=4)

@@ -198,6 +198,7 @@ class ForestLocalizer:
                 scales=list(SCALES) if scale == TUNE else [scale],
                 forest_kwargs={"max_depth": self.max_depth, "bootstrap": self.bootstrap},
                 conformal_ratio=self.conformal_ratio,
+                make_localizer=ForestLocalizer,
             )
             msl, mf, scale = self.tuning_.chosen
         self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None
