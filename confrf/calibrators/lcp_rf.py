@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -13,6 +15,26 @@ from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
+from .rows import ArrayRows, CalibrationRows
+
+#: ``max_localizer_size="auto"``: the forest grows on at most this many rows (its growing cost is bounded; the
+#: other rows become conformal points). At the peer benchmark's sizes and up to 100,000 calibration rows with
+#: ``localizer_size=0.5`` it does not bind.
+MAX_LOCALIZER_POINTS = 50_000
+
+
+def check_max_localizer_size(value: Any) -> int | None:
+    """``max_localizer_size``: "auto" (MAX_LOCALIZER_POINTS), None (no cap) or an integer >= 2."""
+    if isinstance(value, str) and value == "auto":
+        return MAX_LOCALIZER_POINTS
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)) or value < 2:
+        raise InputError(
+            f"max_localizer_size must be 'auto' ({MAX_LOCALIZER_POINTS:,} rows), None (no cap) or an integer >= 2, "
+            f"got {value!r}: it caps the rows that grow the forest (the rest are conformal points)."
+        )
+    return int(value)
 
 
 class LCPForestCalibrator(Calibrator):
@@ -27,6 +49,11 @@ class LCPForestCalibrator(Calibrator):
         rest are the conformal calibration points.
     n_jobs : int or None
         Threads of the threshold kernel.
+    max_localizer_size : int or None
+        Most rows that grow the forest (honest): the localizer part is
+        ``min(round(localizer_size * n), max_localizer_size)`` rows and every
+        other calibration row is a conformal point; with a training-part
+        forest, a random subsample of that size grows it. None: no cap.
 
     Notes
     -----
@@ -39,9 +66,16 @@ class LCPForestCalibrator(Calibrator):
 
     name = "lcp-rf"
 
-    def __init__(self, localizer: ForestLocalizer, localizer_size: float = 0.5, n_jobs: int | None = None) -> None:
+    def __init__(
+        self,
+        localizer: ForestLocalizer,
+        localizer_size: float = 0.5,
+        n_jobs: int | None = None,
+        max_localizer_size: int | None = None,
+    ) -> None:
         self.localizer = localizer
         self.localizer_size = check_fraction(localizer_size, "localizer_size")
+        self.max_localizer_size = max_localizer_size
         self.n_jobs = n_jobs
         self._reference: tuple[np.ndarray, np.ndarray] | None = None
         self.localizer_source_ = "calibration"
@@ -57,28 +91,47 @@ class LCPForestCalibrator(Calibrator):
     def calibrate(self, X, scores, *, alpha, rng) -> LCPForestCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
-        n = X.shape[0]
+        if self._reference is None and not self.localizer.honest:
+            check_conformal_size(X.shape[0], alpha, "calibration set")
+            self.localizer.fit(X, V)
+            self.n_grow_ = self.n_conformal_ = X.shape[0]
+            return self
+        return self.calibrate_rows(ArrayRows(X, V), alpha=alpha, rng=rng)
+
+    def calibrate_rows(self, rows: CalibrationRows, *, alpha: float, rng: np.random.Generator) -> LCPForestCalibrator:
+        """Honest calibration on rows held anywhere (arrays, or Dask partitions: :mod:`confrf.dask`).
+
+        The forest grows on at most ``max_localizer_size`` rows (gathered in
+        one place); every conformal row is looked up where it is and only its
+        leaves and score come back to build the index.
+        """
+        n = rows.n
+        if not self.localizer.honest:
+            raise InputError("honest=False grows the forest on every calibration row; it needs the rows in memory.")
         if self._reference is not None:
             Xr, Vr = self._reference
-            if Xr.shape[1] != X.shape[1]:
-                raise InputError(f"the training part has {Xr.shape[1]} columns, the calibration data {X.shape[1]}.")
+            if Xr.shape[1] != rows.n_features:
+                raise InputError(
+                    f"the training part has {Xr.shape[1]} columns, the calibration data {rows.n_features}."
+                )
             check_conformal_size(n, alpha, "calibration set")
-            self._prepare_tuning(alpha, Xr.shape[0], n)
-            self.localizer.grow(Xr, Vr)
-            self.localizer.index(X, V)
-            self.n_grow_, self.n_conformal_ = int(Xr.shape[0]), n
+            if self.max_localizer_size is not None and Xr.shape[0] > self.max_localizer_size:
+                keep = np.sort(rng.permutation(Xr.shape[0])[: self.max_localizer_size])
+                Xr, Vr = Xr[keep], Vr[keep]
+            conf = np.arange(n)
             self._reference = None  # used once; not kept in the fitted object
-        elif self.localizer.honest:
-            grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
-            check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
-            self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])
-            self.localizer.grow(X[grow], V[grow])
-            self.localizer.index(X[conf], V[conf])
-            self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
         else:
-            check_conformal_size(n, alpha, "calibration set")
-            self.localizer.fit(X, V)
-            self.n_grow_, self.n_conformal_ = n, n
+            grow, conf = random_split(
+                n, self.localizer_size, rng, "localizer part", "localizer_size", max_first=self.max_localizer_size
+            )
+            check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
+            Xr, Vr = rows.take(grow), rows.scores[grow]
+        self._prepare_tuning(alpha, Xr.shape[0], conf.shape[0])
+        self.localizer.grow(Xr, Vr)
+        t0 = time.perf_counter()
+        self.localizer.index_lookups(*rows.lookup(self.localizer, conf))
+        self.localizer.index_seconds_ = time.perf_counter() - t0
+        self.n_grow_, self.n_conformal_ = int(Xr.shape[0]), int(conf.shape[0])
         return self
 
     def _prepare_tuning(self, alpha: float, n_grow: int, n_conformal: int) -> None:
@@ -150,7 +203,12 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     if stray:
         raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
     scale = "tune" if opts["scale"] is None else opts["scale"]  # checked by the localizer when it grows
-    return LCPForestCalibrator(make_forest_localizer(est, seed, tune=True, scale=scale), est.localizer_size, est.n_jobs)
+    return LCPForestCalibrator(
+        make_forest_localizer(est, seed, tune=True, scale=scale),
+        est.localizer_size,
+        est.n_jobs,
+        max_localizer_size=check_max_localizer_size(opts["max_localizer_size"]),
+    )
 
 
 register(
@@ -164,6 +222,7 @@ register(
             "localizer_data": "calibration",
             "cv": 5,
             "scale": None,
+            "max_localizer_size": "auto",
         },
         title="LCP-RF (exact localized conformal, forest weights)",
         needs_training=lambda opts: opts["localizer_data"] == "training",

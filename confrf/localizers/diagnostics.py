@@ -21,13 +21,7 @@ _ROW_BLOCK_ENTRIES = 1 << 22
 
 def indexed_leaves(loc: ForestLocalizer) -> np.ndarray:
     """(n, k) global leaf id of every indexed (conformal) point in every tree, read back from the leaf index."""
-    idx = loc._index()
-    n_leaves = idx.leaf_ptr.shape[0] - 1
-    leaf_of_entry = np.repeat(np.arange(n_leaves, dtype=np.int64), np.diff(idx.leaf_ptr))
-    tree_of_entry = np.searchsorted(idx.node_offset, leaf_of_entry, side="right") - 1
-    leaves = np.empty((idx.n, idx.n_trees), dtype=np.int64)
-    leaves[idx.members, tree_of_entry] = leaf_of_entry
-    return leaves
+    return loc._index().leaves()
 
 
 def forest_ess(loc: ForestLocalizer, n_threads: int = 1) -> np.ndarray:

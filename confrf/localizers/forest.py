@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,25 @@ AUTO_TREES_MAX = 500
 AUTO_TREE_PAIRS = 3000
 #: "auto" adds trees only up to the growing cost of AUTO_TREES_MIN trees on this many points
 AUTO_TREES_BUDGET_POINTS = 5000
+#: rows per leaf lookup when indexing: bounds the float32 copies of X to a chunk
+LOOKUP_CHUNK = 50_000
+
+
+def stack_lookups(parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, k: int) -> tuple[np.ndarray, ...]:
+    """Row-wise concatenation of ``n`` rows of :meth:`ForestLocalizer.lookup` results, in order.
+
+    ``parts`` is consumed one at a time (a generator keeps the peak at the
+    stacked arrays plus one part).
+    """
+    leaves, V, sigma = np.empty((n, k), dtype=np.int64), np.empty(n), np.empty(n)
+    at = 0
+    for lv, v, g in parts:
+        stop = at + lv.shape[0]
+        leaves[at:stop], V[at:stop], sigma[at:stop] = lv, v, g
+        at = stop
+    if at != n:
+        raise ValueError(f"the lookups hold {at} rows, not {n}")
+    return leaves, V, sigma
 
 
 def check_scale(scale: Any) -> str:
@@ -237,21 +257,41 @@ class ForestLocalizer:
         ``multiplicity`` (n, k) gives each point's weight multiplicity per tree;
         by default 1 (honest), or the bootstrap counts for ``honest=False``.
         """
-        forest = self._forest()
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
-        if multiplicity is None:
-            multiplicity = np.ones((X.shape[0], self.n_trees), dtype=np.int32)
         t0 = time.perf_counter()
+        k, n = self.n_trees, X.shape[0]
+        lookups = (self.lookup(X[s : s + LOOKUP_CHUNK], V[s : s + LOOKUP_CHUNK]) for s in range(0, n, LOOKUP_CHUNK))
+        self.index_lookups(*stack_lookups(lookups, n, k), multiplicity=multiplicity)
+        self.index_seconds_ = time.perf_counter() - t0  # the lookups included
+        return self
+
+    def lookup(self, X: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What the index needs of some rows: global leaf ids (m, k), indexed scores and sigma(x).
+
+        Row by row (no row depends on another), so rows can be looked up in
+        chunks, or on Dask workers partition by partition, and stacked:
+        :meth:`index_lookups` of the stacked parts equals :meth:`index` of
+        all rows. The indexed score is V / sigma(x) when scaled, else V (and
+        sigma is 1).
+        """
+        X = as_float_matrix(X, "X")
+        V = as_float_vector(scores, "scores")
+        leaves = self._global_leaves(X, self._node_offsets())
+        sigma = self._scale_of(leaves) if self.scaled else np.ones(X.shape[0])
+        return leaves, (V / sigma if self.scaled else V), sigma
+
+    def index_lookups(
+        self, leaves: np.ndarray, scores: np.ndarray, sigma: np.ndarray, multiplicity: np.ndarray | None = None
+    ) -> ForestLocalizer:
+        """Index points from their :meth:`lookup` (stacked in point order)."""
+        forest = self._forest()
+        if multiplicity is None:
+            multiplicity = np.ones((leaves.shape[0], self.n_trees), dtype=np.int32)
         offsets = self._node_offsets()
         n_leaves = int(offsets[-1] + forest.estimators_[-1].tree_.node_count)
-        leaves = self._global_leaves(X, offsets)
-        self.index_scale_ = None
-        if self.scaled:
-            self.index_scale_ = self._scale_of(leaves)
-            V = V / self.index_scale_
-        self.index_ = LeafIndex.build(leaves, V, multiplicity, offsets, n_leaves)
-        self.index_seconds_ = time.perf_counter() - t0
+        self.index_scale_ = sigma if self.scaled else None
+        self.index_ = LeafIndex.build(np.ascontiguousarray(leaves), scores, multiplicity, offsets, n_leaves)
         return self
 
     def fit(self, X: np.ndarray, scores: np.ndarray) -> ForestLocalizer:

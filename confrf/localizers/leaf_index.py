@@ -69,23 +69,56 @@ class LeafIndex:
         return int(self.node_offset.shape[0])
 
     def __getstate__(self) -> dict[str, Any]:
+        # each point's leaf per tree, numbered within its tree in the smallest unsigned type that holds the
+        # tree's node ids (uint16 below 65,536 nodes): 2 bytes per point and tree, where int32 member ids took 4
+        leaves = self.leaves()
+        leaves -= self.node_offset[None, :]
+        n_leaves = int(self.leaf_ptr.shape[0] - 1)
+        width = int(max(n_leaves - self.node_offset[-1], np.diff(self.node_offset).max(initial=0))) if self.n else 0
+        dtype = np.uint16 if width <= np.iinfo(np.uint16).max else np.uint32
+        mult = None
+        if not self.unit_mult:
+            mult = np.ones((self.n, self.n_trees), dtype=np.int32)
+            mult[self.members, self._tree_of_entry()] = self.member_mult
         return {
             "node_offset": self.node_offset,
-            "leaf_ptr": self.leaf_ptr,
-            "members": self.members,
-            "member_mult": None if self.unit_mult else self.member_mult,
+            "n_leaves": n_leaves,
+            "local_leaves": leaves.astype(dtype),
+            "mult": mult,
             "scores": self.scores,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # the build is deterministic, so the rebuilt arrays equal the pickled object's
-        ptr, members, offset = state["leaf_ptr"], state["members"], state["node_offset"]
-        n, k = state["scores"].shape[0], offset.shape[0]
-        leaf_of_entry = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
-        tree_of_entry = np.searchsorted(offset, leaf_of_entry, side="right") - 1
-        leaves = np.empty((n, k), dtype=np.int64)
-        leaves[members, tree_of_entry] = leaf_of_entry
-        mult = np.ones((n, k), dtype=np.int32)
-        if state["member_mult"] is not None:
-            mult[members, tree_of_entry] = state["member_mult"]
-        self.__dict__.update(LeafIndex.build(leaves, state["scores"], mult, offset, ptr.shape[0] - 1).__dict__)
+        offset = state["node_offset"]
+        if "members" in state:  # pickled by an earlier version: member ids grouped by leaf
+            ptr, members = state["leaf_ptr"], state["members"]
+            n, k, n_leaves = state["scores"].shape[0], offset.shape[0], ptr.shape[0] - 1
+            leaf_of_entry = np.repeat(np.arange(n_leaves), np.diff(ptr))
+            tree_of_entry = np.searchsorted(offset, leaf_of_entry, side="right") - 1
+            leaves = np.empty((n, k), dtype=np.int64)
+            leaves[members, tree_of_entry] = leaf_of_entry
+            mult = np.ones((n, k), dtype=np.int32)
+            if state["member_mult"] is not None:
+                mult[members, tree_of_entry] = state["member_mult"]
+        else:
+            leaves = state["local_leaves"].astype(np.int64)
+            leaves += offset[None, :]
+            n_leaves = state["n_leaves"]
+            mult = state["mult"] if state["mult"] is not None else np.ones(leaves.shape, dtype=np.int32)
+        self.__dict__.update(LeafIndex.build(leaves, state["scores"], mult, offset, n_leaves).__dict__)
+
+    def _entries(self) -> tuple[np.ndarray, np.ndarray]:
+        """Global leaf and tree of every membership entry."""
+        leaf_of_entry = np.repeat(np.arange(self.leaf_ptr.shape[0] - 1, dtype=np.int64), np.diff(self.leaf_ptr))
+        return leaf_of_entry, np.searchsorted(self.node_offset, leaf_of_entry, side="right") - 1
+
+    def _tree_of_entry(self) -> np.ndarray:
+        return self._entries()[1]
+
+    def leaves(self) -> np.ndarray:
+        """(n, k) global leaf id of every indexed point in every tree, read back from the memberships."""
+        leaf_of_entry, tree_of_entry = self._entries()
+        leaves = np.empty((self.n, self.n_trees), dtype=np.int64)
+        leaves[self.members, tree_of_entry] = leaf_of_entry
+        return leaves
