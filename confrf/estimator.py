@@ -41,6 +41,17 @@ from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
 
+#: most calibration design rows kept for the summary's diagnostics (a random subsample above)
+DIAGNOSTIC_ROWS = 20_000
+
+
+def diagnostic_rows(n: int, seed: int | None) -> np.ndarray:
+    """Sorted positions of the DIAGNOSTIC_ROWS calibration rows the summary treats as test points (of n > that).
+
+    Drawn from ``seed`` and ``n`` only, so rows in memory and in Dask partitions keep the same ones.
+    """
+    return np.sort(np.random.default_rng(seed).permutation(n)[:DIAGNOSTIC_ROWS])
+
 
 class ConformalRegressor(EstimatorChecks, BaseEstimator):
     """Conformal prediction intervals on numpy arrays.
@@ -166,7 +177,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         t0 = time.perf_counter()
         score = get_score(self.score)
         kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
-        for stale in ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_"):  # a refit voids the calibration
+        for stale in ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_", "calib_rows_"):  # a refit voids it
             self.__dict__.pop(stale, None)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
         self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
@@ -226,9 +237,19 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             **group_label_kwargs(calibrator, groups, X.shape[0]),
         )
         self.conformalize_time_ = time.perf_counter() - t0
-        # kept for the summary's calibration diagnostics (calibration rows treated as test points)
-        self.calib_X_, self.calib_scores_, self.calib_groups_ = X, V, groups
+        self._keep_diagnostic_rows(X, V, groups, seeds[3])
         return self
+
+    def _keep_diagnostic_rows(self, X: np.ndarray, V: np.ndarray, groups: Any, seed: int | None) -> None:
+        # kept for the summary's calibration diagnostics (calibration rows treated as test points): every score
+        # (8 bytes a row, for the exact tie check) but at most DIAGNOSTIC_ROWS design rows, a random subsample
+        # whose positions are calib_rows_ (None: all rows), so the fitted object does not grow with n by a design
+        n = V.shape[0]
+        keep = None if n <= DIAGNOSTIC_ROWS else diagnostic_rows(n, seed)
+        self.calib_rows_, self.n_calib_ = keep, n
+        self.calib_X_ = X if keep is None else X[keep]
+        self.calib_groups_ = groups if keep is None or groups is None else np.asarray(groups)[keep]
+        self.calib_scores_ = V
 
     @governs_threads
     def predict(self, X: Any) -> np.ndarray:

@@ -24,7 +24,7 @@ def indexed_leaves(loc: ForestLocalizer) -> np.ndarray:
     return loc._index().leaves()
 
 
-def forest_ess(loc: ForestLocalizer, n_threads: int = 1) -> np.ndarray:
+def forest_ess(loc: ForestLocalizer, n_threads: int = 1, rows: np.ndarray | None = None) -> np.ndarray:
     """Effective sample size 1 / sum_j w_ij^2 of each indexed point's localizing weights.
 
     Row i is the QRF weight row of X_i on the indexed points, X_i itself
@@ -32,6 +32,7 @@ def forest_ess(loc: ForestLocalizer, n_threads: int = 1) -> np.ndarray:
     m_jl the weight multiplicity (1 when honest) and N_l the leaf's mass. It
     is the LCP row of X_i without the test point. A nogil kernel sums the
     squares row by row without storing the rows (``n_threads`` OpenMP threads).
+    ``rows``: only these indexed points (positions in the index), in that order.
 
     Examples
     --------
@@ -46,8 +47,9 @@ def forest_ess(loc: ForestLocalizer, n_threads: int = 1) -> np.ndarray:
     ((200,), True)
     """
     idx = loc._index()
+    leaves = indexed_leaves(loc)
     sumsq = _kernels.forest_weight_sumsq(
-        indexed_leaves(loc),
+        leaves if rows is None else np.ascontiguousarray(leaves[rows]),
         idx.leaf_ptr,
         idx.members,
         idx.member_mult,
