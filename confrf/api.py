@@ -9,6 +9,7 @@ import numpy as np
 
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from .calibrators import get_method
+from .dask import DaskRows, is_dask_collection
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
 from .formula import Design
@@ -128,8 +129,12 @@ def conformal(
         With ``score="quantile"``: "qr" (statsmodels QuantReg; "ols" means it
         too), "qgbm" (quantile-loss boosting; "gbm" means it too), or a pair
         ``(est_lo, est_hi)``.
-    calib : DataFrame, optional
-        Calibration data; then all of ``data`` trains the model.
+    calib : DataFrame or dask.dataframe.DataFrame, optional
+        Calibration data; then all of ``data`` trains the model. A Dask
+        DataFrame (``method="lcp-rf"``) is calibrated on the cluster: scores
+        and leaf lookups run on the workers partition by partition, the forest
+        grows on the client from at most ``max_localizer_size`` rows, and the
+        fit equals the one on the same rows in memory (docs/guide/scale.md).
     calib_size : float
         Share of ``data`` used for calibration when ``calib`` is not given.
     random_state : int, Generator, RandomState or None
@@ -240,7 +245,12 @@ def conformal(
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
     if X.shape[1] == 0:
         model = no_predictor_model(model, design, method, prefit)
-    if calib is not None:
+    dask_calib = calib is not None and is_dask_collection(calib)
+    if dask_calib:  # built on the workers, partition by partition (confrf.dask.DaskRows)
+        if labeler is not None:
+            raise InputError("groups= with Dask calibration data is not offered; use method='lcp-rf' or compute calib.")
+        X_tr, y_tr = X, y
+    elif calib is not None:
         calib = as_training_frame(calib, "calib")
         X_cal = design.transform(calib, what="calib")
         y_cal = design.response(calib, what="calib")
@@ -278,7 +288,12 @@ def conformal(
     )
     if not prefit:
         est.fit(X_tr, y_tr)
-    est.conformalize(X_cal, y_cal, groups=groups_cal)
+    if dask_calib:
+        est._conformalize_rows(
+            lambda: DaskRows.from_formula(calib, design, est.model_, est.score_), X.shape[1], None, None
+        )
+    else:
+        est.conformalize(X_cal, y_cal, groups=groups_cal)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     return ConformalResult(
         design=design,

@@ -7,6 +7,7 @@ Lifecycle: ``fit`` (base model) -> ``conformalize`` (calibration) ->
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from ._validation import (
 )
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
+from .dask import DaskRows, is_dask_collection
 from .exceptions import InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
@@ -203,6 +205,14 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         labels of new rows when predicting).
         """
         self._check_options()
+        if is_dask_collection(X) or is_dask_collection(y):
+            cols = getattr(X, "columns", None)
+            return self._conformalize_rows(
+                lambda: DaskRows.from_arrays(X, y, self.model_, self.score_),
+                X.shape[1] if cols is None else len(cols),
+                None if cols is None else np.asarray(cols, dtype=object),
+                groups,
+            )
         names = feature_names(X)
         X = as_float_matrix(X, "X")
         y = check_response_scale(as_float_vector(y, "y"), "y")
@@ -240,14 +250,60 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self._keep_diagnostic_rows(X, V, groups, seeds[3])
         return self
 
-    def _keep_diagnostic_rows(self, X: np.ndarray, V: np.ndarray, groups: Any, seed: int | None) -> None:
+    def _conformalize_rows(
+        self, make_rows: Callable[[], Any], n_features: int, names: np.ndarray | None, groups: Any
+    ) -> ConformalRegressor:
+        """Calibrate LCP-RF on rows held elsewhere (Dask partitions: :class:`confrf.dask.DaskRows`).
+
+        ``make_rows`` builds them once the base model is known; the rest is
+        the in-memory calibration, so the same rows and seed give the same fit.
+        """
+        if groups is not None:
+            raise InputError("group labels are not taken with Dask calibration data; use a pandas DataFrame or arrays.")
+        if self.prefit:
+            self.model_ = prefit_score_models(get_score(self.score), self.model, n_features)
+            self.train_X_ = self.train_scores_ = None
+            self.n_features_in_ = n_features
+            self._set_feature_names(getattr(self.model, "feature_names_in_", None))
+            self._check_columns(np.empty((0, n_features)), names)
+            self._set_feature_names(names)
+            self.n_train_, self.fit_time_ = 0, 0.0
+        else:
+            self._require_fit()
+            self._check_columns(np.empty((0, n_features)), names)
+        self.score_ = get_score(self.score)
+        seeds = self._seeds()
+        calibrator = self._make_calibrator(seeds[2])
+        if not callable(getattr(calibrator, "calibrate_rows", None)):
+            raise InputError(
+                f"method {self.method!r} calibrates rows in memory only; Dask calibration data are taken by "
+                "method='lcp-rf' (guarantee='marginal', honest=True). Compute the frame first (ddf.compute()) or "
+                "use method='lcp-rf'."
+            )
+        t0 = time.perf_counter()
+        rows = make_rows()
+        if getattr(self, "train_X_", None) is not None and hasattr(calibrator, "set_reference"):
+            calibrator.set_reference(
+                self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
+            )
+        self.calibrator_ = calibrator.calibrate_rows(rows, alpha=self.alpha, rng=np.random.default_rng(seeds[1]))
+        self.conformalize_time_ = time.perf_counter() - t0
+        keep = np.arange(rows.n) if rows.n <= DIAGNOSTIC_ROWS else diagnostic_rows(rows.n, seeds[3])
+        self._keep_diagnostic_rows(rows.take(keep), rows.scores, None, seeds[3], rows.n)
+        return self
+
+    def _keep_diagnostic_rows(
+        self, X: np.ndarray, V: np.ndarray, groups: Any, seed: int | None, n: int | None = None
+    ) -> None:
         # kept for the summary's calibration diagnostics (calibration rows treated as test points): every score
         # (8 bytes a row, for the exact tie check) but at most DIAGNOSTIC_ROWS design rows, a random subsample
-        # whose positions are calib_rows_ (None: all rows), so the fitted object does not grow with n by a design
-        n = V.shape[0]
+        # whose positions are calib_rows_ (None: all rows), so the fitted object does not grow with n by a design.
+        # ``n`` given: X holds those rows already (taken from Dask partitions)
+        taken = n is not None
+        n = V.shape[0] if n is None else n
         keep = None if n <= DIAGNOSTIC_ROWS else diagnostic_rows(n, seed)
         self.calib_rows_, self.n_calib_ = keep, n
-        self.calib_X_ = X if keep is None else X[keep]
+        self.calib_X_ = X if keep is None or taken else X[keep]
         self.calib_groups_ = groups if keep is None or groups is None else np.asarray(groups)[keep]
         self.calib_scores_ = V
 
