@@ -74,7 +74,8 @@ def _same_fit(a, b, test):
     pd.testing.assert_frame_equal(a.summary().frames["calibration"], b.summary().frames["calibration"])
 
 
-@pytest.mark.parametrize("options", [{}, {"max_localizer_size": 300}])
+# the default (tuned) forest; and a fixed one grown on a capped localizer part
+@pytest.mark.parametrize("options", [{}, {"max_localizer_size": 300, "min_samples_leaf": 15, "max_features": 1.0}])
 def test_dask_calibration_equals_in_memory(client, data, options, monkeypatch):
     import confrf.estimator
 
@@ -99,12 +100,15 @@ def test_dask_arrays_calibrate_like_numpy(client):
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(1600, 4))
     y = X[:, 0] + (0.1 + X[:, 1]) * rng.normal(size=1600)
-    kw = dict(random_state=3, n_estimators=15, n_jobs=1)
+    # no tuning; sigma(x) scales the scores, so the workers look it up with the leaves
+    kw = dict(random_state=3, n_estimators=15, n_jobs=1, min_samples_leaf=20, max_features=1.0)
+    kw["options"] = {"scale": "forest"}
     mem = cf.ConformalRegressor(**kw).fit(X[:400], y[:400]).conformalize(X[400:], y[400:])
     Xd, yd = da.from_array(X[400:], chunks=(250, 2)), da.from_array(y[400:], chunks=250)
     lazy = cf.ConformalRegressor(**kw).fit(X[:400], y[:400]).conformalize(Xd, yd)
     np.testing.assert_array_equal(mem.predict_interval(X[:300]), lazy.predict_interval(X[:300]))
     np.testing.assert_array_equal(mem.calib_scores_, lazy.calib_scores_)
+    assert mem.localizer_.scale_ == lazy.localizer_.scale_ == "forest"
 
 
 def test_dask_calibration_errors(client, data):
