@@ -248,8 +248,8 @@ def rss_gb(r: dict[str, Any]) -> float:
     return int(kb) / 1024**2 if kb else float("nan")
 
 
-def configs(suite: str, scale: float) -> list[dict[str, Any]]:
-    """Configurations of a suite; ``scale`` shrinks every size (--quick)."""
+def configs(suite: str, scale: float, seeds: int = 3) -> list[dict[str, Any]]:
+    """Configurations of a suite; ``scale`` multiplies every size (--quick: 0.01)."""
 
     def c(suite: str, data: str, n_cal: int, n_test: int, cap: str = "auto", seed: int = 0) -> dict[str, Any]:
         s = lambda v: max(200, int(v * scale))  # noqa: E731
@@ -265,7 +265,7 @@ def configs(suite: str, scale: float) -> list[dict[str, Any]]:
         out += [
             c("quality", data, 100_000, 20_000, cap, seed)
             for data in ("sim", "multi")
-            for seed in (0, 1, 2)
+            for seed in range(seeds)
             for cap in ("none", "20000", "10000")
         ]
     if suite in ("big", "all"):
@@ -442,6 +442,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="every size divided by 100 (a smoke run of the same code)")
     p.add_argument("--suite", default="all", choices=["all", "jobs", "multi", "quality", "big"])
+    p.add_argument("--factor", type=float, default=1.0, help="multiply every size (row counts, caps) by this")
+    p.add_argument("--seeds", type=int, default=3, help="seeds of the quality suite")
     p.add_argument("--trees", type=lambda v: v if v == "auto" else int(v), default="auto")
     p.add_argument("--n-jobs", type=int, default=2)
     p.add_argument("--out", default=str(HERE / "results"))
@@ -468,20 +470,23 @@ def main(argv: list[str] | None = None) -> int:
     from bench_predict import machine_info
 
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    cfgs = configs(args.suite, 0.01 if args.quick else 1.0)
+    factor = 0.01 if args.quick else args.factor
+    cfgs = configs(args.suite, factor, args.seeds)
     print(f"bench_scale: {len(cfgs)} configurations", flush=True)
     t0 = time.perf_counter()
     results = [run_config(cfg, args) for cfg in cfgs]
     wall = time.perf_counter() - t0
     command = "python benchmarks/bench_scale.py" + (" --quick" if args.quick else "")
     command += "" if args.suite == "all" else f" --suite {args.suite}"
+    command += "" if factor in (1.0, 0.01) else f" --factor {factor:g}"
+    command += "" if args.seeds == 3 else f" --seeds {args.seeds}"
     md = markdown(results, machine_info(), command, wall)
     print(md)
     Path(args.out, "bench_scale.md").write_text(md)
     Path(args.out, "bench_scale.json").write_text(
         json.dumps({"machine": machine_info(), "results": results}, indent=1, default=str)
     )
-    if args.docs and not args.quick:
+    if args.docs and not args.quick and factor == 1.0:
         Path(args.docs).write_text(md)
     return 0
 
