@@ -375,7 +375,8 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: st
             [
                 "### Quality: the exhaustive forest against a forest grown on fewer rows",
                 "",
-                "100,000 calibration rows (the exhaustive forest grows on 50,000), 20,000 test rows, means over the "
+                f"{qual[0]['config']['n_cal']:,} calibration rows (the exhaustive forest grows on "
+                f"{qual[0]['config']['n_cal'] // 2:,}), {qual[0]['config']['n_test']:,} test rows, means over the "
                 "seeds. Capping the localizer part moves the rows it does not take to the conformal part. "
                 "fidelity: the paper's |q(x) - |y - fit|| / |y - fit| on finite intervals; cond_coverage: the exact "
                 "conditional coverage of each test interval (known noise), its mean and the share below 0.8.",
@@ -431,7 +432,8 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: st
             if rel:
                 m = float(np.mean(rel))
                 L.append(
-                    f"- {data}, forest grown on {cap} rows instead of 50,000 at 100k: median width "
+                    f"- {data}, forest grown on {int(cap):,} rows instead of {qual[0]['config']['n_cal'] // 2:,} at "
+                    f"{qual[0]['config']['n_cal']:,} calibration rows: median width "
                     f"{100 * m:+.2f}% (target <= +{100 * TARGET_WIDTH_COST:.0f}%): "
                     f"**{'PASS' if m <= TARGET_WIDTH_COST else 'FAIL'}**"
                 )
