@@ -165,7 +165,9 @@ def conformal(
         localize the scores ``abs(y - mu)``; "forest": they localize
         ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the
         score, learned on the localizer part, so the guarantee stays exact)
-        for "lcp-rf";
+        and ``max_localizer_size`` ("auto": at most 50,000 calibration rows
+        grow the forest, the others are conformal points; None: no cap; or
+        an integer) for "lcp-rf";
         ``delta``, ``pac_size``, ``pac_bound`` ("binomial" or "hoeffding"),
         ``grid_size``, ``pac_form`` (Hoeffding only) for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).
