@@ -103,6 +103,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     from confrf import ConformalRegressor
     from confrf._validation import required_count
     from confrf.datasets import SimulatedData
+    from confrf.localizers._compact_trees import pack_forest
     from confrf.metrics import fidelity_error
     from confrf.results.diagnostics import calibration_diagnostics
 
@@ -155,7 +156,9 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     T["pickle"] = time.perf_counter() - t
     sizes = {
         "estimator": len(blob),
-        "forest (scikit-learn trees)": len(pickle.dumps(loc.forest_, protocol=pickle.HIGHEST_PROTOCOL)),
+        "forest (compact trees, as pickled with the localizer)": len(
+            pickle.dumps(pack_forest(loc.forest_), protocol=pickle.HIGHEST_PROTOCOL)
+        ),
         "leaf index": len(pickle.dumps(loc.index_, protocol=pickle.HIGHEST_PROTOCOL)),
         "calibration design kept for the summary": int(est.calib_X_.nbytes),
         "calibration scores kept for the summary": int(est.calib_scores_.nbytes),

@@ -128,3 +128,20 @@ def test_max_localizer_size_is_checked(bad):
     sim = cf.datasets.make_sim(300, random_state=0)
     with pytest.raises(cf.InputError, match="max_localizer_size"):
         cf.lcp_rf(sim.formula, data=sim.frame, max_localizer_size=bad)
+
+
+def test_forest_pickles_compactly_and_predicts_the_same():
+    from confrf.localizers._compact_trees import pack_forest
+
+    X, V = _data(3000, seed=7, p=5)
+    loc = ForestLocalizer(n_estimators=20, min_samples_leaf=5, max_features=1.0, scale="forest", random_state=0)
+    loc.grow(X[:1500], V[:1500]).index(X[1500:], V[1500:])
+    nodes = sum(est.tree_.node_count for est in loc.forest_.estimators_)
+    packed = len(pickle.dumps(pack_forest(loc.forest_), protocol=5))
+    assert packed < 28 * nodes + 20_000 < len(pickle.dumps(loc.forest_, protocol=5))  # scikit-learn's: 72 a node
+    back = pickle.loads(pickle.dumps(loc, protocol=5))
+    Xt = np.random.default_rng(1).uniform(size=(400, 5))
+    np.testing.assert_array_equal(back.forest_.apply(Xt), loc.forest_.apply(Xt))
+    np.testing.assert_array_equal(back.forest_.predict(Xt), loc.forest_.predict(Xt))
+    np.testing.assert_array_equal(back.thresholds(Xt, 1400)[0], loc.thresholds(Xt, 1400)[0])
+    np.testing.assert_array_equal(back.score_scale(Xt), loc.score_scale(Xt))
