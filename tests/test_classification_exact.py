@@ -134,6 +134,39 @@ def test_lcp_rf_sets_match_reference(alpha, seed):
         assert not d["sets"].all()  # some label is left out: not a comparison of full sets
 
 
+def test_a_label_whose_score_equals_an_open_threshold_is_left_out():
+    """LCP's set can be (-inf, t) with t a calibration score: a candidate label whose score is exactly t is then
+    not in the set. The grid-valued probabilities make candidate scores land on open thresholds; each such
+    label is checked against Guan's definition, enumerated."""
+    alpha = "0.25"
+    rng = np.random.default_rng(4)
+    X, y = _data(rng, 30)
+    Xt, _ = _data(rng, 100)
+    clf = ConformalClassifier(
+        _GridModel(),
+        method="lcp-rf",
+        alpha=float(alpha),
+        prefit=True,
+        n_estimators=4,
+        min_samples_leaf=3,
+        random_state=4,
+    ).conformalize(X, y)
+    d = clf.predict_details(Xt)
+    on_open = (d["scores"] == d["t"][:, None]) & ~d["closed"][:, None]
+    assert on_open.sum() >= 3  # the premise: candidate scores lie exactly on open thresholds
+    assert not d["sets"][on_open].any()
+    below = d["scores"] < d["t"][:, None]
+    assert d["sets"][below].all()  # the labels strictly below the same thresholds are in
+    conf = _conformal_rows(clf, X.shape[0])
+    V = list(clf.calib_scores_[conf])
+    loc = clf.calibrator_.localizer
+    leaves_cal, leaves_test = loc.leaves(X[conf]), loc.leaves(Xt)
+    m_req = exact_m_req(alpha, len(V))
+    for i, k in zip(*np.nonzero(on_open)):
+        assert d["t"][i] in V  # an open threshold is a calibration score
+        assert not lcp_accepts(forest_lcp_matrix(leaves_cal, leaves_test[i]), V, float(d["scores"][i, k]), m_req)
+
+
 @pytest.mark.parametrize("alpha", ["0.1", "0.25"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_mondrian_lcp_rf_sets_match_reference(alpha, seed):
