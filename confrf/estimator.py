@@ -203,6 +203,15 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         ``groups``: one group label per row, for methods "split-g" and
         "lcp-rf-g" with ``options={"groups": "labels"}`` (then also pass the
         labels of new rows when predicting).
+
+        ``X`` and ``y`` may be Dask collections with the same partitions (a
+        DataFrame or Array, and a Series or Array), for ``method="lcp-rf"``:
+        the scores and the conformal rows' leaf lookups run on the workers,
+        the forest grows on the client from the localizer rows (at most the
+        method option ``max_localizer_size``), and the fit equals the one on
+        the same rows in memory (:class:`confrf.dask.DaskRows`). The summary
+        keeps at most ``DIAGNOSTIC_ROWS`` (20,000) calibration design rows, a
+        random subsample beyond that.
         """
         self._check_options()
         if is_dask_collection(X) or is_dask_collection(y):
