@@ -47,9 +47,8 @@ def forest_ess(loc: ForestLocalizer, n_threads: int = 1, rows: np.ndarray | None
     ((200,), True)
     """
     idx = loc._index()
-    leaves = indexed_leaves(loc)
     sumsq = _kernels.forest_weight_sumsq(
-        leaves if rows is None else np.ascontiguousarray(leaves[rows]),
+        idx.leaves(rows),
         idx.leaf_ptr,
         idx.members,
         idx.member_mult,
@@ -96,19 +95,15 @@ def within_leaf_variance_ratio(loc: ForestLocalizer) -> float:
     the score variance that lies between leaves. NaN when every score is equal.
     """
     idx = loc._index()
-    n_leaves = idx.leaf_ptr.shape[0] - 1
-    leaf = np.repeat(np.arange(n_leaves, dtype=np.int64), np.diff(idx.leaf_ptr))
-    tree = np.searchsorted(idx.node_offset, leaf, side="right") - 1
-    m = idx.member_mult.astype(np.float64)
-    v = loc.indexed_scores()[idx.members]  # in score units, also when the index holds V / sigma(x)
-
-    def centred_ss(groups: np.ndarray, size: int) -> float:
-        mass = np.bincount(groups, weights=m, minlength=size)
-        total = np.bincount(groups, weights=m * v, minlength=size)
-        mean = np.divide(total, mass, out=np.zeros(size), where=mass > 0)
-        return float(np.sum(m * (v - mean[groups]) ** 2))
-
-    total_ss = centred_ss(tree, idx.n_trees)
-    if total_ss == 0.0:
-        return float("nan")
-    return centred_ss(leaf, n_leaves) / total_ss
+    scores = loc.indexed_scores()  # in score units, also when the index holds V / sigma(x)
+    within = total = 0.0
+    for lo, hi, e0, e1 in idx._tree_blocks():  # one tree at a time: O(n) memory
+        m = idx.member_mult[e0:e1].astype(np.float64)
+        v = scores[idx.members[e0:e1]]
+        leaf = np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(idx.leaf_ptr[lo : hi + 1]))
+        mass = np.bincount(leaf, weights=m, minlength=hi - lo)
+        sums = np.bincount(leaf, weights=m * v, minlength=hi - lo)
+        mean = np.divide(sums, mass, out=np.zeros(hi - lo), where=mass > 0)
+        within += float(np.sum(m * (v - mean[leaf]) ** 2))
+        total += float(np.sum(m * (v - np.sum(m * v) / np.sum(m)) ** 2))
+    return float("nan") if total == 0.0 else within / total

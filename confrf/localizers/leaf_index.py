@@ -71,19 +71,18 @@ class LeafIndex:
     def __getstate__(self) -> dict[str, Any]:
         # each point's leaf per tree, numbered within its tree in the smallest unsigned type that holds the
         # tree's node ids (uint16 below 65,536 nodes): 2 bytes per point and tree, where int32 member ids took 4
-        leaves = self.leaves()
-        leaves -= self.node_offset[None, :]
         n_leaves = int(self.leaf_ptr.shape[0] - 1)
-        width = int(max(n_leaves - self.node_offset[-1], np.diff(self.node_offset).max(initial=0))) if self.n else 0
+        width = int(np.diff(np.append(self.node_offset, n_leaves)).max(initial=0))
         dtype = np.uint16 if width <= np.iinfo(np.uint16).max else np.uint32
         mult = None
         if not self.unit_mult:
             mult = np.ones((self.n, self.n_trees), dtype=np.int32)
-            mult[self.members, self._tree_of_entry()] = self.member_mult
+            for t, (_, _, e0, e1) in enumerate(self._tree_blocks()):
+                mult[self.members[e0:e1], t] = self.member_mult[e0:e1]
         return {
             "node_offset": self.node_offset,
             "n_leaves": n_leaves,
-            "local_leaves": leaves.astype(dtype),
+            "local_leaves": self.leaves(local=True, dtype=dtype),
             "mult": mult,
             "scores": self.scores,
         }
@@ -108,17 +107,24 @@ class LeafIndex:
             mult = state["mult"] if state["mult"] is not None else np.ones(leaves.shape, dtype=np.int32)
         self.__dict__.update(LeafIndex.build(leaves, state["scores"], mult, offset, n_leaves).__dict__)
 
-    def _entries(self) -> tuple[np.ndarray, np.ndarray]:
-        """Global leaf and tree of every membership entry."""
-        leaf_of_entry = np.repeat(np.arange(self.leaf_ptr.shape[0] - 1, dtype=np.int64), np.diff(self.leaf_ptr))
-        return leaf_of_entry, np.searchsorted(self.node_offset, leaf_of_entry, side="right") - 1
+    def _tree_blocks(self) -> list[tuple[int, int, int, int]]:
+        """Per tree: its global leaf ids [lo, hi) and its block of membership entries [e0, e1) (every point once)."""
+        bounds = np.append(self.node_offset, self.leaf_ptr.shape[0] - 1)
+        return [
+            (int(bounds[t]), int(bounds[t + 1]), int(self.leaf_ptr[bounds[t]]), int(self.leaf_ptr[bounds[t + 1]]))
+            for t in range(self.n_trees)
+        ]
 
-    def _tree_of_entry(self) -> np.ndarray:
-        return self._entries()[1]
+    def leaves(self, rows: np.ndarray | None = None, *, local: bool = False, dtype: Any = np.int64) -> np.ndarray:
+        """(n, k) leaf id of every indexed point (or of ``rows``) in every tree, read back from the memberships.
 
-    def leaves(self) -> np.ndarray:
-        """(n, k) global leaf id of every indexed point in every tree, read back from the memberships."""
-        leaf_of_entry, tree_of_entry = self._entries()
-        leaves = np.empty((self.n, self.n_trees), dtype=np.int64)
-        leaves[self.members, tree_of_entry] = leaf_of_entry
-        return leaves
+        Global ids, or ``local`` ones numbered within each tree; built one tree at a time, so besides the
+        result only O(n) memory is used.
+        """
+        out = np.empty((self.n if rows is None else len(rows), self.n_trees), dtype=dtype)
+        col = np.empty(self.n, dtype=dtype)
+        for t, (lo, hi, e0, e1) in enumerate(self._tree_blocks()):
+            ids = np.arange(hi - lo, dtype=np.int64) + (0 if local else lo)
+            col[self.members[e0:e1]] = np.repeat(ids, np.diff(self.leaf_ptr[lo : hi + 1]))
+            out[:, t] = col if rows is None else col[rows]
+        return out
