@@ -145,3 +145,20 @@ def test_forest_pickles_compactly_and_predicts_the_same():
     np.testing.assert_array_equal(back.forest_.predict(Xt), loc.forest_.predict(Xt))
     np.testing.assert_array_equal(back.thresholds(Xt, 1400)[0], loc.thresholds(Xt, 1400)[0])
     np.testing.assert_array_equal(back.score_scale(Xt), loc.score_scale(Xt))
+
+
+def test_leaf_index_kernel_takes_int32_leaves_and_no_multiplicity_array():
+    from confrf import _kernels
+
+    rng = np.random.default_rng(3)
+    leaves = rng.integers(0, 40, size=(300, 7)) + np.arange(7) * 40
+    scores = np.round(rng.exponential(size=300), 1)  # ties
+    full = _kernels.build_leaf_index(leaves.astype(np.int64), scores, np.ones((300, 7), dtype=np.int32), 280)
+    lean = _kernels.build_leaf_index(leaves.astype(np.int32), scores, None, 280)
+    for a, b in zip(full, lean):
+        np.testing.assert_array_equal(a, b)
+    ptr, members, _, below, pop = lean
+    np.testing.assert_array_equal(
+        _kernels.calibration_p2(leaves.astype(np.int32), ptr, members, below, pop, 300),
+        _kernels.calibration_p2(7, ptr, members, below, pop, 300),
+    )

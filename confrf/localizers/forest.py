@@ -20,6 +20,7 @@ have to correct what sigma misses, which they do with fewer points per leaf
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Iterable
@@ -41,7 +42,7 @@ from .._validation import (
 from ..exceptions import InputError, NotFittedError
 from ._compact_trees import pack_forest, unpack_forest
 from ._float32 import RankColumns
-from .leaf_index import LeafIndex  # also where pickles of fitted localizers look it up
+from .leaf_index import LeafIndex, leaf_dtype  # also where pickles of fitted localizers look it up
 from .screening import SCREENED, screen_features
 from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
 
@@ -65,9 +66,13 @@ def stack_lookups(parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n:
     """Row-wise concatenation of ``n`` rows of :meth:`ForestLocalizer.lookup` results, in order.
 
     ``parts`` is consumed one at a time (a generator keeps the peak at the
-    stacked arrays plus one part).
+    stacked arrays plus one part); leaf ids keep the parts' integer type.
     """
-    leaves, V, sigma = np.empty((n, k), dtype=np.int64), np.empty(n), np.empty(n)
+    parts = iter(parts)
+    first = next(parts, None)
+    dtype = np.int64 if first is None else first[0].dtype
+    leaves, V, sigma = np.empty((n, k), dtype=dtype), np.empty(n), np.empty(n)
+    parts = parts if first is None else itertools.chain([first], parts)
     at = 0
     for lv, v, g in parts:
         stop = at + lv.shape[0]
@@ -291,17 +296,17 @@ class ForestLocalizer:
         """
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
-        leaves = self._global_leaves(X, self._node_offsets())
+        offsets = self._node_offsets()
+        leaves = self._global_leaves(X, offsets)
         sigma = self._scale_of(leaves) if self.scaled else np.ones(X.shape[0])
-        return leaves, (V / sigma if self.scaled else V), sigma
+        n_leaves = int(offsets[-1] + self._forest().estimators_[-1].tree_.node_count)
+        return leaves.astype(leaf_dtype(n_leaves), copy=False), (V / sigma if self.scaled else V), sigma
 
     def index_lookups(
         self, leaves: np.ndarray, scores: np.ndarray, sigma: np.ndarray, multiplicity: np.ndarray | None = None
     ) -> ForestLocalizer:
         """Index points from their :meth:`lookup` (stacked in point order)."""
         forest = self._forest()
-        if multiplicity is None:
-            multiplicity = np.ones((leaves.shape[0], self.n_trees), dtype=np.int32)
         offsets = self._node_offsets()
         n_leaves = int(offsets[-1] + forest.estimators_[-1].tree_.node_count)
         self.index_scale_ = sigma if self.scaled else None

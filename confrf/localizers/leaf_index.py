@@ -10,6 +10,11 @@ import numpy as np
 from .. import _kernels
 
 
+def leaf_dtype(n_leaves: int) -> type:
+    """The integer type of global leaf ids: int32 when they fit (half the memory of the n x k leaf matrix)."""
+    return np.int32 if n_leaves <= np.iinfo(np.int32).max else np.int64
+
+
 @dataclass
 class LeafIndex:
     """Calibration points grouped by (tree, leaf), sorted by score in each leaf.
@@ -36,10 +41,18 @@ class LeafIndex:
 
     @classmethod
     def build(
-        cls, leaves: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray, node_offset: np.ndarray, n_leaves: int
+        cls,
+        leaves: np.ndarray,
+        scores: np.ndarray,
+        multiplicity: np.ndarray | None,
+        node_offset: np.ndarray,
+        n_leaves: int,
     ) -> LeafIndex:
-        """Index points with global leaf ids ``leaves`` (n, k); O(n k) after one sort."""
-        mult = np.ascontiguousarray(multiplicity, dtype=np.int32)
+        """Index points with global leaf ids ``leaves`` (n, k; int32 or int64); O(n k) after one sort.
+
+        ``multiplicity`` None: every multiplicity is 1 (no (n, k) array of ones is made).
+        """
+        mult = None if multiplicity is None else np.ascontiguousarray(multiplicity, dtype=np.int32)
         leaf_ptr, members, member_mult, below, pop = _kernels.build_leaf_index(leaves, scores, mult, n_leaves)
         p2 = _kernels.calibration_p2(leaves, leaf_ptr, members, below, pop, scores.shape[0])
         rank = _kernels.score_ranks(scores)
@@ -57,7 +70,7 @@ class LeafIndex:
             rank[members],
             scores[order],
             p2[order],
-            bool(np.all(mult == 1)),
+            mult is None or bool(np.all(mult == 1)),
         )
 
     @property
@@ -101,10 +114,10 @@ class LeafIndex:
             if state["member_mult"] is not None:
                 mult[members, tree_of_entry] = state["member_mult"]
         else:
-            leaves = state["local_leaves"].astype(np.int64)
-            leaves += offset[None, :]
             n_leaves = state["n_leaves"]
-            mult = state["mult"] if state["mult"] is not None else np.ones(leaves.shape, dtype=np.int32)
+            leaves = state["local_leaves"].astype(leaf_dtype(n_leaves))
+            leaves += offset[None, :].astype(leaves.dtype)
+            mult = state["mult"]
         self.__dict__.update(LeafIndex.build(leaves, state["scores"], mult, offset, n_leaves).__dict__)
 
     def _tree_blocks(self) -> list[tuple[int, int, int, int]]:
