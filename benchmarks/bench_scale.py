@@ -359,7 +359,9 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: st
     L = [
         "## Scaling",
         "",
-        f"Command: `{command}` ({wall / 60:.0f} minutes in all). Machine: {machine.get('cpu_model')}, "
+        f"Command: `{command}`"
+        + (f" ({wall / 60:.0f} minutes in all)" if wall else "")
+        + ". Machine: {machine.get('cpu_model')}, "
         f"{machine.get('cpus_usable')} usable cores, Python {machine.get('python')}, numpy {machine.get('numpy')}, "
         f"scikit-learn {machine.get('scikit-learn')}; run {time.strftime('%Y-%m-%d')}. The machine was shared: the "
         "load average (1 minute) before and after every row is in the table; timings under load are inflated. "
@@ -461,6 +463,12 @@ def main(argv: list[str] | None = None) -> int:
         default=str(ROOT / "docs" / "benchmarks" / "scale.md"),
         help="also write the markdown here ('' to skip; --quick never writes it)",
     )
+    p.add_argument(
+        "--report",
+        nargs="+",
+        metavar="JSON",
+        help="only rebuild the markdown from the bench_scale.json of earlier runs (several are merged)",
+    )
     # internal: run one configuration
     p.add_argument("--child")
     p.add_argument("--data", default="sim")
@@ -479,6 +487,15 @@ def main(argv: list[str] | None = None) -> int:
     from bench_predict import machine_info
 
     Path(args.out).mkdir(parents=True, exist_ok=True)
+    if args.report:
+        runs = [json.loads(Path(f).read_text()) for f in args.report]
+        results = [r for run in runs for r in run["results"]]
+        md = markdown(results, runs[0]["machine"], " and ".join(run.get("command", "?") for run in runs), 0.0)
+        print(md)
+        Path(args.out, "bench_scale.md").write_text(md)
+        if args.docs:
+            Path(args.docs).write_text(md)
+        return 0
     factor = 0.01 if args.quick else args.factor
     cfgs = configs(args.suite, factor, args.seeds)
     print(f"bench_scale: {len(cfgs)} configurations", flush=True)
@@ -493,7 +510,11 @@ def main(argv: list[str] | None = None) -> int:
     print(md)
     Path(args.out, "bench_scale.md").write_text(md)
     Path(args.out, "bench_scale.json").write_text(
-        json.dumps({"machine": machine_info(), "results": results}, indent=1, default=str)
+        json.dumps(
+            {"machine": machine_info(), "command": command, "wall_seconds": wall, "results": results},
+            indent=1,
+            default=str,
+        )
     )
     if args.docs and not args.quick and factor == 1.0:
         Path(args.docs).write_text(md)
