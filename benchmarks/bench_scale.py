@@ -361,7 +361,7 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: st
         "",
         f"Command: `{command}`"
         + (f" ({wall / 60:.0f} minutes in all)" if wall else "")
-        + ". Machine: {machine.get('cpu_model')}, "
+        + f". Machine: {machine.get('cpu_model')}, "
         f"{machine.get('cpus_usable')} usable cores, Python {machine.get('python')}, numpy {machine.get('numpy')}, "
         f"scikit-learn {machine.get('scikit-learn')}; run {time.strftime('%Y-%m-%d')}. The machine was shared: the "
         "load average (1 minute) before and after every row is in the table; timings under load are inflated. "
