@@ -162,3 +162,10 @@ def test_leaf_index_kernel_takes_int32_leaves_and_no_multiplicity_array():
         _kernels.calibration_p2(leaves.astype(np.int32), ptr, members, below, pop, 300),
         _kernels.calibration_p2(7, ptr, members, below, pop, 300),
     )
+
+
+def test_max_localizer_size_is_refused_where_it_would_be_ignored():
+    sim = cf.datasets.make_sim(600, random_state=0)
+    for kw in ({"guarantee": "pac"}, {"honest": False}):
+        with pytest.raises(cf.InputError, match="applies only to the honest LCP-RF"):
+            cf.lcp_rf(sim.formula, data=sim.frame, max_localizer_size=100, **kw)

@@ -190,6 +190,12 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
             "the training data (not prefit=True), honest=True and guarantee='marginal'; use "
             "localizer_data='calibration' otherwise."
         )
+    cap = check_max_localizer_size(opts["max_localizer_size"])
+    if opts["max_localizer_size"] != "auto" and (opts["guarantee"] == "pac" or not est.honest):
+        raise InputError(
+            "option 'max_localizer_size' applies only to the honest LCP-RF with guarantee='marginal' (it caps the "
+            "rows that grow the forest); drop it, or use honest=True and guarantee='marginal'."
+        )
     if opts["guarantee"] == "pac":
         if opts["scale"] is not None:
             raise InputError(
@@ -207,7 +213,7 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
         make_forest_localizer(est, seed, tune=True, scale=scale),
         est.localizer_size,
         est.n_jobs,
-        max_localizer_size=check_max_localizer_size(opts["max_localizer_size"]),
+        max_localizer_size=cap,
     )
 
 
