@@ -394,6 +394,9 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: st
             + quality_table(qual)
             + [""]
         )
+    missing = [name for name in ("jobs", "multi", "quality", "big") if not any(r["suite"] == name for r in results)]
+    if missing:
+        L += [f"Not in this run: suite(s) {', '.join(missing)} (`--suite NAME` runs one).", ""]
     L += ["### Targets", ""]
     by = {(r["config"]["data"], r["config"]["n_cal"], r["suite"]): r for r in jobs}
     for (data, n, suite), r in sorted(by.items()):
