@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
-from .calibrators import get_method
+from .calibrators import METHODS, get_method
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
 from .formula import Design
@@ -291,7 +291,7 @@ def conformal(
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
-    """Split conformal prediction: :func:`conformal` with ``method="split"``.
+    """Split conformal prediction: :func:`conformal` with ``method="split"`` (another ``method`` is refused).
 
     A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
@@ -302,11 +302,11 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> cf.split_cp(sim.formula, data=sim.frame, random_state=0).method
     'split'
     """
-    return conformal(formula, data, method="split", **kwargs)
+    return conformal(formula, data, method="split", **_alias_options("split_cp", "split", kwargs))
 
 
 def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
-    """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default).
+    """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default; another ``method`` is refused).
 
     A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
@@ -321,7 +321,7 @@ def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> cf.lcp_rf(sim.formula, data=sim.frame, random_state=0).method
     'lcp-rf'
     """
-    return conformal(formula, data, method="lcp-rf", **kwargs)
+    return conformal(formula, data, method="lcp-rf", **_alias_options("lcp_rf", "lcp-rf", kwargs))
 
 
 def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
@@ -345,6 +345,8 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     exact LCP alpha-tilde(x) on D1. ``result.pac_report()`` gives the numbers;
     ``cf.pac_n2(alpha=0.1, delta=0.1)`` plans the D2 size. A class-label response
     (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
+    This is :func:`conformal` with ``method="qrf-tc"``, whose only guarantee is the PAC one:
+    another ``method``, or ``guarantee`` other than "pac", is refused.
 
     Examples
     --------
@@ -354,7 +356,36 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> res.pac_report().reached
     True
     """
-    return conformal(formula, data, method="qrf-tc", **kwargs)
+    return conformal(formula, data, method="qrf-tc", **_alias_options("qrf_tc", "qrf-tc", kwargs))
+
+
+#: the alias of each method that has one
+_ALIASES = {"split": "split_cp", "lcp-rf": "lcp_rf", "qrf-tc": "qrf_tc"}
+
+
+def _alias_options(alias: str, method: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options an alias passes on to :func:`conformal`: no ``method`` (the alias fixes it), nor a conflicting one.
+
+    ``method`` equal to the alias's own, or ``guarantee="pac"`` for :func:`qrf_tc` (its only guarantee), are
+    accepted and dropped: they ask for what the alias does.
+    """
+    kwargs = dict(kwargs)
+    given = kwargs.pop("method", method)
+    if not (isinstance(given, str) and given == method):
+        fixed = f"cf.{alias}() is cf.conformal() with method={method!r}, so it cannot take method={given!r}"
+        if not (isinstance(given, str) and given in METHODS):
+            raise InputError(f"{fixed}; the methods of cf.conformal() are {sorted(METHODS)}.")
+        other = f" or its alias cf.{_ALIASES[given]}(formula, data)" if given in _ALIASES else ""
+        raise InputError(f"{fixed}; call cf.conformal(formula, data, method={given!r}){other} instead.")
+    if alias == "qrf_tc" and "guarantee" in kwargs:
+        guarantee = kwargs.pop("guarantee")
+        if not (isinstance(guarantee, str) and guarantee == "pac"):
+            raise InputError(
+                f"cf.qrf_tc() always gives the training-conditional guarantee (guarantee='pac'), so it cannot take "
+                f"guarantee={guarantee!r}; drop it, or for a marginal guarantee call cf.lcp_rf(formula, data) "
+                "(exact LCP-RF) or cf.split_cp(formula, data)."
+            )
+    return kwargs
 
 
 def _refuse_classification_settings(design: Design, model: Any, score: Any) -> None:

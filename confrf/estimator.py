@@ -33,6 +33,7 @@ from ._validation import (
     check_random_state,
     check_response_scale,
     feature_names,
+    is_boolean,
 )
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
@@ -40,6 +41,17 @@ from .exceptions import InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
+
+
+def _numeric_response(y: Any) -> np.ndarray:
+    """``y`` as float64; a boolean ``y`` is a class label, refused as the formula API refuses it."""
+    if is_boolean(y):
+        raise InputError(
+            "y is boolean (True/False), which is a class label, not a number: ConformalRegressor builds prediction "
+            "intervals for numbers. For prediction sets use cf.ConformalClassifier (the same fit/conformalize "
+            "lifecycle, then predict_sets); for prediction intervals of the 0/1 values pass y.astype(float)."
+        )
+    return check_response_scale(as_float_vector(y, "y"), "y")
 
 
 class ConformalRegressor(EstimatorChecks, BaseEstimator):
@@ -158,7 +170,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self._refuse_prefit()
         names = feature_names(X)
         X = as_float_matrix(X, "X")
-        y = check_response_scale(as_float_vector(y, "y"), "y")
+        y = _numeric_response(y)
         check_same_rows(X, y.shape[0])
         if X.shape[0] < 2:
             raise InputError(f"fit needs at least 2 training rows, got {X.shape[0]}.")
@@ -194,7 +206,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self._check_options()
         names = feature_names(X)
         X = as_float_matrix(X, "X")
-        y = check_response_scale(as_float_vector(y, "y"), "y")
+        y = _numeric_response(y)
         check_same_rows(X, y.shape[0])
         if self.prefit:
             self.model_ = prefit_score_models(get_score(self.score), self.model, X.shape[1])
