@@ -165,6 +165,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
         Methods that learn from the training part ("lcp", "slcp") also get
         its out-of-fold scores here, at the cost of ``cv`` more model fits.
+        ``y`` holds numbers: a bool ``y`` is a class label, refused with an
+        :class:`~confrf.exceptions.InputError` naming
+        :class:`~confrf.classification.ConformalClassifier` (or ``y.astype(float)``).
         """
         self._check_options()
         self._refuse_prefit()
