@@ -155,9 +155,10 @@ def _with_columns(expr: str, columns: Any) -> str | None:
             and node.func.id == "Q"
             and len(node.args) == 1
             and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
             and node.args[0].value in names
         ):
-            return node.args[0].value
+            return str(node.args[0].value)
         return None
 
     class _ToPandas(ast.NodeTransformer):
