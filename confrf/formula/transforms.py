@@ -172,10 +172,10 @@ _FUNCTIONS: dict[str, Callable[[str], Any]] = {
     "square": lambda t: _power(t, 2.0),
     "reciprocal": lambda t: _reciprocal(t, 1.0),
     "abs": lambda t: _Pieces(
-        t, (Step(t, np.abs, lambda v: v, True, 0.0), Step(t, np.abs, np.negative, False, hi=-0.0))
+        t, (Step(t, np.abs, lambda v: v, True, 0.0), Step(t, np.abs, np.negative, False, dom_hi=-0.0))
     ),
     "cosh": lambda t: _Pieces(
-        t, (Step(t, np.cosh, np.arccosh, True, 0.0), Step(t, np.cosh, lambda v: -np.arccosh(v), False, hi=-0.0))
+        t, (Step(t, np.cosh, np.arccosh, True, 0.0), Step(t, np.cosh, lambda v: -np.arccosh(v), False, dom_hi=-0.0))
     ),
 }
 _FUNCTIONS["absolute"] = _FUNCTIONS["fabs"] = _FUNCTIONS["abs"]

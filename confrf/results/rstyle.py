@@ -307,8 +307,8 @@ class RegressionVocabulary:
         >>> import confrf as cf
         >>> sim = cf.datasets.make_sim(600, random_state=0)
         >>> g = cf.split_cp("y ~ x1", data=sim.frame, model="ols", random_state=0).glance()
-        >>> g.loc[0, ["method", "level", "nobs"]].tolist()
-        ['split', 0.9, 600]
+        >>> g[["method", "level", "nobs"]].to_dict("records")
+        [{'method': 'split', 'level': 0.9, 'nobs': 600}]
         """
         g = self.guarantee
         n_cal = int(self.estimator.calib_X_.shape[0])
