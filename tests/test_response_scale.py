@@ -264,6 +264,19 @@ def test_support_on_a_transformed_response(counts):
     assert np.array_equal(on_model, on_resp)
 
 
+def test_whole_number_ends_survive_rounding_of_the_inverse(counts):
+    # bounds exactly at g(k): expm1(log1p(k)) is off by one ulp for about half the k, and ceil/floor would
+    # then drop k itself; the response-scale interval must hold exactly the k with g(k) in the interval
+    from confrf.results.response_scale import ResponseScale
+
+    design, _, y, _ = Design.fit("np.log1p(y) ~ x", counts)
+    scale = ResponseScale(response_transform(design, (0.0, np.inf), counts["y"], y), Support.parse("count"))
+    k = np.arange(0, 5000.0)
+    lo, hi = scale.intervals(np.log1p(k), np.log1p(k + 3), "response")
+    np.testing.assert_array_equal(lo, k)
+    np.testing.assert_array_equal(hi, k + 3)
+
+
 def test_the_summary_and_glance_say_so(counts):
     res = cf.split_cp("y ~ x", data=counts, support="count", random_state=0)
     text = str(res.summary())

@@ -79,7 +79,15 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
         )
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' with 'lcp-rf'."
-    pac_report = ResultBase.pac_report  # own attribute: the API page lists no inherited members
+    # own attributes: the API page lists no inherited members
+    pac_report = ResultBase.pac_report
+    update = ResultBase.update
+    fitted = ClassificationVocabulary.fitted
+    residuals = ClassificationVocabulary.residuals
+    coef = ClassificationVocabulary.coef
+    tidy = ClassificationVocabulary.tidy
+    glance = ClassificationVocabulary.glance
+    augment = ClassificationVocabulary.augment
 
     @property
     def levels(self) -> list:

@@ -464,6 +464,7 @@ def response_transform(
         text, kind, tree, quoted = _lhs_expression(design)
         if kind == "lookup":
             return ResponseTransform(text, variable, [])
+        assert tree is not None  # a Python factor
         reader = _Reader(variable, quoted, dict(design._lhs_spec.transform_state or {}), text)
         specs = reader.chain(tree)
         if reader.seen != 1:

@@ -116,7 +116,15 @@ class ConformalResult(RegressionVocabulary, ResultBase):
         return self.__dict__
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' (lcp-rf, split-g, lcp-rf-g)."
-    pac_report = ResultBase.pac_report  # own attribute: the API page lists no inherited members
+    # own attributes: the API page lists no inherited members
+    pac_report = ResultBase.pac_report
+    update = ResultBase.update
+    fitted = RegressionVocabulary.fitted
+    residuals = RegressionVocabulary.residuals
+    coef = RegressionVocabulary.coef
+    tidy = RegressionVocabulary.tidy
+    glance = RegressionVocabulary.glance
+    augment = RegressionVocabulary.augment
 
     # -- basic facts -------------------------------------------------------
     @property
