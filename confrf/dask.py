@@ -72,7 +72,7 @@ def predict(
     if alpha is not None:
         check_alpha(alpha)  # now, not when the graph runs
     # one task holds the fitted result; every partition depends on it instead of embedding a copy
-    fitted = dask.delayed(result, pure=True)
+    fitted = dask.delayed(result._for_prediction(), pure=True)  # not the training data the result refers to
     return newdata.map_partitions(
         _predict_partition,
         fitted,

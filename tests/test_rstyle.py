@@ -91,6 +91,14 @@ def test_bad_levels(sim, kwargs, match):
         cf.split_cp("y ~ x1", data=sim, random_state=0, **kwargs)
 
 
+def test_level_in_the_array_estimators(lcp, logit, wine, test_rows):
+    est = lcp.estimator
+    X = lcp.design.transform(test_rows)
+    np.testing.assert_array_equal(est.predict_interval(X, level=0.95), est.predict_interval(X, alpha=0.05))
+    Xw = logit.design.transform(wine)
+    np.testing.assert_array_equal(logit.estimator.predict_sets(Xw, level=0.8), logit.estimator.predict_sets(Xw, 0.2))
+
+
 def test_both_in_predict_is_an_error(ols, test_rows):
     with pytest.raises(InputError, match="not both"):
         ols.predict(test_rows, alpha=0.1, level=0.9)

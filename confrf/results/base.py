@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pandas as pd
@@ -107,10 +108,13 @@ class ResultBase:
 
         Returns
         -------
-        A new fitted result; the old one is unchanged. The data are the objects
-        given at fit (as R's ``update`` re-evaluates the call, changes made to
-        them since are seen). ``random_state`` is the fit's seed, so a fit with
-        a seed is reproduced exactly except for what changed.
+        ConformalResult or ClassificationResult
+            A new fit; the old one is unchanged. The data are the objects
+            given at fit (R's ``update`` re-evaluates the call too, so changes
+            made to them since are seen; the result keeps references to them,
+            as ``lm`` keeps its model frame, and a pickled result carries
+            them). ``random_state`` is the fit's seed, so a seeded fit is
+            reproduced exactly except for what changed.
 
         Examples
         --------
@@ -133,6 +137,12 @@ class ResultBase:
             data = call.kwargs.get("data")
             new = update_formula(self.formula, formula, None if data is None else as_frame(data, "data"))
         return call.replay(new, changes)
+
+    def _for_prediction(self) -> ResultBase:
+        """A shallow copy without the fit's data (what Dask workers need to predict, and no more)."""
+        out = copy.copy(self)
+        out.fit_call = out.fit_rows = None
+        return out
 
     def _repr_extra(self) -> str:
         """Text between the formula and the part sizes in ``repr`` (e.g. the number of classes)."""

@@ -43,7 +43,7 @@ def _axes(ax: Any):
 
 
 class ResultPlots:
-    """The plots of one fitted result.
+    """The plots of one fitted result: ``result.plot(test)`` is the diagnostic panel, ``result.plot.<kind>`` one plot.
 
     Examples
     --------
@@ -80,9 +80,9 @@ class ResultPlots:
         Residuals against fitted values, with each row's interval drawn as
         its offsets from the fit (missed rows as red crosses); interval width
         against fitted values (how the intervals adapt); coverage by width
-        decile with exact ``conf_level`` intervals and the target; and
-        |residual| against the interval's half-width (rows above the line
-        are outside their interval).
+        decile with exact ``conf_level`` intervals and the target; and the
+        absolute residual against the interval's half-width (rows above the
+        line are outside their interval).
 
         Parameters
         ----------

@@ -431,7 +431,7 @@ class ConformalResult(RegressionVocabulary, ResultBase):
 
         ``result.plot(test)``: residuals against fitted values with each
         row's interval, interval width against fitted values, coverage by
-        width decile, and |residual| against half-width; each plot alone:
+        width decile, and the absolute residual against the half-width; each plot alone:
         ``.intervals``, ``.coverage``, ``.widths``, ``.alpha_tilde``. Each
         returns the Axes (the panel its Figure).
         """
