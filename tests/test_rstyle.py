@@ -21,12 +21,12 @@ FAST = dict(n_estimators=30, min_samples_leaf=10, max_features=1.0)  # no tuning
 
 @pytest.fixture(scope="module")
 def sim():
-    return cf.datasets.make_sim(700, random_state=0).frame[["y", "x1", "x2", "x3"]]
+    return cf.datasets.make_sim(500, random_state=0).frame[["y", "x1", "x2", "x3"]]
 
 
 @pytest.fixture(scope="module")
 def test_rows():
-    return cf.datasets.make_sim(300, random_state=1).frame[["y", "x1", "x2", "x3"]]
+    return cf.datasets.make_sim(200, random_state=1).frame[["y", "x1", "x2", "x3"]]
 
 
 @pytest.fixture(scope="module")

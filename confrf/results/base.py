@@ -134,7 +134,7 @@ class ResultBase:
             )
         new = self.formula
         if formula is not None:
-            data = call.kwargs.get("data")
+            data = changes.get("data", call.kwargs.get("data"))  # "y ~ ." stands for the columns of the data used
             new = update_formula(self.formula, formula, None if data is None else as_frame(data, "data"))
         return call.replay(new, changes)
 

@@ -273,15 +273,18 @@ def build_response_scale(
     from ..formula.transforms import response_transform
 
     sup = Support.parse(support)
-    frame, pos, y_model, _ = parts[0]
-    raw = _raw_response(design, frame, pos)
-    transform = response_transform(design, None if sup is None else (sup.lower, sup.upper), raw, y_model)
+    bounds = None if sup is None else (sup.lower, sup.upper)
+    transform = response_transform(design, bounds)
+    if isinstance(transform, ResponseTransform) and not transform.is_identity:  # read again, checked on the data
+        frame, pos, y_model, _ = parts[0]
+        transform = response_transform(design, bounds, _raw_response(design, frame, pos), y_model)
     if sup is not None:
         for frame, pos, y_model, what in parts:
-            if isinstance(transform, ResponseTransform):
+            if isinstance(transform, ResponseTransform) and not transform.is_identity:
                 sup.check(_raw_response(design, frame, pos), transform.variable, what)  # type: ignore[arg-type]
             else:
-                sup.check(y_model, design.response_name, what)
+                name = transform.variable if isinstance(transform, ResponseTransform) else design.response_name
+                sup.check(y_model, name, what)
     return ResponseScale(transform, sup)
 
 
