@@ -346,6 +346,15 @@ def test_classification_vocabulary(logit, wine):
     assert logit.evaluate(wine, level=0.8).alpha == 0.2
 
 
+def test_augment_with_a_bool_response(wine):
+    df = wine.assign(big=wine["alcohol"] > 13)
+    res = cf.conformal("big ~ hue + proline", data=df, method="split", model="logit", random_state=0)
+    aug = res.augment(df.head(20))
+    pred = res.predict(df.head(20))
+    assert aug[".set_size"].tolist() == pred["size"].tolist()
+    assert aug[".covered"].tolist() == [y in s for y, s in zip(df["big"].head(20), aug[".set"])]
+
+
 def test_classification_plots_share_the_names(logit, wine):
     import matplotlib
 

@@ -201,7 +201,8 @@ class ClassificationVocabulary:
         out[".pred_class"] = pred["pred"].to_numpy()
         for lv in self.levels:
             out[f".pred_{lv}"] = proba[lv].to_numpy()
-        sets = pred[self.levels].to_numpy(dtype=bool)
+        # by position: a list of bool levels ([False, True]) would be read by pandas as a row mask
+        sets = pred.iloc[:, pred.columns.get_indexer(self.levels)].to_numpy(dtype=bool)
         out[".set_size"] = pred["size"].to_numpy()
         out[".set"] = [tuple(lv for lv, inside in zip(self.levels, row) if inside) for row in sets]
         if self.design.response_name in frame.columns:
