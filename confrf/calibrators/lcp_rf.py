@@ -10,9 +10,11 @@ from .._parallel import kernel_threads
 from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
 from ..localizers.forest import ForestLocalizer
+from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
+from .shift import ShiftWeights, check_ratio, new_row_ratios
 
 
 class LCPForestCalibrator(Calibrator):
@@ -38,6 +40,7 @@ class LCPForestCalibrator(Calibrator):
     """
 
     name = "lcp-rf"
+    supports_shift = True
 
     def __init__(self, localizer: ForestLocalizer, localizer_size: float = 0.5, n_jobs: int | None = None) -> None:
         self.localizer = localizer
@@ -54,10 +57,12 @@ class LCPForestCalibrator(Calibrator):
         self._reference = (X, V)
         self.localizer_source_ = source
 
-    def calibrate(self, X, scores, *, alpha, rng) -> LCPForestCalibrator:
+    def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> LCPForestCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
+        w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
+        conf = np.arange(n)
         if self._reference is not None:
             Xr, Vr = self._reference
             if Xr.shape[1] != X.shape[1]:
@@ -79,6 +84,11 @@ class LCPForestCalibrator(Calibrator):
             check_conformal_size(n, alpha, "calibration set")
             self.localizer.fit(X, V)
             self.n_grow_, self.n_conformal_ = n, n
+        # the forest never sees the ratios: they weight the conformal points only
+        self.shift_ = self.shift_index_ = None
+        if w is not None:
+            self.shift_ = ShiftWeights(w[conf])
+            self.shift_index_ = ForestShiftIndex.build(self.localizer.index_, w[conf])
         return self
 
     def _prepare_tuning(self, alpha: float, n_grow: int, n_conformal: int) -> None:
@@ -86,11 +96,25 @@ class LCPForestCalibrator(Calibrator):
         self.localizer.alpha = alpha
         self.localizer.conformal_ratio = n_conformal / n_grow
 
-    def thresholds(self, X, alpha) -> Thresholds:
-        m_req = required_count(alpha, self.n_conformal_)
-        t, closed, level = self.localizer.thresholds(
-            as_float_matrix(X, "X"), m_req, n_threads=kernel_threads(self.n_jobs)
-        )
+    def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
+        X = as_float_matrix(X, "X")
+        shift = getattr(self, "shift_", None)  # absent from objects pickled before it existed
+        w_test = new_row_ratios(likelihood_ratio, X.shape[0], shift is not None)
+        threads = kernel_threads(self.n_jobs)
+        if shift is None:
+            return Thresholds(*self.localizer.thresholds(X, required_count(alpha, self.n_conformal_), threads))
+        # rows whose ratio equals every calibration ratio have p_i = 1/(n+1): the exact integer rule
+        plain = shift.unweighted_rows(w_test)
+        t, closed, level = np.full(X.shape[0], np.inf), np.ones(X.shape[0], dtype=bool), np.ones(X.shape[0])
+        if plain.any():
+            m_req = required_count(alpha, self.n_conformal_)
+            t[plain], closed[plain], level[plain] = self.localizer.thresholds(X[plain], m_req, threads)
+        rest = ~plain
+        if rest.any():
+            req = shift.requirement(alpha, w_test[rest])
+            t[rest], closed[rest], level[rest] = weighted_forest_thresholds(
+                self.localizer, self.shift_index_, X[rest], req, threads
+            )
         return Thresholds(t, closed, level)
 
     def guarantee(self, alpha) -> Guarantee:
