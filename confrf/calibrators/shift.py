@@ -118,9 +118,10 @@ class ShiftWeights:
 
     def requirement(self, alpha: float, w_test: np.ndarray) -> np.ndarray:
         """(1 - alpha)(sum_j w_j + w(x)) plus the tolerance, per test row: v is rejected once its mass reaches it."""
-        total = self.total + w_test
+        total = self.total + np.asarray(w_test, dtype=np.float64)
         tol = max(SHIFT_TOL, 4.0 * (self.n + 2) * np.finfo(np.float64).eps)
-        return (1.0 - float(alpha) + tol) * total
+        # no weight anywhere (a group of zero ratios and w(x) = 0): no evidence, nothing is rejected
+        return np.where(total > 0, (1.0 - float(alpha) + tol) * total, np.inf)
 
 
 def new_row_ratios(likelihood_ratio: object, m: int, weighted: bool) -> np.ndarray | None:
