@@ -18,6 +18,7 @@ from .group_labels import kept_positions, split_group_option
 from .localizers._float32 import F32_MAX, blurred_columns
 from .models import adapt_formula_results, check_linear_scale, no_predictor_model
 from .results import ConformalResult
+from .shift.setup import pop_shift_options, refuse_for_sets, resolve_shift
 
 #: options accepted by :func:`conformal` besides its named arguments
 OPTIONS = {
@@ -183,6 +184,21 @@ def conformal(
         delta, None = alpha/2), ``cv`` (5: folds of the out-of-fold training
         scores these rules learn from), ``reference_size`` (0.3 / 0.5: share
         of the calibration set held out for them when ``prefit=True``).
+        Covariate shift (docs/guide/shift.md): ``likelihood_ratio`` (the
+        rows to predict come from a target population with dP_target(x) =
+        w(x) dP_calibration(x), w known: a column name present in the
+        calibration rows and in new rows, an expression such as
+        ``"np.exp(0.5 * x1)"``, or a function of the data frame; the
+        calibration is weighted, and covers target rows with probability
+        >= 1 - alpha exactly) or ``shift`` (a DataFrame of unlabeled target
+        rows: w is estimated by a classifier of them against the training
+        part, ``shift_model`` "logit" (default), "gbm" or a scikit-learn
+        classifier, its probability clipped to [``shift_clip``,
+        1 - ``shift_clip``], default 0.01). Methods "split", "lcp-rf",
+        "lcp", "slcp", "split-g", "lcp-rf-g" (not the PAC variants).
+        ``weights``: case weights of the base model's fit, R's
+        ``lm(weights=)`` (a column, an expression or a function of the
+        frame; "ols" becomes WLS); they do not enter the calibration.
 
     Returns
     -------
@@ -196,8 +212,10 @@ def conformal(
     >>> res.predict(df.head(2)).shape
     (2, 3)
     """
+    shift_opts = pop_shift_options(options)  # likelihood_ratio, shift, shift_model, shift_clip, weights
     alpha = check_alpha(alpha)
     if label_column(formula, data) is not None:  # a class-label response: prediction sets
+        refuse_for_sets(shift_opts)
         from .classification.api import conformal_sets
 
         return conformal_sets(
@@ -251,6 +269,18 @@ def conformal(
     else:
         tr, cal = split_indices(X.shape[0], calib_size, seed)
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
+    sample_weight, ratio, shift_setup = None, None, None
+    if shift_opts:  # docs/theory.md, "Covariate shift"
+        rows = data.iloc[kept_positions(data, kept)]
+        sample_weight, ratio, shift_setup = resolve_shift(
+            shift_opts,
+            design=design,
+            train_rows=None if prefit else (rows if calib is not None else rows.iloc[tr]),
+            calib_rows=calib if calib is not None else (rows if prefit else rows.iloc[cal]),
+            X_tr=X_tr,
+            X_cal=X_cal,
+            seed=seed,
+        )
     groups_cal = None
     if labeler is not None:
         groups_cal = (
@@ -277,10 +307,10 @@ def conformal(
         options=est_opts,
     )
     if not prefit:
-        est.fit(X_tr, y_tr)
-    est.conformalize(X_cal, y_cal, groups=groups_cal)
+        est.fit(X_tr, y_tr, sample_weight=sample_weight)
+    est.conformalize(X_cal, y_cal, groups=groups_cal, likelihood_ratio=ratio)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
-    return ConformalResult(
+    result = ConformalResult(
         design=design,
         estimator=est,
         options={**opts, **method_opts},
@@ -288,6 +318,8 @@ def conformal(
         random_state=seed,
         group_labeler=labeler,
     )
+    result.shift = shift_setup
+    return result
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
