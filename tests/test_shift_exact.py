@@ -55,7 +55,7 @@ def _contains(t, closed, t_ref, closed_ref):
 @pytest.mark.parametrize("alpha", ALPHAS)
 def test_general_weighted_matches_reference(kind, alpha):
     rng = np.random.default_rng(abs(hash(("shift", kind, alpha))) % 2**32)
-    for _rep in range(12):
+    for _rep in range(8):
         n = int(rng.integers(1, 8))
         K, V = _random_instance(rng, n, kind)
         Wf, Wfloat = _to_weights(K)
@@ -153,7 +153,7 @@ def _weighted_kernel(cal_leaves, test_leaves, V, w_cal, w_test, alpha, mult=None
 @pytest.mark.parametrize("with_mult", [False, True])
 def test_weighted_forest_kernel_matches_reference(alpha, with_mult):
     rng = np.random.default_rng(17 + ALPHAS.index(alpha) + 10 * with_mult)
-    for rep in range(8):
+    for rep in range(6):
         n = int(rng.integers(2, 9))
         k = int(rng.integers(1, 4))
         cal, test = _random_forest_leaves(rng, n, k, int(rng.integers(1, 4)), 3)

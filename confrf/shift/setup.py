@@ -125,7 +125,13 @@ def resolve_shift(
                 "prefit=False (data= trains, calib= calibrates), or give a known likelihood_ratio=."
             )
         target = as_training_frame(opts["shift"], "shift")
-        X_target = design.transform(target, what="shift")
+        try:
+            X_target = design.transform(target, what="shift")
+        except InputError as exc:  # a missing predictor, NaN, or a level the training data never had
+            raise InputError(
+                f"the shift= rows cannot be read with the formula: {exc}. The target rows need every predictor of "
+                "the formula, with levels the training data has (a level it never saw cannot be predicted)."
+            ) from None
         estimator = RatioEstimator(opts["shift_model"], opts["shift_clip"], random_state=seed).fit(X_tr, X_target)
         facts = {
             "rows": int(X_target.shape[0]),
