@@ -224,3 +224,23 @@ def test_infinite_for_a_huge_test_ratio():
         p = res.predict(new)
     assert np.isfinite(p.upr.iloc[0]) and np.isinf(p.upr.iloc[1]) and np.isfinite(p.upr.iloc[2])
     assert res.summary().frames["shift"]["value"]["last predict share with w(x) forcing +inf"] == pytest.approx(1 / 3)
+
+
+def test_cli_shift_and_likelihood_ratio(tmp_path, capsys):
+    from confrf.__main__ import main
+
+    df, target = _frame(500, 0), _frame(200, 5, tilt=3.0)
+    df.to_csv(tmp_path / "train.csv", index=False)
+    target.drop(columns="y").to_csv(tmp_path / "target.csv", index=False)
+    common = ["fit", FORMULA, "--data", str(tmp_path / "train.csv"), "--newdata", str(tmp_path / "target.csv")]
+    common += ["--method", "split", "--random-state", "0"]
+    for extra in (["--shift", str(tmp_path / "target.csv")], ["--likelihood-ratio", "w"]):
+        assert main(common + extra + ["--out", str(tmp_path / "pred.csv")]) == 0
+        assert len(pd.read_csv(tmp_path / "pred.csv")) == 200
+    capsys.readouterr()
+    assert main(common + ["--likelihood-ratio", "wt"]) == 2
+    assert "--data has no column 'wt'" in capsys.readouterr().err
+    assert main(common + ["--likelihood-ratio", "w", "--shift", str(tmp_path / "target.csv")]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(common + ["--shift", str(tmp_path / "nope.csv")]) == 2
+    assert "--shift" in capsys.readouterr().err
