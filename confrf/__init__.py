@@ -16,6 +16,7 @@ from .results import Comparison, ConformalResult, Evaluation, Summary, compare
 
 # isort: split
 from . import dask  # noqa: F401 - cf.dask; after the results package, which it uses
+from . import shift  # noqa: F401 - cf.shift: the likelihood ratio of covariate shift
 
 __version__ = "0.1.0"
 
