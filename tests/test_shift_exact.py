@@ -153,10 +153,10 @@ def _weighted_kernel(cal_leaves, test_leaves, V, w_cal, w_test, alpha, mult=None
 @pytest.mark.parametrize("with_mult", [False, True])
 def test_weighted_forest_kernel_matches_reference(alpha, with_mult):
     rng = np.random.default_rng(17 + ALPHAS.index(alpha) + 10 * with_mult)
-    for rep in range(6):
-        n = int(rng.integers(2, 9))
+    for rep in range(12):
+        n = int(rng.integers(2, 12))
         k = int(rng.integers(1, 4))
-        cal, test = _random_forest_leaves(rng, n, k, int(rng.integers(1, 4)), 3)
+        cal, test = _random_forest_leaves(rng, n, k, int(rng.integers(1, 4)), 2)
         V = (rng.integers(0, 3, size=n) if rep % 2 else rng.normal(size=n)).astype(float)
         mult = None
         if with_mult:
