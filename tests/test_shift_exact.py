@@ -242,3 +242,25 @@ def test_required_count_and_requirement_agree_on_the_unweighted_rule():
             req = ShiftWeights(np.ones(n)).requirement(alpha, np.array([1.0]))[0]
             m = required_count(alpha, n)
             assert m - 1 < req <= m + 1e-6
+
+
+def test_reweighted_equals_calibrating_again():
+    from confrf.localizers import ForestLocalizer
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(500, 2))
+    V = X[:, 0] * rng.exponential(size=500)
+    w = np.exp(3 * X[:, 0])
+    Xt = rng.uniform(size=(100, 2))
+    wt = np.exp(3 * Xt[:, 0])
+
+    def fit(ratio):
+        loc = ForestLocalizer(n_estimators=20, min_samples_leaf=10, max_features=1.0, random_state=0)
+        return LCPForestCalibrator(loc).calibrate(X, V, alpha=0.1, rng=np.random.default_rng(1), likelihood_ratio=ratio)
+
+    plain, weighted = fit(None), fit(w)
+    for a, b, kw in ((plain.reweighted(w), weighted, {"likelihood_ratio": wt}), (weighted.reweighted(), plain, {})):
+        for field in ("t", "closed", "level"):
+            assert np.array_equal(
+                getattr(a.thresholds(Xt, 0.1, **kw), field), getattr(b.thresholds(Xt, 0.1, **kw), field)
+            )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -85,11 +86,42 @@ class LCPForestCalibrator(Calibrator):
             self.localizer.fit(X, V)
             self.n_grow_, self.n_conformal_ = n, n
         # the forest never sees the ratios: they weight the conformal points only
-        self.shift_ = self.shift_index_ = None
-        if w is not None:
-            self.shift_ = ShiftWeights(w[conf])
-            self.shift_index_ = ForestShiftIndex.build(self.localizer.index_, w[conf])
+        self.n_calibration_, self.conformal_rows_ = n, conf
+        self._set_ratios(None if w is None else w[conf])
         return self
+
+    def _set_ratios(self, w: np.ndarray | None) -> None:
+        self.shift_ = None if w is None else ShiftWeights(w)
+        self.shift_index_ = None if w is None else ForestShiftIndex.build(self.localizer.index_, w)
+
+    def reweighted(self, likelihood_ratio: object = None) -> LCPForestCalibrator:
+        """The same forest and conformal points with other likelihood ratios (None: unweighted).
+
+        ``likelihood_ratio`` has one entry per row of the calibration set
+        given to :meth:`calibrate`. Since the forest never sees the ratios,
+        this equals calibrating again with them and the same ``rng``, without
+        growing the forest again: comparing a known and an estimated ratio,
+        or weighted and unweighted, costs one fit.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from confrf.calibrators import LCPForestCalibrator
+        >>> from confrf.localizers import ForestLocalizer
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.uniform(size=(400, 2)); V = X[:, 0] * rng.exponential(size=400)
+        >>> cal = LCPForestCalibrator(ForestLocalizer(n_estimators=20, min_samples_leaf=10, max_features=1.0))
+        >>> cal = cal.calibrate(X, V, alpha=0.1, rng=rng)
+        >>> w = np.exp(2 * X[:, 0])
+        >>> cal.reweighted(w).thresholds(X[:2], 0.1, likelihood_ratio=w[:2]).t.shape
+        (2,)
+        """
+        out = copy.copy(self)
+        w = None
+        if likelihood_ratio is not None:
+            w = check_ratio(likelihood_ratio, self.n_calibration_, "the calibration rows")[self.conformal_rows_]
+        out._set_ratios(w)
+        return out
 
     def _prepare_tuning(self, alpha: float, n_grow: int, n_conformal: int) -> None:
         # the "tune" rule scores candidates at the calibration's alpha, with the conformal mass its leaves will get
