@@ -18,7 +18,7 @@ from .group_labels import kept_positions, split_group_option
 from .localizers._float32 import F32_MAX, blurred_columns
 from .models import adapt_formula_results, check_linear_scale, no_predictor_model
 from .results import ConformalResult
-from .shift.setup import pop_shift_options, refuse_for_sets, resolve_shift
+from .shift.setup import SHIFT_OPTIONS, pop_shift_options, refuse_for_sets, resolve_shift
 
 #: options accepted by :func:`conformal` besides its named arguments
 OPTIONS = {
@@ -234,8 +234,8 @@ def conformal(
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
         raise InputError(
-            f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)} and, for method {method!r}, "
-            f"{sorted(spec.options) or 'none'}."
+            f"unknown option(s) {unknown}; valid options are {sorted({**OPTIONS, **SHIFT_OPTIONS})} and, for method "
+            f"{method!r}, {sorted(spec.options) or 'none'}."
         )
     opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}

@@ -244,3 +244,22 @@ def test_cli_shift_and_likelihood_ratio(tmp_path, capsys):
     assert "not both" in capsys.readouterr().err
     assert main(common + ["--shift", str(tmp_path / "nope.csv")]) == 2
     assert "--shift" in capsys.readouterr().err
+
+
+def test_split_g_weighted_is_weighted_split_within_each_group():
+    from confrf.calibrators import SplitCalibrator
+    from confrf.calibrators.groupwise import SplitGroupCalibrator
+
+    rng = np.random.default_rng(0)
+    n = 300
+    labels = np.where(rng.random(n) < 0.4, "a", "b")
+    V = rng.exponential(size=n) * np.where(labels == "a", 1.0, 3.0)
+    w = rng.exponential(size=n)
+    cal = SplitGroupCalibrator(None, groups="labels").calibrate(
+        np.zeros((n, 1)), V, alpha=0.1, rng=None, labels=labels, likelihood_ratio=w
+    )
+    wt = np.array([0.3, 2.0, 9.0])
+    for g in ("a", "b"):
+        alone = SplitCalibrator().calibrate(None, V[labels == g], alpha=0.1, rng=None, likelihood_ratio=w[labels == g])
+        got = cal.thresholds(np.zeros((3, 1)), 0.1, labels=[g] * 3, likelihood_ratio=wt)
+        np.testing.assert_array_equal(got.t, alone.thresholds(np.zeros((3, 1)), 0.1, likelihood_ratio=wt).t)
