@@ -27,6 +27,7 @@ SHIFT_OPTIONS = {"likelihood_ratio": None, "shift": None, "shift_model": "logit"
 def pop_shift_options(options: dict[str, Any]) -> dict[str, Any]:
     """Remove the shift options from ``options``; return those given (empty when none is)."""
     given = {k: options.pop(k) for k in list(options) if k in SHIFT_OPTIONS}
+    given = {k: v for k, v in given.items() if v is not None}  # an explicit None is the default
     if not given:
         return {}
     opts = {**SHIFT_OPTIONS, **given}
