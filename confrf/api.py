@@ -22,6 +22,7 @@ from .localizers._float32 import F32_MAX, blurred_columns
 from .models import adapt_formula_results, check_linear_scale, name_model_terms, no_predictor_model
 from .results import ConformalResult
 from .results.response_scale import build_response_scale
+from .shift.setup import SHIFT_OPTIONS, pop_shift_options, refuse_for_sets, resolve_shift
 
 __all__ = ["OPTIONS", "conformal", "lcp_rf", "qrf_tc", "split_cp", "split_indices"]
 
@@ -172,6 +173,21 @@ def conformal(
         delta, None = alpha/2), ``cv`` (5: folds of the out-of-fold training
         scores these rules learn from), ``reference_size`` (0.3 / 0.5: share
         of the calibration set held out for them when ``prefit=True``).
+        Covariate shift (docs/guide/shift.md): ``likelihood_ratio`` (the
+        rows to predict come from a target population with dP_target(x) =
+        w(x) dP_calibration(x), w known: a column name present in the
+        calibration rows and in new rows, an expression such as
+        ``"np.exp(0.5 * x1)"``, or a function of the data frame; the
+        calibration is weighted, and covers target rows with probability
+        >= 1 - alpha exactly) or ``shift`` (a DataFrame of unlabeled target
+        rows: w is estimated by a classifier of them against the training
+        part, ``shift_model`` "logit" (default), "gbm" or a scikit-learn
+        classifier, its probability clipped to [``shift_clip``,
+        1 - ``shift_clip``], default 0.01). Methods "split", "lcp-rf",
+        "lcp", "slcp", "split-g", "lcp-rf-g" (not the PAC variants).
+        ``weights``: case weights of the base model's fit, R's
+        ``lm(weights=)`` (a column, an expression or a function of the
+        frame; "ols" becomes WLS); they do not enter the calibration.
 
     Returns
     -------
@@ -211,7 +227,9 @@ def conformal(
             **options,
         ),
     )
+    shift_opts = pop_shift_options(options)  # after the call record, which keeps them for update()
     if label_column(formula, data) is not None:  # a class-label response: prediction sets
+        refuse_for_sets(shift_opts)
         if support is not None:
             raise InputError(
                 "support= clips prediction intervals to the range of a numeric response; the response of "
@@ -234,8 +252,8 @@ def conformal(
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
         raise InputError(
-            f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)} and, for method {method!r}, "
-            f"{sorted(spec.options) or 'none'}."
+            f"unknown option(s) {unknown}; valid options are {sorted({**OPTIONS, **SHIFT_OPTIONS})} and, for method "
+            f"{method!r}, {sorted(spec.options) or 'none'}."
         )
     opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}
@@ -275,6 +293,18 @@ def conformal(
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
         rows = FitRows.from_split(len(data), kept_pos, tr, cal, None, None)
     response_scale = build_response_scale(design, support, scale_parts)
+    sample_weight, ratio, shift_setup = None, None, None
+    if shift_opts:  # docs/theory.md, "Covariate shift"
+        kept_rows = data.iloc[kept_pos]
+        sample_weight, ratio, shift_setup = resolve_shift(
+            shift_opts,
+            design=design,
+            train_rows=None if prefit else (kept_rows if calib is not None else kept_rows.iloc[tr]),
+            calib_rows=calib if calib is not None else (kept_rows if prefit else kept_rows.iloc[cal]),
+            X_tr=X_tr,
+            X_cal=X_cal,
+            seed=seed,
+        )
     groups_cal = None
     if labeler is not None:
         groups_cal = (
@@ -301,11 +331,11 @@ def conformal(
         options=est_opts,
     )
     if not prefit:
-        est.fit(X_tr, y_tr)
+        est.fit(X_tr, y_tr, sample_weight=sample_weight)
         name_model_terms(est.model_, design)  # OLS / QuantReg summaries show the formula's names
-    est.conformalize(X_cal, y_cal, groups=groups_cal)
+    est.conformalize(X_cal, y_cal, groups=groups_cal, likelihood_ratio=ratio)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
-    return ConformalResult(
+    result = ConformalResult(
         design=design,
         estimator=est,
         options={**opts, **method_opts},
@@ -316,6 +346,8 @@ def conformal(
         fit_call=call,
         rows=rows,
     )
+    result.shift = shift_setup
+    return result
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
