@@ -70,6 +70,12 @@ def _numeric_response(y: Any) -> np.ndarray:
     return check_response_scale(as_float_vector(y, "y"), "y")
 
 
+def score_ties(V: np.ndarray) -> tuple[int, int, int]:
+    """(n, scores sharing their value with another, distinct values): the summary's tie check, over every score."""
+    _, inverse, counts = np.unique(V, return_inverse=True, return_counts=True)
+    return int(V.shape[0]), int(np.sum(counts[inverse] > 1)), int(counts.shape[0])
+
+
 class ConformalRegressor(EstimatorChecks, BaseEstimator):
     """Conformal prediction intervals on numpy arrays.
 
@@ -205,7 +211,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             kw["sample_weight"] = check_ratio(sample_weight, X.shape[0], "the training rows", name="sample_weight")
         # a refit voids the calibration
         stale_names = ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_", "calib_rows_", "calib_ratio_")
-        for stale in stale_names + ("ratio_model_",):
+        for stale in stale_names + ("ratio_model_", "calib_score_ties_"):
             self.__dict__.pop(stale, None)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
         self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
@@ -363,9 +369,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         n: int | None = None,
         ratio: np.ndarray | None = None,
     ) -> None:
-        # kept for the summary's calibration diagnostics (calibration rows treated as test points): every score
-        # (8 bytes a row, for the exact tie check) but at most DIAGNOSTIC_ROWS design rows, a random subsample
-        # whose positions are calib_rows_ (None: all rows), so the fitted object does not grow with n by a design.
+        # kept for the summary's calibration diagnostics (calibration rows treated as test points): at most
+        # DIAGNOSTIC_ROWS design rows and scores, a random subsample whose positions are calib_rows_ (None: all
+        # rows), and the exact tie counts of every score, so the fitted object does not grow with n.
         # ``n`` given: X holds those rows already (taken from Dask partitions)
         taken = n is not None
         n = V.shape[0] if n is None else n
@@ -374,7 +380,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.calib_X_ = X if keep is None or taken else X[keep]
         self.calib_groups_ = groups if keep is None or groups is None else np.asarray(groups)[keep]
         self.calib_ratio_ = ratio if keep is None or ratio is None else ratio[keep]  # aligned with calib_X_
-        self.calib_scores_ = V
+        # the tie check's counts over every score; the scores themselves only for the rows kept
+        self.calib_score_ties_ = score_ties(V)
+        self.calib_scores_ = V if keep is None else V[keep]
 
     @governs_threads
     def predict(self, X: Any) -> np.ndarray:

@@ -113,9 +113,14 @@ def test_summary_keeps_a_bounded_sample_of_calibration_rows(monkeypatch):
     sim = cf.datasets.make_sim(1600, random_state=0)
     res = cf.lcp_rf(sim.formula, data=sim.frame, random_state=0, n_estimators=10)
     est = res.estimator
-    assert est.calib_X_.shape[0] == 300 and est.n_calib_ == 800 and est.calib_scores_.shape[0] == 800
+    assert est.calib_X_.shape[0] == est.calib_scores_.shape[0] == 300 and est.n_calib_ == 800
     cal = cf.api.split_indices(1600, 0.5, 0)[1]  # the calibration rows of data (seed 0)
-    np.testing.assert_array_equal(est.calib_X_, res.design.transform(sim.frame)[cal][est.calib_rows_])
+    X_cal, y_cal = res.design.transform(sim.frame)[cal], sim.frame.y.to_numpy()[cal]
+    np.testing.assert_array_equal(est.calib_X_, X_cal[est.calib_rows_])
+    V = est.score_.score(y_cal, est.model_.predict(X_cal))
+    np.testing.assert_array_equal(est.calib_scores_, V[est.calib_rows_])
+    # the tie check counts every score, not the subsample
+    assert est.calib_score_ties_ == confrf.estimator.score_ties(V) and est.calib_score_ties_[0] == 800
     s = res.summary()
     assert "random subsample of 300 of the 800 calibration rows" in " ".join(str(s).split())
     assert s.frames["calibration_facts"].loc["calibration rows as test points", "value"] == 300

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._parallel import kernel_threads
 from .._validation import check_real, min_calibration_size
-from ..estimator import DIAGNOSTIC_ROWS, diagnostic_rows
+from ..estimator import DIAGNOSTIC_ROWS, diagnostic_rows, score_ties
 from ..exceptions import NotFittedError
 from ..localizers.diagnostics import forest_ess, kernel_ess, leaf_masses, within_leaf_variance_ratio
 from ..localizers.forest import ForestLocalizer
@@ -226,7 +226,8 @@ def assumption_checks(
     forests = forest_localizers(cal)
     if forests:
         _leaf_checks(forests, beta, a, add, notes)
-        _tie_check(np.asarray(est.calib_scores_), add, notes)
+        ties = getattr(est, "calib_score_ties_", None)  # absent from objects pickled before it existed
+        _tie_check(score_ties(np.asarray(est.calib_scores_)) if ties is None else ties, add, notes)
         _spread_check(forests, add, notes)
     table_fn = getattr(cal, "group_table", None)
     if callable(table_fn):
@@ -288,15 +289,14 @@ def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add, not
     )
 
 
-def _tie_check(scores: np.ndarray, add, notes: list[str]) -> None:
-    n = scores.shape[0]
-    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
-    tied = float(np.mean(counts[inverse] > 1)) if n else 0.0
+def _tie_check(ties: tuple[int, int, int], add, notes: list[str]) -> None:
+    n, n_tied, n_distinct = ties  # over every calibration score (confrf.estimator.score_ties)
+    tied = n_tied / n if n else 0.0
     # ties concern the asymptotic theory only: the finite-sample guarantee holds with ties (it can only
     # over-cover), so they are a note, not a warning (class probabilities and integer responses tie)
     status = OK if tied == 0.0 else NOTE
     add("A1", "share of tied scores", tied, "0 (continuous)", status, 0.0)
-    add("A1", "distinct scores / n", counts.shape[0] / n if n else float("nan"), "1", "", 1.0)
+    add("A1", "distinct scores / n", n_distinct / n if n else float("nan"), "1", "", 1.0)
     looks = (
         "the scores look discrete (at least half share their value)"
         if tied >= 0.5
