@@ -252,8 +252,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         the forest grows on the client from the localizer rows (at most the
         method option ``max_localizer_size``), and the fit equals the one on
         the same rows in memory (:class:`confrf.dask.DaskRows`). The summary
-        keeps at most ``DIAGNOSTIC_ROWS`` (20,000) calibration design rows, a
-        random subsample beyond that.
+        keeps at most ``DIAGNOSTIC_ROWS`` (20,000) calibration rows (design
+        and scores), a random subsample beyond that.
         """
         self._check_options()
         if is_dask_collection(X) or is_dask_collection(y):
