@@ -317,6 +317,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             warnings.warn(message, InfiniteIntervalWarning, stacklevel=3)
         return self
 
+    @governs_threads
     def _conformalize_rows(
         self, make_rows: Callable[[], Any], n_features: int, names: np.ndarray | None, groups: Any
     ) -> ConformalRegressor:
@@ -325,6 +326,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         ``make_rows`` builds them once the base model is known; the rest is
         the in-memory calibration, so the same rows and seed give the same fit.
         """
+        self._check_options()
         if groups is not None:
             raise InputError("group labels are not taken with Dask calibration data; use a pandas DataFrame or arrays.")
         if self.prefit:
