@@ -133,33 +133,6 @@ def _vignette_runner():
     return module
 
 
-def _with_sizes(path: Path, sizes: dict[str, str]) -> str:
-    """The stored notebook at ``path`` with its documentation sizes set before its first code cell.
-
-    A hidden cell sets the environment variables the notebook reads its sizes from, and a visible
-    note says so; the build then executes the notebook (and caches the result: the sizes are part
-    of the cached notebook's content, so changing them reruns it).
-    """
-    import nbformat
-
-    nb = nbformat.read(path, as_version=4)
-    first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
-    setting = nbformat.v4.new_code_cell(
-        "import os\n\nos.environ.update(" + repr(dict(sorted(sizes.items()))) + ")",
-        metadata={"tags": ["remove-cell"]},
-    )
-    shown = ", ".join(f"`{k}={v}`" for k, v in sorted(sizes.items()))
-    note = nbformat.v4.new_markdown_cell(
-        f"*This page was executed by the documentation build at a reduced size ({shown}). "
-        "`python vignettes/run_all.py` runs the notebook at full size; the next build shows that run.*"
-    )
-    if sizes:
-        nb.cells[first_code:first_code] = [note, setting]
-    for i, cell in enumerate(nb.cells):  # stable cell ids: the cached copy matches on the next build
-        cell["id"] = f"cell-{i}"
-    return nbformat.writes(nb)
-
-
 def _sync_vignettes() -> list[str]:
     """Mirror ``vignettes/*.ipynb`` into ``docs/_generated/vignettes/`` (stale copies removed).
 
@@ -181,7 +154,7 @@ def _sync_vignettes() -> list[str]:
     dst = GENERATED / "vignettes"
     dst.mkdir(parents=True, exist_ok=True)
     given = os.environ.get("CONFRF_DOCS_VIGNETTES")
-    sizes = _vignette_runner().DOCS_SIZES
+    runner = _vignette_runner()
     wanted: dict[str, Path | str] = {}
     executed = []
     for path in sorted(src.glob("*.ipynb")):
@@ -194,7 +167,7 @@ def _sync_vignettes() -> list[str]:
             wanted[path.name] = done
             executed.append(f"_generated/vignettes/{path.name}")
         else:
-            wanted[path.name] = _with_sizes(path, sizes.get(path.stem, {}))
+            wanted[path.name] = runner.with_sizes(path, runner.DOCS_SIZES.get(path.stem, {}))
     for old in dst.glob("*.ipynb"):
         if old.name not in wanted:
             old.unlink()

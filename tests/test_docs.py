@@ -128,9 +128,14 @@ NOT_PYTHON = {"bash", "sh", "shell", "console", "text", "none", "toml", "yaml", 
 #: directives whose body is not code
 DIRECTIVES = {"{toctree}", "{include}", "{math}", "{eval-rst}", "{note}", "{warning}", "{seealso}", "{admonition}"}
 
-#: pages whose code takes more than a few seconds: run with --long only (the reason is shown)
+#: pages whose code takes more than a few seconds (the reason is shown). The documentation build
+#: (test_docs_build_without_warnings, --long) executes the code cells of every MyST-NB page and
+#: fails on any error, so such a page is not run a second time here; the others run with --long.
 LONG_PAGES = {
-    "README.md": "fits LCP-RF on all 53,940 diamonds (about 12 s)",
+    "README.md": "fits LCP-RF on all 53,940 diamonds",
+    "docs/guide/methods.md": "fits every method, kernel LCP and SLCP with their out-of-fold model fits",
+    "docs/guide/guarantees.md": "fits 13 configurations to print their guarantees",
+    "docs/guide/scale.md": "predicts 53,940 rows three times, once on a Dask cluster",
 }
 
 
@@ -256,7 +261,13 @@ def _rel(path: Path) -> str:
 
 
 def _page_param(path: Path):
-    return pytest.param(path, id=_rel(path), marks=[pytest.mark.long] if _rel(path) in LONG_PAGES else [])
+    marks = []
+    if _rel(path) in LONG_PAGES:
+        marks.append(pytest.mark.long)
+        if all(b["kind"] == "code-cell" for b in code_blocks(path) if b["run"]):
+            reason = f"{LONG_PAGES[_rel(path)]}: executed by the documentation build (--long) instead"
+            marks.append(pytest.mark.skip(reason=reason))
+    return pytest.param(path, id=_rel(path), marks=marks)
 
 
 @pytest.mark.parametrize("path", [_page_param(p) for p in PAGES])

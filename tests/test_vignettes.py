@@ -54,5 +54,27 @@ def test_vignette_is_stored_without_outputs_and_reads_its_sizes(path):
             assert f'os.environ.get("{name}"' in source
 
 
+@pytest.mark.parametrize("path", VIGNETTES, ids=[p.stem for p in VIGNETTES])
+def test_documentation_sizes_are_set_before_the_notebook_reads_them(path, monkeypatch):
+    import os
+
+    import nbformat
+
+    sizes = DOCS_SIZES[path.stem]
+    text = _runner().with_sizes(path, sizes)
+    assert text == _runner().with_sizes(path, sizes)  # the same text every build
+    nb = nbformat.reads(text, as_version=4)
+    stored = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    # a hidden cell sets the sizes first, a visible note says so, and the notebook follows unchanged
+    assert code[0].metadata["tags"] == ["remove-cell"]
+    assert [c.source for c in code[1:]] == [c.source for c in stored.cells if c.cell_type == "code"]
+    note = nb.cells[nb.cells.index(code[0]) - 1]
+    assert note.cell_type == "markdown" and all(f"`{k}={v}`" in note.source for k, v in sizes.items())
+    monkeypatch.setattr(os, "environ", {})
+    exec(code[0].source, {})
+    assert os.environ == sizes
+
+
 def test_there_are_vignettes():
     assert {p.stem for p in VIGNETTES} >= set(SIZES)

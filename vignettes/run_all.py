@@ -90,6 +90,33 @@ def kernel_env(sizes: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def with_sizes(path: Path, sizes: Mapping[str, str]) -> str:
+    """The notebook at ``path``, as text, with ``sizes`` set before its first code cell.
+
+    A hidden cell (tag ``remove-cell``) sets the environment variables the notebook reads its
+    sizes from, and a visible note says which sizes the page was run at; the documentation
+    build executes this text when it has no executed copy of the notebook. The two cells have
+    fixed ids, so the same notebook and sizes always give the same text (an incremental build
+    sees an unchanged notebook). Without ``sizes`` the notebook is returned as it is stored.
+    """
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    if sizes:
+        first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+        shown = ", ".join(f"`{k}={v}`" for k, v in sorted(sizes.items()))
+        note = nbformat.v4.new_markdown_cell(
+            f"*The documentation build ran this notebook at a reduced size ({shown}); "
+            "`python vignettes/run_all.py` runs it at full size, and the next build shows that run.*"
+        )
+        setting = nbformat.v4.new_code_cell(
+            f"import os\n\nos.environ.update({dict(sorted(sizes.items()))!r})", metadata={"tags": ["remove-cell"]}
+        )
+        note["id"], setting["id"] = "confrf-docs-sizes-note", "confrf-docs-sizes"
+        nb.cells[first_code:first_code] = [note, setting]
+    return nbformat.writes(nb)
+
+
 def execute(path: Path, sizes: Mapping[str, str] | None = None, *, cwd: Path | None = None, timeout: int | None = None):
     """Run every cell of the notebook at ``path`` in a new kernel.
 
