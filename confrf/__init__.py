@@ -15,7 +15,10 @@ from .exceptions import ArgumentTypeError, ConfrfError, FormulaError, InputError
 from .results import Comparison, ConformalResult, Evaluation, Summary, compare
 
 # isort: split
-from . import dask  # noqa: F401 - cf.dask; after the results package, which it uses
+from . import (
+    dask,  # noqa: F401 - cf.dask; after the results package, which it uses
+    shift,  # noqa: F401 - cf.shift: the likelihood ratio of covariate shift
+)
 
 __version__ = "0.1.0"
 

@@ -215,12 +215,38 @@ def _method_options(args: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
+def _shift_options(
+    args: argparse.Namespace, data: pd.DataFrame, calib: pd.DataFrame | None, newdata: pd.DataFrame
+) -> dict[str, Any]:
+    """--shift (target rows: the ratio is estimated) or --likelihood-ratio (a known ratio column), checked early."""
+    if args.shift and args.likelihood_ratio:
+        raise UsageError(
+            "give either --shift (target rows; the likelihood ratio is estimated) or --likelihood-ratio (a known "
+            "ratio column), not both"
+        )
+    if args.likelihood_ratio:
+        for frame, option in (
+            (calib if calib is not None else data, "--calib" if calib is not None else "--data"),
+            (newdata, "--newdata"),
+        ):
+            if args.likelihood_ratio not in frame.columns:
+                raise UsageError(
+                    f"--likelihood-ratio {args.likelihood_ratio}: {option} has no column {args.likelihood_ratio!r}; "
+                    "the ratio is needed for the calibration rows and for every row to predict"
+                )
+        return {"likelihood_ratio": args.likelihood_ratio}
+    if args.shift:
+        return {"shift": _read_csv(args.shift, "--shift")}
+    return {}
+
+
 def fit(args: argparse.Namespace) -> int:
     import confrf as cf
     from confrf.formula.labels import label_column
 
     # every file and the output folder are checked before any fitting
     inputs = [(args.data, "--data"), (args.newdata, "--newdata")] + ([(args.calib, "--calib")] if args.calib else [])
+    inputs += [(args.shift, "--shift")] if args.shift else []
     for path, option in inputs:
         _check_input(path, option)
     if args.out:
@@ -229,6 +255,7 @@ def fit(args: argparse.Namespace) -> int:
     data = _read_csv(args.data, "--data")
     calib = _read_csv(args.calib, "--calib") if args.calib else None
     newdata = _read_csv(args.newdata, "--newdata")
+    shift = _shift_options(args, data, calib, newdata)
 
     if args.max_width is not None and label_column(args.formula, data) is not None:  # before any fitting
         raise UsageError(
@@ -248,6 +275,7 @@ def fit(args: argparse.Namespace) -> int:
             n_jobs=args.n_jobs,
             **({"score": args.score} if args.score else {}),
             **options,
+            **shift,
         )
     with _step(f"predicting {len(newdata)} rows"):
         pred = res.predict(newdata, **({} if args.max_width is None else {"max_width": args.max_width}))
@@ -325,6 +353,18 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["tune", "none", "forest"],
         help="lcp-rf: localize the raw scores (none), the scores over the forest's prediction (forest), "
         "or choose on the localizer part (tune, the default)",
+    )
+    f.add_argument(
+        "--shift",
+        metavar="TARGET.csv",
+        help="covariate shift: unlabeled rows of the population to predict; the likelihood ratio is estimated "
+        "(logistic regression of these rows against the training rows) and the calibration weighted",
+    )
+    f.add_argument(
+        "--likelihood-ratio",
+        metavar="COLUMN",
+        help="covariate shift: a column of --data (or --calib) and --newdata holding dP_target(x) / dP_calibration(x);"
+        " the calibration is weighted, exact for the target population",
     )
     f.add_argument(
         "--max-width",

@@ -11,6 +11,7 @@ try:
         forest_weight_sumsq,
         lcp_rf_thresholds,
         lcp_rf_thresholds_ranked,
+        lcp_rf_thresholds_weighted,
         score_ranks,
     )
     from ._quantile import csr_row_quantiles, weighted_quantile
@@ -39,6 +40,7 @@ __all__ = [
     "forest_weight_sumsq",
     "lcp_rf_thresholds",
     "lcp_rf_thresholds_ranked",
+    "lcp_rf_thresholds_weighted",
     "score_ranks",
     "csr_row_quantiles",
     "weighted_quantile",
