@@ -114,6 +114,14 @@ def _kernel_confrf(jupyter_path: Path) -> Path:
     return Path("".join(out).strip()).resolve()
 
 
+def test_every_benchmark_section_is_on_the_benchmark_page():
+    # docs/conf.py excludes docs/benchmarks/*.md from the pages: index.md includes them
+    index = (DOCS / "benchmarks" / "index.md").read_text()
+    included = set(re.findall(r"^```\{include\} (\S+)$", index, flags=re.MULTILINE))
+    sections = {p.name for p in (DOCS / "benchmarks").glob("*.md") if p.name != "index.md"}
+    assert sections <= included, f"include them in docs/benchmarks/index.md: {sorted(sections - included)}"
+
+
 def test_api_page_lists_the_public_api():
     text = (DOCS / "api.rst").read_text()
     entries = set(re.findall(r"^   ([A-Za-z_][\w.]*)\s*$", text, flags=re.MULTILINE))
