@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
+from ._warnings import user_stacklevel
 from .calibrators import get_method
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
@@ -60,7 +61,7 @@ def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str
             "scikit-learn's random forest casts X to float32 and cannot split on them, so the base model "
             "ignores them (the intervals stay valid). Rescale them, e.g. I((x - 1) * 1e9), or use model='gbm'.",
             ConfrfWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 

@@ -11,7 +11,9 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._validation import check_alphas, check_bool, check_real
+from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
+from ..calibrators.grouping import groups_shown
 from ..estimator import ConformalRegressor
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import Design, as_frame
@@ -22,7 +24,7 @@ from .evaluation import Evaluation, evaluate
 from .plots import ResultPlots
 from .reject import check_max_width, rejected
 from .report import add_diagnostics, add_header
-from .summary import Summary, frame_table, two_column_table
+from .summary import Summary, frame_table, text_table, two_column_table
 
 
 def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
@@ -187,7 +189,7 @@ class ConformalResult(ResultBase):
                 f"{n_inf} of {X.shape[0]} intervals are infinite (too few calibration points share the test "
                 "point's leaves or the calibration set is too small for this alpha); they are reported as -inf/+inf.",
                 InfiniteIntervalWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         return _multi_alpha_frame(frames, alphas) if several else frames[0]
 
@@ -345,9 +347,12 @@ class ConformalResult(ResultBase):
                 "group_settings", two_column_table(list(info.items()), title="Groups"), pd.DataFrame({"value": info})
             )
             table = est.calibrator_.group_table(self.alpha)
+            shown, note = groups_shown(table, ("localizer", "conformal", "D2"))
             s.add_section(
-                "groups", frame_table(table, title=f"Group sizes (coverage >= {1 - self.alpha:g} within each)"), table
+                "groups", frame_table(shown, title=f"Group sizes (coverage >= {1 - self.alpha:g} within each)"), table
             )
+            if note:
+                s.tables.append(text_table([note]))
         if hasattr(est.calibrator_, "pac_report"):
             pac = self.pac_report()
             s.add_section(
