@@ -34,7 +34,7 @@ def _name(data: Any) -> str:
 def from_narwhals(data: Any, what: str) -> pd.DataFrame | None:
     """``data`` as pandas if narwhals knows its library (None otherwise, or without narwhals)."""
     try:
-        import narwhals as nw
+        import narwhals.stable.v2 as nw  # the API narwhals keeps stable for libraries
     except ImportError:  # pragma: no cover - a dependency; an environment may still lack it
         return None
     frame = nw.from_native(data, pass_through=True, allow_series=True)
@@ -61,7 +61,7 @@ def from_narwhals(data: Any, what: str) -> pd.DataFrame | None:
 
 def _sorted_polars_categoricals(frame: Any, out: pd.DataFrame) -> pd.DataFrame:
     """polars orders a ``Categorical`` lexically, pandas by appearance after ``to_pandas()``: sort its levels."""
-    import narwhals as nw
+    import narwhals.stable.v2 as nw
 
     if frame.implementation is not nw.Implementation.POLARS:
         return out
@@ -74,7 +74,7 @@ def _sorted_polars_categoricals(frame: Any, out: pd.DataFrame) -> pd.DataFrame:
 
 def _columns_to_pandas(frame: Any) -> pd.DataFrame:
     """Column by column, for a library whose ``to_pandas()`` needs pyarrow (polars)."""
-    import narwhals as nw
+    import narwhals.stable.v2 as nw
 
     columns: dict[str, Any] = {}
     for name, dtype in frame.schema.items():
@@ -86,7 +86,8 @@ def _columns_to_pandas(frame: Any) -> pd.DataFrame:
                 if isinstance(dtype, nw.Enum)
                 else sorted(v for v in set(values) if v is not None)
             )
-            columns[name] = pd.Categorical(values, categories=levels)
+            # an Enum's levels are ordered, as polars' own conversion makes them
+            columns[name] = pd.Categorical(values, categories=levels, ordered=isinstance(dtype, nw.Enum))
         else:
             # integers with nulls arrive as float with NaN, booleans with nulls as objects with None
             columns[name] = s.to_numpy()

@@ -89,9 +89,10 @@ def width_bins(width: Any, n_bins: int = 10) -> np.ndarray:
 
     Equal widths always share a bin, so there can be fewer than ``n_bins``
     bins (one for split conformal, whose widths are all equal); widths that
-    differ by less than 1e-10 of the largest one count as equal. The bins
-    are numbered 1, 2, ... without gaps: a quantile bin that repeated widths
-    leave empty gets no number.
+    differ by less than 1e-10 of the largest one count as equal. With at
+    most ``n_bins`` distinct widths (SPLIT-G: one per group) each width is
+    its own bin. The bins are numbered 1, 2, ... without gaps: a quantile
+    bin that repeated widths leave empty gets no number.
 
     Examples
     --------
@@ -107,9 +108,12 @@ def width_bins(width: Any, n_bins: int = 10) -> np.ndarray:
     fin = np.isfinite(w)
     if fin.any():
         vals = w[fin]
+        distinct = np.unique(vals)
         edges = np.unique(quantiles(vals, np.linspace(0.0, 1.0, n_bins + 1)))
-        if edges.size < 2:
-            out[fin] = 1
+        if distinct.size <= n_bins:
+            # few distinct widths (split conformal: one; SPLIT-G: one per group): one bin each, as quantile
+            # bins could put two of them in one bin
+            out[fin] = np.searchsorted(distinct, vals) + 1
         else:
             # right-closed bins as in pandas.qcut, the first one closed on the left too
             bins = np.clip(np.searchsorted(edges, vals, side="left"), 1, edges.size - 1)
