@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 import confrf as cf
+from confrf._format import format_interval
 from confrf.calibrators import METHODS
 from confrf.metrics import worst_slab_coverage
-from confrf._format import format_interval
 from confrf.results.summary import _fmt
 
 # these tests pass one set of forest settings to every method on purpose

@@ -121,7 +121,6 @@ def test_pac_report_prints_as_a_report(frame):
     assert "PACReport(" not in text and "Training-conditional (PAC) calibration: lcp-rf" in text
     flat = " ".join(text.split())
     assert " ".join(rep.sentence.split()) in flat
-    assert f"epsilon" not in text or format_value(rep.epsilon) in text  # binomial: no epsilon row
     for label, value in rep.items():
         assert f"{label}:" in text and format_value(value) in text
     # the fields stay attributes, the repr is one line, HTML and LaTeX render
