@@ -15,6 +15,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._kernel_files import kernels_built, not_built_error
+
+if not kernels_built():  # a clone's source folder without compiled kernels: say so now, not at first use
+    raise not_built_error() from None
+
 __version__ = "0.1.0"
 
 #: public name -> the module that defines it (a module itself when the name is a submodule)
