@@ -350,7 +350,7 @@ def test_level_labels():
 
 def test_id_column_is_passed_through(csvs):
     new = pd.read_csv(csvs / "new.csv")
-    new.insert(0, "id", [f"A{i:03d}" if i % 2 else f"{i:04d}" for i in range(len(new))])  # "0002" stays "0002"
+    new.insert(0, "id", [f"{i:04d}" for i in range(len(new))])  # "0002" stays "0002", not the number 2
     new.to_csv(csvs / "new_id.csv", index=False)
     assert (
         main(_fit_args(csvs, newdata=csvs / "new_id.csv", out=csvs / "p.csv", save=csvs / "m.joblib") + ["--id", "id"])
