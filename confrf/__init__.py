@@ -49,7 +49,6 @@ _LAZY = {
     "ArgumentTypeError": "confrf.exceptions",
     "NotFittedError": "confrf.exceptions",
 }
-_SUBMODULES = ("datasets", "metrics", "dask")
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from . import dask, datasets, metrics  # noqa: F401 - cf.dask is public, not in __all__ (as before)
@@ -63,18 +62,24 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
 
 
 def __getattr__(name: str) -> Any:
-    if name in _SUBMODULES:
-        value = importlib.import_module(f"confrf.{name}")
-    elif name in _LAZY:
+    if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
-    else:
+    elif name.startswith("__"):  # __wrapped__, __test__, ...: asked by tools, never a submodule
         raise AttributeError(f"module 'confrf' has no attribute {name!r}")
+    else:
+        # any submodule, as when every one was imported at once: cf.datasets, cf.exceptions, cf.classification
+        try:
+            value = importlib.import_module(f"confrf.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"confrf.{name}":
+                raise
+            raise AttributeError(f"module 'confrf' has no attribute {name!r}") from None
     globals()[name] = value  # once loaded, an ordinary attribute
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY) | {"datasets", "metrics", "dask"})
 
 
 __all__ = [

@@ -249,21 +249,22 @@ def default_names(results: tuple) -> list[str]:
         if len(same) == 1:
             continue
         facts = [dict(_facts(results[i])) for i in same]
-        keys = [k for k in facts[0] if len({f.get(k) for f in facts}) > 1]
+        every = list(dict.fromkeys(k for f in facts for k in f))  # an option may be given to one fit only
+        keys = [k for k in every if len({f.get(k) for f in facts}) > 1]
         if "formula" in keys and max(len(f["formula"]) for f in facts) > 30:
             keys.remove("formula")  # too long for a column name
         # the fewest facts, most telling first, that tell the fits apart: a fact joins when it splits a tie
         chosen: list[str] = []
         for k in keys:
-            before = len({tuple(f[c] for c in chosen) for f in facts})
-            if len({tuple(f[c] for c in [*chosen, k]) for f in facts}) > before:
+            before = len({tuple(f.get(c) for c in chosen) for f in facts})
+            if len({tuple(f.get(c) for c in [*chosen, k]) for f in facts}) > before:
                 chosen.append(k)
-            if len({tuple(f[c] for c in chosen) for f in facts}) == len(facts):
+            if len({tuple(f.get(c) for c in chosen) for f in facts}) == len(facts):
                 break
         for i, f in zip(same, facts):
-            shown = [f[k] for k in chosen]
+            shown = [f.get(k, f"{k.removeprefix('option ')} not set") for k in chosen]
             names[i] = f"{method} ({', '.join(shown)})" if shown else method
-    # still the same name (fits that differ in nothing shown, or in more than two facts): number them
+    # still the same name (fits that differ in nothing shown): number them
     for name in set(names):
         dup = [i for i, n in enumerate(names) if n == name]
         if len(dup) > 1:
