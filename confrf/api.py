@@ -7,9 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from ._formula_common import OPTIONS, FitCall, FitRows, split_indices
+from ._levels import resolve_alpha
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from ._warnings import user_stacklevel
 from .calibrators import get_method
+from .classification.api import conformal_sets
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
 from .formula import Design
@@ -17,29 +20,11 @@ from .formula.frame import as_training_frame
 from .formula.labels import label_column
 from .group_labels import kept_positions, split_group_option
 from .localizers._float32 import F32_MAX, blurred_columns
-from .models import adapt_formula_results, check_linear_scale, no_predictor_model
+from .models import adapt_formula_results, check_linear_scale, name_model_terms, no_predictor_model
 from .results import ConformalResult
+from .results.response_scale import build_response_scale
 
-#: options accepted by :func:`conformal` besides its named arguments
-OPTIONS = {
-    "score": "absolute",
-    "prefit": False,
-    "honest": True,
-    "localizer_size": 0.5,
-    "n_estimators": "auto",
-    "min_samples_leaf": "tune",
-    "max_features": "tune",
-    "max_depth": None,
-    "na_action": "raise",
-    "n_jobs": None,
-}
-
-
-def _split_rng(seed: int | None) -> np.random.Generator:
-    # a stream of its own, so the train/calibration split does not share draws with the model
-    if seed is None:
-        return np.random.default_rng()
-    return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(1,)))
+__all__ = ["OPTIONS", "conformal", "lcp_rf", "qrf_tc", "split_cp", "split_indices"]
 
 
 def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str]) -> None:
@@ -65,29 +50,18 @@ def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str
         )
 
 
-def split_indices(n: int, calib_size: float, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (training, calibration) row positions of a random split of ``n`` rows."""
-    n_cal = int(round(calib_size * n))
-    if n_cal < 1 or n - n_cal < 2:
-        raise InputError(
-            f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size} "
-            "(the training part needs at least 2 rows, the calibration part at least 1); give more "
-            "rows, or pass separate calibration data as calib=."
-        )
-    perm = _split_rng(seed).permutation(n)
-    return np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
-
-
 def conformal(
     formula: str,
     data: Any,
     *,
     method: str = "lcp-rf",
-    alpha: float = 0.1,
+    alpha: float | None = None,
+    level: float | None = None,
     model: Any = "gbm",
     calib: Any = None,
     calib_size: float = 0.5,
     random_state: Any = None,
+    support: Any = None,
     **options: Any,
 ) -> ConformalResult:
     """Fit a base model and calibrate conformal prediction intervals, from a formula.
@@ -114,8 +88,14 @@ def conformal(
         ``"qrf-tc"``: forest quantiles with a training-conditional correction
         (see :func:`qrf_tc`). ``"split-g"``, ``"lcp-rf-g"``: split conformal or
         LCP-RF within each group, with coverage >= 1 - alpha within every group.
-    alpha : float
-        Miscoverage in (0, 1): intervals aim at 1 - alpha coverage.
+    alpha : float, optional
+        Miscoverage in (0, 1): intervals aim at 1 - alpha coverage (default
+        0.1). An alpha above 0.5 warns (:class:`~confrf.exceptions.LevelWarning`):
+        ``alpha=0.95`` gives 5% intervals, not 95% ones.
+    level : float, optional
+        R's name for the coverage, instead of ``alpha``: ``level=0.95`` is
+        ``alpha=0.05`` exactly (read as the decimal typed). A probability in
+        (0, 1), as in R; giving both ``alpha`` and ``level`` is an error.
     model : str, estimator or pair
         "gbm" (HistGradientBoostingRegressor), "rf", "ols" (statsmodels), a
         scikit-learn regressor (cloned and fitted), or with ``prefit=True`` a
@@ -138,6 +118,15 @@ def conformal(
         ``Generator`` or ``RandomState`` is drawn from once for an int seed,
         which ``result.random_state`` keeps. Floats, strings, bools and
         negative numbers are refused.
+    support : tuple or str, optional
+        The range of the response column: ``(lower, upper)`` with None for
+        no bound, or ``"nonnegative"`` [0, inf), ``"positive"`` (0, inf),
+        ``"unit"`` [0, 1], ``"count"`` (whole numbers >= 0). Interval bounds
+        (and the point prediction) are clipped to it, and for ``"count"``
+        the bounds are rounded inward to whole numbers; the response never
+        lies outside it, so the coverage is unchanged, and the summary says
+        so. Responses outside it are an error. For a transformed response
+        (``np.log(y) ~ x``) it is the range of the column ``y``.
     **options
         ``score`` ("absolute"; "quantile" is CQR's max(q_lo - y, y - q_hi),
         "scaled" is ``|y - mu| / sigma``; or a :class:`confrf.scores.Score`),
@@ -188,20 +177,48 @@ def conformal(
     Returns
     -------
     ConformalResult
+        ``predict(newdata, level=..., interval=..., scale=...)``, ``summary()``,
+        and R's vocabulary: ``fitted()``, ``residuals()``, ``coef()``,
+        ``update()``, ``plot()``, ``tidy()``, ``glance()``, ``augment()``.
+        A formula whose response is a monotone transform of a column
+        (``np.log(y) ~ x``) predicts on that transform's scale; add
+        ``scale="response"`` to ``predict`` for intervals for ``y`` itself.
 
     Examples
     --------
     >>> import confrf as cf
     >>> df = cf.datasets.load_diamonds().sample(3000, random_state=1)
-    >>> res = cf.lcp_rf("price ~ carat + C(cut) + C(color)", data=df, alpha=0.1, random_state=0)
+    >>> res = cf.lcp_rf("price ~ carat + C(cut) + C(color)", data=df, level=0.9, random_state=0)
     >>> res.predict(df.head(2)).shape
     (2, 3)
+    >>> res.alpha
+    0.1
     """
-    alpha = check_alpha(alpha)
+    alpha = check_alpha(resolve_alpha(alpha, level, 0.1))
+    data = as_training_frame(data, "data")  # a polars or pyarrow frame too: label detection reads pandas dtypes
+    seed = seed_entropy(random_state)  # drawn once: a Generator gives one seed, which update() reuses
+    call = FitCall(
+        conformal,
+        formula,
+        dict(
+            data=data,
+            method=method,
+            alpha=alpha,
+            model=model,
+            calib=calib,
+            calib_size=calib_size,
+            random_state=seed,
+            **({} if support is None else {"support": support}),
+            **options,
+        ),
+    )
     if label_column(formula, data) is not None:  # a class-label response: prediction sets
-        from .classification.api import conformal_sets
-
-        return conformal_sets(
+        if support is not None:
+            raise InputError(
+                "support= clips prediction intervals to the range of a numeric response; the response of "
+                f"{formula!r} is a class label (prediction sets), so drop support=."
+            )
+        sets = conformal_sets(
             formula,
             data,
             method=method,
@@ -209,10 +226,11 @@ def conformal(
             model=model,
             calib=calib,
             calib_size=calib_size,
-            random_state=random_state,
+            random_state=seed,
             **options,
         )
-    seed = seed_entropy(random_state)
+        sets.fit_call = call
+        return sets
     spec = get_method(method)
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
@@ -231,7 +249,6 @@ def conformal(
             "trained; pass the calibration rows as data= and drop calib=."
         )
 
-    data = as_training_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
     _refuse_classification_settings(design, model, opts["score"])
     _warn_float32_trees(model, prefit, X, design.column_names)
@@ -241,17 +258,24 @@ def conformal(
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
     if X.shape[1] == 0:
         model = no_predictor_model(model, design, method, prefit)
+    kept_pos = np.arange(len(data)) if design.kept_positions is None else design.kept_positions
+    scale_parts = [(data, design.kept_positions, y, "data")]
     if calib is not None:
         calib = as_training_frame(calib, "calib")
         X_cal = design.transform(calib, what="calib")
         y_cal = design.response(calib, what="calib")
         X_tr, y_tr = X, y
+        rows = FitRows.from_split(len(data), kept_pos, None, None, len(calib), None)
+        scale_parts.append((calib, None, y_cal, "calib"))
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
         cal = slice(None)
+        rows = FitRows.from_split(len(data), kept_pos, np.arange(0), np.arange(X.shape[0]), None, None)
     else:
         tr, cal = split_indices(X.shape[0], calib_size, seed)
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
+        rows = FitRows.from_split(len(data), kept_pos, tr, cal, None, None)
+    response_scale = build_response_scale(design, support, scale_parts)
     groups_cal = None
     if labeler is not None:
         groups_cal = (
@@ -279,6 +303,7 @@ def conformal(
     )
     if not prefit:
         est.fit(X_tr, y_tr)
+        name_model_terms(est.model_, design)  # OLS / QuantReg summaries show the formula's names
     est.conformalize(X_cal, y_cal, groups=groups_cal)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     return ConformalResult(
@@ -288,11 +313,16 @@ def conformal(
         nobs=nobs,
         random_state=seed,
         group_labeler=labeler,
+        response_scale=response_scale,
+        fit_call=call,
+        rows=rows,
     )
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     """Split conformal prediction: :func:`conformal` with ``method="split"``.
+
+    A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
     Examples
     --------
@@ -306,6 +336,8 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
 
 def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default).
+
+    A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
     ``guarantee="pac"`` (with ``delta``, ``pac_size``, ``pac_bound`` as in
     :func:`qrf_tc`) adds a training-conditional correction learned on a
@@ -340,7 +372,8 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     form (D2 target 1 - alpha, guarantee 1 - alpha - epsilon). The same options
     apply to :func:`lcp_rf` with ``guarantee="pac"``, whose base level is the
     exact LCP alpha-tilde(x) on D1. ``result.pac_report()`` gives the numbers;
-    ``cf.pac_n2(alpha=0.1, delta=0.1)`` plans the D2 size.
+    ``cf.pac_n2(alpha=0.1, delta=0.1)`` plans the D2 size. A class-label response
+    (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
     Examples
     --------

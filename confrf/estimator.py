@@ -18,6 +18,7 @@ from ._estimator_base import (
     check_predict_args,
     check_same_rows,
 )
+from ._levels import resolve_alpha
 from ._parallel import concat_chunks, governs_threads, map_row_chunks
 from ._validation import (
     as_float_matrix,
@@ -245,11 +246,15 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         alpha: float | None = None,
         groups: Any = None,
         *,
+        level: float | None = None,
         n_jobs: int | None = None,
         chunk_size: int | None = None,
         progress: bool | None = None,
     ) -> dict[str, np.ndarray]:
         """fit, lwr, upr, and the score thresholds (t, closed, level) per row.
+
+        ``alpha`` (default: the estimator's) or R's ``level`` (1 - alpha,
+        exactly: ``level=0.95`` is ``alpha=0.05``), not both.
 
         Groupwise methods add ``group``, each row's group (``groups``: the rows'
         labels when the method calibrates within given labels).
@@ -263,6 +268,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         last bit (BLAS blocks matrix products by row count).
         """
         X = self._check_X(X)
+        alpha = resolve_alpha(alpha, level)
         a, n_jobs, chunk_size, progress = check_predict_args(
             self.alpha if alpha is None else alpha, n_jobs, chunk_size, progress
         )
@@ -304,7 +310,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     def predict_interval(self, X: Any, alpha: float | None = None, groups: Any = None, **kwargs: Any) -> np.ndarray:
         """(n, 2) array of [lwr, upr]; infinite bounds are -inf/+inf.
 
-        ``kwargs``: ``n_jobs``, ``chunk_size``, ``progress`` of :meth:`predict_details`.
+        ``kwargs``: ``level`` (R's 1 - alpha, instead of ``alpha``), ``n_jobs``,
+        ``chunk_size``, ``progress`` of :meth:`predict_details`.
         """
         d = self.predict_details(X, alpha, groups, **kwargs)
         return np.column_stack([d["lwr"], d["upr"]])

@@ -431,3 +431,27 @@ def base_model(fitted: Any) -> Any:
     if isinstance(fitted, StatsmodelsRegressor):
         return fitted.results_
     return fitted
+
+
+def name_model_terms(fitted: Any, design: Any) -> None:
+    """Give statsmodels models that confrf fitted on arrays the formula's names.
+
+    ``model="ols"`` fits on the design matrix, so statsmodels would call the
+    response ``y`` and the columns ``const, x1, ...``; its ``summary()``
+    then shows the formula's response and term names instead (``Intercept``
+    as formulaic and statsmodels' formula API name it). Pairs of models
+    (``score="quantile"`` with ``"qr"``) are named member by member.
+    """
+    parts = getattr(fitted, "component_models", None)
+    if parts is not None:
+        for m in parts:
+            name_model_terms(m, design)
+        return
+    if not isinstance(fitted, StatsmodelsRegressor):
+        return
+    data = getattr(fitted.results_.model, "data", None)
+    names = (["Intercept"] if fitted.fit_intercept else []) + list(design.column_names)
+    if data is None or len(names) != fitted.results_.model.exog.shape[1]:
+        return
+    data.xnames = names
+    data.ynames = design.response_name

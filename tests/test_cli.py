@@ -452,7 +452,8 @@ def test_help_shows_every_default_as_the_library_has_it():
         f"(default: {signature['method'].default})" in fit_help
         and f"(default: {signature['model'].default})" in fit_help
     )
-    assert f"(default: {signature['alpha'].default})" in fit_help
+    sim = cf.datasets.make_sim(200, random_state=0)
+    assert f"(default: {cf.split_cp(sim.formula, data=sim.frame, random_state=0).alpha})" in fit_help
     assert f"(default: {PAC_DEFAULTS['delta']})" in fit_help
     assert f"(default: {METHODS['lcp-rf'].options['guarantee']})" in fit_help
     assert f"(default: {METHODS['split-g'].options['groups']})" in fit_help

@@ -55,10 +55,10 @@ class ClassComparison:
     ['split-g', 'class-conditional']
     """
 
-    def __init__(self, frame: pd.DataFrame, evaluations: dict[str, ClassEvaluation], level: float) -> None:
+    def __init__(self, frame: pd.DataFrame, evaluations: dict[str, ClassEvaluation], conf_level: float) -> None:
         self.frame = frame
         self.evaluations = evaluations
-        self.level = level
+        self.conf_level = conf_level
 
     def summary(self) -> Summary:
         f = self.frame
@@ -75,7 +75,7 @@ class ClassComparison:
         s.tables.append(
             text_table(
                 [
-                    f"CI: exact (Clopper-Pearson) {self.level:.0%} interval of each fit's coverage. Worst "
+                    f"CI: exact (Clopper-Pearson) {self.conf_level:.0%} interval of each fit's coverage. Worst "
                     "size-stratified "
                     f"coverage: over non-empty set sizes with at least {MIN_STRATUM} rows. Times in seconds."
                 ]
@@ -93,7 +93,9 @@ class ClassComparison:
         return self.summary().as_html()
 
 
-def compare_sets(results: tuple, test: Any, names: list[str], level: float) -> ClassComparison:
+def compare_sets(
+    results: tuple, test: Any, names: list[str], conf_level: float, alpha: float | None = None
+) -> ClassComparison:
     """Evaluate every classification result on ``test`` (see :func:`confrf.compare`)."""
     bad = [type(r).__name__ for r in results if not isinstance(r, ClassificationResult)]
     if bad:
@@ -104,14 +106,14 @@ def compare_sets(results: tuple, test: Any, names: list[str], level: float) -> C
         )
     evaluations, columns = {}, {}
     for name, res in zip(names, results):
-        ev = res.evaluate(test, level=level)
+        ev = res.evaluate(test, alpha=alpha, conf_level=conf_level)
         evaluations[name] = ev
         g = res.guarantee
         est = res.estimator
         columns[name] = pd.Series(
             {
                 "method": res.method,
-                "alpha": res.alpha,
+                "alpha": ev.alpha,
                 **ev.metrics.to_dict(),
                 "fit_time": est.fit_time_,
                 "conformalize_time": est.conformalize_time_,
@@ -120,4 +122,4 @@ def compare_sets(results: tuple, test: Any, names: list[str], level: float) -> C
             },
             dtype=object,
         )
-    return ClassComparison(pd.DataFrame(columns), evaluations, level)
+    return ClassComparison(pd.DataFrame(columns), evaluations, conf_level)

@@ -109,6 +109,7 @@ class Design:
         drop = set(range(len(names))[slices["1"]]) if self.has_intercept else set()
         self._keep = np.array([i for i in range(len(names)) if i not in drop], dtype=np.intp)
         self.column_names = [names[i] for i in self._keep]
+        self.kept_positions: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return f"Design({self.formula!r}, columns={len(self.column_names)}, intercept={self.has_intercept})"
@@ -251,6 +252,8 @@ class Design:
             levels=categorical_levels(rhs_spec, rhs_vars),
             numeric=[v for v in rhs_vars if pd.api.types.is_numeric_dtype(data[v])],
         )
+        # positions of the kept rows, for finding a fit's rows again (None: every row was kept)
+        design.kept_positions = None if keep.all() else np.flatnonzero(keep)
         X = np.ascontiguousarray(X_full[:, design._keep])
         return design, X, np.ascontiguousarray(y2[:, 0]), data.index[keep]
 

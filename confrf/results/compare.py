@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from .._format import format_interval, format_number, format_value
+from .._levels import resolve_alpha
 from ..exceptions import InputError
 from ..models import model_name
 from .evaluation import Evaluation, evaluate
@@ -25,14 +26,14 @@ class Comparison:
         Name -> :class:`confrf.results.evaluation.Evaluation` (per-row facts, tables).
     """
 
-    def __init__(self, frame: pd.DataFrame, evaluations: dict[str, Evaluation], level: float) -> None:
+    def __init__(self, frame: pd.DataFrame, evaluations: dict[str, Evaluation], conf_level: float) -> None:
         self.frame = frame
         self.evaluations = evaluations
-        self.level = level
+        self.conf_level = conf_level
 
     def summary(self) -> Summary:
         f = self.frame
-        pct = f"{self.level:.0%}"
+        pct = f"{self.conf_level:.0%}"
         # fits of different responses (np.log(y) vs y): widths are on different scales, say so
         responses = f.loc["response"] if "response" in f.index else None
         mixed = responses is not None and responses.nunique() > 1
@@ -123,8 +124,10 @@ def compare(
     *results: ConformalResult,
     test: Any,
     names: list[str] | None = None,
+    alpha: float | None = None,
+    level: float | None = None,
     oracle: Any = None,
-    level: float = 0.95,
+    conf_level: float = 0.95,
     delta: float = 0.1,
     n_directions: int = 1000,
     random_state: int | None = 0,
@@ -142,9 +145,12 @@ def compare(
         Column names; by default the method names, and where a method
         repeats, what tells its fits apart (the base model, the response,
         alpha, the guarantee, an option: ``split (gbm)``, ``split (ols)``).
+    alpha, level : float, optional
+        Evaluate every result at this miscoverage (or R's ``level``, 1 -
+        alpha; one or the other) instead of each fit's own.
     oracle : SimulatedData, optional
         The simulated sample ``test`` comes from: adds the oracle rows.
-    level, delta, n_directions, random_state
+    conf_level, delta, n_directions, random_state
         As in :meth:`confrf.ConformalResult.evaluate` (the same slab
         directions for every result).
 
@@ -168,10 +174,11 @@ def compare(
         raise InputError("give at least one fitted result to compare.")
     from ..classification import ClassificationResult  # not at the top: classification imports results
 
+    alpha = resolve_alpha(alpha, level)
     if any(isinstance(r, ClassificationResult) for r in results):  # prediction sets: their own metrics
         from ..classification.compare import compare_sets
 
-        return compare_sets(results, test, _names(results, names), level)
+        return compare_sets(results, test, _names(results, names), conf_level, alpha)
     bad = [type(r).__name__ for r in results if not isinstance(r, ConformalResult)]
     if bad:
         unpack = (
@@ -185,12 +192,19 @@ def compare(
     columns: dict[str, pd.Series] = {}
     for name, res in zip(names, results):
         ev = evaluate(
-            res, test, oracle=oracle, level=level, delta=delta, n_directions=n_directions, random_state=random_state
+            res,
+            test,
+            alpha=alpha,
+            oracle=oracle,
+            conf_level=conf_level,
+            delta=delta,
+            n_directions=n_directions,
+            random_state=random_state,
         )
         evaluations[name] = ev
         g = res.guarantee
         est = res.estimator
-        col = {"method": res.method, "response": res.design.response_name, "alpha": res.alpha, **ev.metrics.to_dict()}
+        col = {"method": res.method, "response": res.design.response_name, "alpha": ev.alpha, **ev.metrics.to_dict()}
         if ev.oracle is not None:
             col.update(ev.oracle.to_dict())
         col.update(
@@ -202,7 +216,7 @@ def compare(
             }
         )
         columns[name] = pd.Series(col, dtype=object)
-    return Comparison(pd.DataFrame(columns), evaluations, level)
+    return Comparison(pd.DataFrame(columns), evaluations, conf_level)
 
 
 def _names(results: tuple, names: list[str] | None) -> list[str]:

@@ -107,8 +107,10 @@ class Evaluation:
     Attributes
     ----------
     method, title : str
-    alpha, level : float
-        Miscoverage of the intervals; confidence level of the exact intervals.
+    alpha : float
+        Miscoverage of the intervals evaluated.
+    conf_level : float
+        Confidence level of the exact (Clopper-Pearson) intervals of the coverage.
     metrics : Series
         Every scalar: n, covered, coverage, ci_lower, ci_upper, widths,
         share_infinite, worst-slab coverage, fidelity quantiles, Spearman,
@@ -138,7 +140,7 @@ class Evaluation:
         method: str,
         title: str,
         alpha: float,
-        level: float,
+        conf_level: float,
         rows: pd.DataFrame,
         metrics: pd.Series,
         by_width: pd.DataFrame,
@@ -151,7 +153,7 @@ class Evaluation:
         self.method = method
         self.title = title
         self.alpha = alpha
-        self.level = level
+        self.conf_level = conf_level
         self.rows = rows
         self.metrics = metrics
         self.by_width = by_width
@@ -217,7 +219,7 @@ class Evaluation:
     def summary(self) -> Summary:
         """The printed report (text, HTML, LaTeX)."""
         m = self.metrics
-        pct = f"{self.level:.0%}"
+        pct = f"{self.conf_level:.0%}"
         s = Summary()
         head = [
             ("Method", self.method),
@@ -324,7 +326,7 @@ def evaluate(
     alpha: float | None = None,
     oracle: SimulatedData | None = None,
     max_width: float | None = None,
-    level: float = 0.95,
+    conf_level: float = 0.95,
     delta: float = 0.1,
     n_directions: int = 1000,
     random_state: int | None = 0,
@@ -336,7 +338,7 @@ def evaluate(
     X, _ = result._X(data)  # the design columns span the slabs
     n = rows.shape[0]
     k = int(rows["covered"].sum())
-    lo, hi = clopper_pearson(k, n, level)
+    lo, hi = clopper_pearson(k, n, conf_level)
     w = rows["width"].to_numpy()
     widths = distribution_row(w)
     fid = distribution_row(rows["fidelity"].to_numpy())
@@ -369,8 +371,8 @@ def evaluate(
         },
         dtype=object,
     )
-    by_width = coverage_by_width(rows["covered"], w, n_bins=n_bins, level=level)
-    by_group = coverage_table(rows["covered"], rows["group"], level) if "group" in rows else None
+    by_width = coverage_by_width(rows["covered"], w, n_bins=n_bins, level=conf_level)
+    by_group = coverage_table(rows["covered"], rows["group"], conf_level) if "group" in rows else None
     oracle_s = None
     if oracle is not None:
         cc = rows["conditional_coverage"].to_numpy()
@@ -393,7 +395,7 @@ def evaluate(
         acc = ~rows["rejected"].to_numpy()
         n_acc = int(acc.sum())
         k_acc = int(rows["covered"].to_numpy()[acc].sum())
-        lo_a, hi_a = clopper_pearson(k_acc, n_acc, level) if n_acc else (float("nan"), float("nan"))
+        lo_a, hi_a = clopper_pearson(k_acc, n_acc, conf_level) if n_acc else (float("nan"), float("nan"))
         n_rej = n - n_acc
         reject_s = pd.Series(
             {
@@ -412,7 +414,7 @@ def evaluate(
         method=result.method,
         title=method_title(result),
         alpha=a,
-        level=level,
+        conf_level=conf_level,
         rows=rows,
         metrics=metrics,
         by_width=by_width,
