@@ -274,7 +274,7 @@ def _write_predictions(pred: pd.DataFrame, args: argparse.Namespace, ids: pd.Ser
             )
         pred = pred.reset_index(drop=True)
         pred.insert(0, str(ids.name), ids.to_numpy())
-        options = {"index": False}
+        options: dict[str, Any] = {"index": False}
     else:
         options = {"index_label": "row"}
     if args.out:
@@ -437,7 +437,7 @@ def _add_level(p: argparse.ArgumentParser, *, several: bool, default_alpha: str 
     """--alpha or --level; ``several``: each takes one or more values (fit, predict); None default: the fit's."""
     level = p.add_mutually_exclusive_group()
     # argparse's "extend" adds to a non-empty default, so the default level is applied after parsing (_levels)
-    many = {"nargs": "+", "action": "extend"} if several else {}
+    many: dict[str, Any] = {"nargs": "+", "action": "extend"} if several else {}
     default = f"(default: {default_alpha})" if default_alpha else "(default: the saved fit's)"
     level.add_argument(
         "--alpha",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import FrameType
 
 #: the folder of the confrf package; frames whose file lies under it are confrf's own
 _PACKAGE = str(Path(__file__).resolve().parent)
@@ -25,7 +26,8 @@ def user_stacklevel() -> int:
     instead of a line of confrf. A fixed ``stacklevel`` is right for one call
     path only.
     """
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and _inside(frame.f_code.co_filename):
         frame, level = frame.f_back, level + 1
     return level
