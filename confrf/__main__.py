@@ -251,19 +251,15 @@ def _predict_levels(res: Any, newdata: pd.DataFrame, levels: list[Decimal] | Non
     The suffix is the level in percent (R's forecast package names such columns
     "Lo 90"/"Hi 90"); each level's interval comes from the same fit.
     """
-    import pandas as pd
+    from .results.base import _multi_alpha_frame
 
     if not levels:
         return res.predict(newdata, **kwargs)
+    alphas = [float(1 - lv) for lv in levels]
     if len(levels) == 1:
-        return res.predict(newdata, float(1 - levels[0]), **kwargs)
-    frames = [res.predict(newdata, float(1 - lv), **kwargs) for lv in levels]
-    first = frames[0]
-    parts = [first[[c for c in first.columns if c in _SHARED]]]
-    for lv, f in zip(levels, frames):
-        per = f[[c for c in f.columns if c not in _SHARED]]
-        parts.append(per.set_axis([f"{c}_{level_label(lv)}" for c in per.columns], axis=1))
-    return pd.concat(parts, axis=1)
+        return res.predict(newdata, alphas[0], **kwargs)
+    frames = [res.predict(newdata, a, **kwargs) for a in alphas]
+    return _multi_alpha_frame(frames, alphas, shared=_SHARED, suffixes=[level_label(lv) for lv in levels])
 
 
 def _write_predictions(pred: pd.DataFrame, args: argparse.Namespace, ids: pd.Series | None) -> None:
