@@ -22,7 +22,7 @@ if not kernels_built():  # a clone's source folder without compiled kernels: say
 
 __version__ = "0.1.0"
 
-#: public name -> the module that defines it (a module itself when the name is a submodule)
+#: public name -> the module that defines it (any submodule, cf.datasets or cf.exceptions, loads by its name)
 _LAZY = {
     "conformal": "confrf.api",
     "lcp_rf": "confrf.api",
