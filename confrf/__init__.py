@@ -51,7 +51,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
-    from . import dask, datasets, metrics  # noqa: F401 - cf.dask is public, not in __all__ (as before)
+    from . import dask, datasets, metrics, shift  # noqa: F401 - cf.dask, cf.shift: public, not in __all__
     from .api import conformal, lcp_rf, qrf_tc, split_cp
     from .calibrators import LCPThreshold, PACReport, lcp_threshold, pac_delta, pac_epsilon, pac_n2
     from .classification import ConformalClassifier
@@ -79,7 +79,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | {"datasets", "metrics", "dask"})
+    return sorted(set(globals()) | set(_LAZY) | {"datasets", "metrics", "dask", "shift"})
 
 
 __all__ = [

@@ -316,6 +316,30 @@ def _check_prediction_options(args: argparse.Namespace) -> None:
                 raise UsageError(f"{option} is about predictions: give --newdata (the rows to predict) with it")
 
 
+def _shift_options(
+    args: argparse.Namespace, data: pd.DataFrame, calib: pd.DataFrame | None, newdata: pd.DataFrame | None
+) -> dict[str, Any]:
+    """--shift (target rows: the ratio is estimated) or --likelihood-ratio (a known ratio column), checked early."""
+    if args.shift and args.likelihood_ratio:
+        raise UsageError(
+            "give either --shift (target rows; the likelihood ratio is estimated) or --likelihood-ratio (a known "
+            "ratio column), not both"
+        )
+    if args.likelihood_ratio:
+        frames = [(calib if calib is not None else data, "--calib" if calib is not None else "--data")]
+        frames += [(newdata, "--newdata")] if newdata is not None else []
+        for frame, option in frames:
+            if args.likelihood_ratio not in frame.columns:
+                raise UsageError(
+                    f"--likelihood-ratio {args.likelihood_ratio}: {option} has no column {args.likelihood_ratio!r}; "
+                    "the ratio is needed for the calibration rows and for every row to predict"
+                )
+        return {"likelihood_ratio": args.likelihood_ratio}
+    if args.shift:
+        return {"shift": _read_csv(args.shift, "--shift")}
+    return {}
+
+
 def fit(args: argparse.Namespace) -> int:
     import confrf as cf
     from confrf.formula.labels import label_column
@@ -328,6 +352,7 @@ def fit(args: argparse.Namespace) -> int:
         )
     # every file and the output folder are checked before any fitting
     inputs = [(args.data, "--data")] + [(p, o) for p, o in ((args.newdata, "--newdata"), (args.calib, "--calib")) if p]
+    inputs += [(args.shift, "--shift")] if args.shift else []
     for path, option in inputs:
         _check_input(path, option)
     if args.out:
@@ -339,6 +364,7 @@ def fit(args: argparse.Namespace) -> int:
     calib = _read_csv(args.calib, "--calib") if args.calib else None
     newdata = _read_csv(args.newdata, "--newdata") if args.newdata else None
     ids = _read_ids(args.newdata, args.id, newdata) if args.id else None
+    shift = _shift_options(args, data, calib, newdata)
 
     if args.max_width is not None and label_column(args.formula, data) is not None:  # before any fitting
         raise UsageError(
@@ -358,6 +384,7 @@ def fit(args: argparse.Namespace) -> int:
             n_jobs=args.n_jobs,
             **({"score": args.score} if args.score else {}),
             **options,
+            **shift,
         )
     if args.save:
         with _step(f"saving the fit to {args.save}"):
@@ -553,6 +580,18 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["tune", "none", "forest"],
         help="lcp-rf: localize the raw scores (none), the scores over the forest's prediction (forest), "
         "or choose on the localizer part (default: tune)",
+    )
+    f.add_argument(
+        "--shift",
+        metavar="TARGET.csv",
+        help="covariate shift: unlabeled rows of the population to predict; the likelihood ratio is estimated "
+        "(logistic regression of these rows against the training rows) and the calibration weighted",
+    )
+    f.add_argument(
+        "--likelihood-ratio",
+        metavar="COLUMN",
+        help="covariate shift: a column of --data (or --calib) and --newdata holding dP_target(x) / dP_calibration(x);"
+        " the calibration is weighted, exact for the target population",
     )
     f.add_argument("--random-state", type=int, default=None, help="seed (default: none, a fresh draw each run)")
     _add_prediction_output(f)

@@ -11,7 +11,7 @@ from ._formula_common import OPTIONS, FitCall, FitRows, split_indices
 from ._levels import resolve_alpha
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from ._warnings import user_stacklevel
-from .calibrators import get_method
+from .calibrators import METHODS, get_method
 from .classification.api import conformal_sets
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
@@ -23,6 +23,7 @@ from .localizers._float32 import F32_MAX, blurred_columns
 from .models import adapt_formula_results, check_linear_scale, name_model_terms, no_predictor_model
 from .results import ConformalResult
 from .results.response_scale import build_response_scale
+from .shift.setup import SHIFT_OPTIONS, pop_shift_options, refuse_for_sets, resolve_shift
 
 __all__ = ["OPTIONS", "conformal", "lcp_rf", "qrf_tc", "split_cp", "split_indices"]
 
@@ -173,6 +174,21 @@ def conformal(
         delta, None = alpha/2), ``cv`` (5: folds of the out-of-fold training
         scores these rules learn from), ``reference_size`` (0.3 / 0.5: share
         of the calibration set held out for them when ``prefit=True``).
+        Covariate shift (docs/guide/shift.md): ``likelihood_ratio`` (the
+        rows to predict come from a target population with dP_target(x) =
+        w(x) dP_calibration(x), w known: a column name present in the
+        calibration rows and in new rows, an expression such as
+        ``"np.exp(0.5 * x1)"``, or a function of the data frame; the
+        calibration is weighted, and covers target rows with probability
+        >= 1 - alpha exactly) or ``shift`` (a DataFrame of unlabeled target
+        rows: w is estimated by a classifier of them against the training
+        part, ``shift_model`` "logit" (default), "gbm" or a scikit-learn
+        classifier, its probability clipped to [``shift_clip``,
+        1 - ``shift_clip``], default 0.01). Methods "split", "lcp-rf",
+        "lcp", "slcp", "split-g", "lcp-rf-g" (not the PAC variants).
+        ``weights``: case weights of the base model's fit, R's
+        ``lm(weights=)`` (a column, an expression or a function of the
+        frame; "ols" becomes WLS); they do not enter the calibration.
 
     Returns
     -------
@@ -212,7 +228,9 @@ def conformal(
             **options,
         ),
     )
+    shift_opts = pop_shift_options(options)  # after the call record, which keeps them for update()
     if label_column(formula, data) is not None:  # a class-label response: prediction sets
+        refuse_for_sets(shift_opts)
         if support is not None:
             raise InputError(
                 "support= clips prediction intervals to the range of a numeric response; the response of "
@@ -235,8 +253,8 @@ def conformal(
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
         raise InputError(
-            f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)} and, for method {method!r}, "
-            f"{sorted(spec.options) or 'none'}."
+            f"unknown option(s) {unknown}; valid options are {sorted({**OPTIONS, **SHIFT_OPTIONS})} and, for method "
+            f"{method!r}, {sorted(spec.options) or 'none'}."
         )
     opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}
@@ -276,6 +294,18 @@ def conformal(
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
         rows = FitRows.from_split(len(data), kept_pos, tr, cal, None, None)
     response_scale = build_response_scale(design, support, scale_parts)
+    sample_weight, ratio, shift_setup = None, None, None
+    if shift_opts:  # docs/theory.md, "Covariate shift"
+        kept_rows = data.iloc[kept_pos]
+        sample_weight, ratio, shift_setup = resolve_shift(
+            shift_opts,
+            design=design,
+            train_rows=None if prefit else (kept_rows if calib is not None else kept_rows.iloc[tr]),
+            calib_rows=calib if calib is not None else (kept_rows if prefit else kept_rows.iloc[cal]),
+            X_tr=X_tr,
+            X_cal=X_cal,
+            seed=seed,
+        )
     groups_cal = None
     if labeler is not None:
         groups_cal = (
@@ -302,11 +332,11 @@ def conformal(
         options=est_opts,
     )
     if not prefit:
-        est.fit(X_tr, y_tr)
+        est.fit(X_tr, y_tr, sample_weight=sample_weight)
         name_model_terms(est.model_, design)  # OLS / QuantReg summaries show the formula's names
-    est.conformalize(X_cal, y_cal, groups=groups_cal)
+    est.conformalize(X_cal, y_cal, groups=groups_cal, likelihood_ratio=ratio)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
-    return ConformalResult(
+    result = ConformalResult(
         design=design,
         estimator=est,
         options={**opts, **method_opts},
@@ -317,10 +347,12 @@ def conformal(
         fit_call=call,
         rows=rows,
     )
+    result.shift = shift_setup
+    return result
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
-    """Split conformal prediction: :func:`conformal` with ``method="split"``.
+    """Split conformal prediction: :func:`conformal` with ``method="split"`` (another ``method`` is refused).
 
     A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
@@ -331,11 +363,11 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> cf.split_cp(sim.formula, data=sim.frame, random_state=0).method
     'split'
     """
-    return conformal(formula, data, method="split", **kwargs)
+    return conformal(formula, data, method="split", **_alias_options("split_cp", "split", kwargs))
 
 
 def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
-    """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default).
+    """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default; another ``method`` is refused).
 
     A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
@@ -350,7 +382,7 @@ def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> cf.lcp_rf(sim.formula, data=sim.frame, random_state=0).method
     'lcp-rf'
     """
-    return conformal(formula, data, method="lcp-rf", **kwargs)
+    return conformal(formula, data, method="lcp-rf", **_alias_options("lcp_rf", "lcp-rf", kwargs))
 
 
 def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
@@ -374,6 +406,8 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     exact LCP alpha-tilde(x) on D1. ``result.pac_report()`` gives the numbers;
     ``cf.pac_n2(alpha=0.1, delta=0.1)`` plans the D2 size. A class-label response
     (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
+    This is :func:`conformal` with ``method="qrf-tc"``, whose only guarantee is the PAC one:
+    another ``method``, or ``guarantee`` other than "pac", is refused.
 
     Examples
     --------
@@ -383,7 +417,36 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> res.pac_report().reached
     True
     """
-    return conformal(formula, data, method="qrf-tc", **kwargs)
+    return conformal(formula, data, method="qrf-tc", **_alias_options("qrf_tc", "qrf-tc", kwargs))
+
+
+#: the alias of each method that has one
+_ALIASES = {"split": "split_cp", "lcp-rf": "lcp_rf", "qrf-tc": "qrf_tc"}
+
+
+def _alias_options(alias: str, method: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options an alias passes on to :func:`conformal`: no ``method`` (the alias fixes it), nor a conflicting one.
+
+    ``method`` equal to the alias's own, or ``guarantee="pac"`` for :func:`qrf_tc` (its only guarantee), are
+    accepted and dropped: they ask for what the alias does.
+    """
+    kwargs = dict(kwargs)
+    given = kwargs.pop("method", method)
+    if not (isinstance(given, str) and given == method):
+        fixed = f"cf.{alias}() is cf.conformal() with method={method!r}, so it cannot take method={given!r}"
+        if not (isinstance(given, str) and given in METHODS):
+            raise InputError(f"{fixed}; the methods of cf.conformal() are {sorted(METHODS)}.")
+        other = f" or its alias cf.{_ALIASES[given]}(formula, data)" if given in _ALIASES else ""
+        raise InputError(f"{fixed}; call cf.conformal(formula, data, method={given!r}){other} instead.")
+    if alias == "qrf_tc" and "guarantee" in kwargs:
+        guarantee = kwargs.pop("guarantee")
+        if not (isinstance(guarantee, str) and guarantee == "pac"):
+            raise InputError(
+                f"cf.qrf_tc() always gives the training-conditional guarantee (guarantee='pac'), so it cannot take "
+                f"guarantee={guarantee!r}; drop it, or for a marginal guarantee call cf.lcp_rf(formula, data) "
+                "(exact LCP-RF) or cf.split_cp(formula, data)."
+            )
+    return kwargs
 
 
 def _refuse_classification_settings(design: Design, model: Any, score: Any) -> None:

@@ -8,6 +8,7 @@ try:
         forest_weight_sumsq,
         lcp_rf_thresholds,
         lcp_rf_thresholds_ranked,
+        lcp_rf_thresholds_weighted,
         score_ranks,
     )
     from ._quantile import csr_row_quantiles, weighted_quantile
@@ -25,6 +26,7 @@ __all__ = [
     "forest_weight_sumsq",
     "lcp_rf_thresholds",
     "lcp_rf_thresholds_ranked",
+    "lcp_rf_thresholds_weighted",
     "score_ranks",
     "csr_row_quantiles",
     "weighted_quantile",

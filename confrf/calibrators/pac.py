@@ -55,6 +55,7 @@ from .pac_bounds import BOUNDS, _hoeffding_epsilon, min_d2_size, open_unit, pac_
 from .pac_correction import Correction, ForestPACMap, binomial_correction, hoeffding_correction
 from .pac_report import PACReport, make_report
 from .registry import FOREST_SETTINGS, MethodSpec, register, register_variant
+from .shift import PAC_REFUSAL
 
 PAC_FORMS = ("inflated", "paper")
 BASES = {"qrf": "qrf-tc", "lcp": "lcp-rf"}
@@ -205,6 +206,11 @@ class PACForestCalibrator(Calibrator):
     >>> rep.bound, rep.reached, rep.d2_coverage >= rep.k / rep.n2
     ('binomial', True, True)
     """
+
+    supports_shift = False
+
+    def shift_refusal(self) -> str:
+        return f"the training-conditional calibration ({getattr(self, 'name', '') or 'PAC'}): {PAC_REFUSAL}"
 
     def __init__(
         self,

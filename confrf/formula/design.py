@@ -22,7 +22,7 @@ from .parse import (
     seen_columns,
     used_columns,
 )
-from .response import check_numeric_response, evaluate_response
+from .response import check_numeric_response, evaluate_response, refuse_boolean_response
 
 __all__ = ["Design"]
 
@@ -204,7 +204,8 @@ class Design:
             keep = keep & ~bad
             if keep.sum() < 2:
                 break
-            mm = materialize(formula, parsed, drop_unused_categories(data.loc[keep, used]))
+            frame = drop_unused_categories(data.loc[keep, used])
+            mm = materialize(formula, parsed, frame)
             # Safety net: formulaic knows best which data columns it read.
             seen_rhs = seen_columns(mm.rhs.model_spec, data)
             seen_lhs = seen_columns(mm.lhs.model_spec, data)
@@ -213,6 +214,7 @@ class Design:
                 lhs_vars = ordered(data, set(lhs_vars) | set(seen_lhs))
                 continue
             rhs_vars, lhs_vars = seen_rhs, seen_lhs
+            refuse_boolean_response(mm.lhs.model_spec, frame, str(parsed.lhs), formula, data.columns)
             # NaN/inf made by the transforms themselves (np.log(0)) show up
             # only in the matrices.
             X_full = mm.rhs.to_numpy(dtype=np.float64)

@@ -16,6 +16,7 @@ from .._validation import check_alphas, check_bool, check_real
 from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
 from ..calibrators.grouping import groups_shown
+from ..calibrators.shift import shift_guarantee
 from ..estimator import ConformalRegressor
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import Design, as_frame
@@ -29,6 +30,7 @@ from .reject import check_max_width, rejected
 from .report import add_diagnostics, add_header
 from .response_scale import ResponseScale, add_response_scale
 from .rstyle import RegressionVocabulary
+from .shift_section import add_shift_section, predict_shift_facts
 from .summary import Summary, frame_table, text_table, two_column_table
 
 
@@ -118,6 +120,8 @@ class ConformalResult(RegressionVocabulary, ResultBase):
         return self.__dict__
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' (lcp-rf, split-g, lcp-rf-g)."
+    #: covariate shift: where the likelihood ratio comes from (:class:`confrf.shift.setup.ShiftSetup`), or None
+    shift: Any = None
     # own attributes: the API page lists no inherited members
     pac_report = ResultBase.pac_report
     update = ResultBase.update
@@ -132,7 +136,8 @@ class ConformalResult(RegressionVocabulary, ResultBase):
     @property
     def guarantee(self) -> Guarantee:
         """The coverage statement that holds for this fit (at its alpha)."""
-        return self.estimator.calibrator_.guarantee(self.alpha)
+        g = self.estimator.calibrator_.guarantee(self.alpha)
+        return g if self.shift is None else shift_guarantee(g, self.alpha, self.shift.estimated)
 
     # -- prediction --------------------------------------------------------
     @property
@@ -271,14 +276,17 @@ class ConformalResult(RegressionVocabulary, ResultBase):
             fit = self.response_scale.points(self.estimator.predict(X), scale)
             return pd.DataFrame({"fit": fit}, index=index)
         labels = self._group_labels(newdata)
+        ratios = None if self.shift is None else self.shift.ratios(newdata, X)
         frames, n_inf = [], 0
         for a in alphas:
             d = self.estimator.predict_details(
-                X, a, groups=labels, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress
+                X, a, groups=labels, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress, likelihood_ratio=ratios
             )
             n_inf = max(n_inf, int(np.count_nonzero(~np.isfinite(d["t"]))))
             frames.append(_predict_frame(self.response_scale.apply(d, scale), index, details, max_width))
         self._last_predict = {"n": int(X.shape[0]), "n_infinite": n_inf}
+        if ratios is not None:
+            self._last_predict["shift"] = predict_shift_facts(self, X, ratios)
         if n_inf:
             support = self.response_scale.support
             warnings.warn(
@@ -307,7 +315,10 @@ class ConformalResult(RegressionVocabulary, ResultBase):
             return pd.DataFrame({"fit": np.empty(0, dtype=np.float64)}, index=index[:0])
         est = self.estimator
         labels = None if est.calib_groups_ is None else np.asarray(est.calib_groups_)[:1]
-        d = est.predict_details(est.calib_X_[:1], groups=labels, progress=False)
+        ratio = getattr(est, "calib_ratio_", None)
+        d = est.predict_details(
+            est.calib_X_[:1], groups=labels, progress=False, likelihood_ratio=None if ratio is None else ratio[:1]
+        )
         return _predict_frame(d, pd.RangeIndex(1), details, max_width).iloc[:0].set_axis(index[:0])
 
     def _group_labels(self, newdata: Any) -> np.ndarray | None:
@@ -476,6 +487,8 @@ class ConformalResult(RegressionVocabulary, ResultBase):
             s.add_section(
                 "pac", two_column_table(pac.items(), title="Training-conditional (PAC) calibration"), pac.to_frame()
             )
+        if self.shift is not None:
+            add_shift_section(s, self)
         add_response_scale(s, self.response_scale)
         add_diagnostics(s, self, beta=beta, tree_exponent=tree_exponent)
         last = self._last_predict
