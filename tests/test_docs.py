@@ -262,7 +262,7 @@ def run_page(path: Path) -> dict:
             try:
                 run()
             except Exception as exc:
-                raise AssertionError(f"the code block at {where} failed: {type(exc).__name__}: {exc}") from exc
+                raise AssertionError(f"the code block starting at {where} failed: {type(exc).__name__}: {exc}") from exc
     return ns
 
 
