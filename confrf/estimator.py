@@ -38,6 +38,7 @@ from ._validation import (
     feature_names,
     is_boolean,
 )
+from ._warnings import user_stacklevel
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
 from .calibrators.shift import check_ratio, new_row_ratios, too_small_ess_message
@@ -314,7 +315,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         shift = getattr(self.calibrator_, "shift_", None)
         message = None if shift is None else too_small_ess_message(shift.ess, self.alpha)
         if message:
-            warnings.warn(message, InfiniteIntervalWarning, stacklevel=3)
+            warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
         return self
 
     @governs_threads
