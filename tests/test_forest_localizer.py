@@ -190,8 +190,8 @@ def test_pickle_keeps_memberships_only_and_rebuilds_the_same_index(data, honest)
 
 @pytest.mark.parametrize(
     "transform",
-    [lambda x: 1 + 1e-9 * x, lambda x: 1e-300 * x, lambda x: 1e39 * x, lambda x: 1e7 + x],
-    ids=["1+1e-9x", "1e-300x", "1e39x", "1e7+x"],
+    [lambda x: 1 + 1e-9 * x, lambda x: 1e-300 * x, lambda x: 1e39 * x, lambda x: 1e7 + x, lambda x: 1e-8 * x],
+    ids=["1+1e-9x", "1e-300x", "1e39x", "1e7+x", "1e-8x"],  # 1e-8 x: distinct in float32, but within 1e-7
 )
 def test_columns_float32_cannot_hold_apart_are_grown_on_ranks(transform):
     # scikit-learn trees cast X to float32: without ranks these columns collapse (or overflow)
@@ -206,6 +206,29 @@ def test_columns_float32_cannot_hold_apart_are_grown_on_ranks(transform):
     # every tree splits its own (here: all) growing points the same way
     np.testing.assert_array_equal(ranked.weights(Xt[:300]).toarray(), plain.weights(X[:300]).toarray())
     assert np.unique(ranked.leaves(Xt[300:])[:, 0]).size > 1  # new rows still spread over the leaves
+
+
+def test_only_columns_whose_merged_values_matter_are_ranked():
+    """float32 merges chance pairs and triples of continuous values (scikit-learn never splits closer than 1e-7);
+    no leaf notices them, so such columns stay as they are (no knots in the fitted object, no interpolation per
+    lookup). Runs longer than the smallest leaf and than 0.1% of the values are ranked."""
+    import doctest
+
+    from confrf.localizers import _float32
+
+    rng = np.random.default_rng(0)
+    n = 60_000
+    u = rng.uniform(size=n)
+    assert 1 < _float32.longest_inseparable_run(u) <= 5  # merges do happen at this size ...
+    day = 1.7e9 + 86_400 * rng.uniform(size=n)  # timestamps within one day: float32 holds them to 128 s
+    blocks = np.repeat(np.arange(n // 20) * 1.0, 20) + 1e-9 * np.tile(np.arange(20), n // 20)  # runs of 20
+    X = np.column_stack([u, rng.normal(size=n), rng.exponential(size=n) * 1e3, day, blocks, 1e-8 * u])
+    assert _float32.blurred_columns(X) == [3, 5]  # ... but only these matter
+    assert _float32.longest_inseparable_run(blocks) == 20 < _float32.MAX_RUN_SHARE * np.unique(blocks).size
+    small = blocks[:2000]  # at 2,000 values a run of 20 is 1%: ranked
+    assert _float32.blurred_columns(small[:, None]) == [0]
+    assert ForestLocalizer(n_estimators=2, min_samples_leaf=50).grow(X[:, :3], u).rank_columns_ is None
+    assert doctest.testmod(_float32).failed == 0
 
 
 @pytest.mark.parametrize(

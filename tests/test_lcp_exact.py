@@ -102,7 +102,7 @@ def test_bad_weights_rejected():
 # The forest kernel, fed leaf assignments directly
 
 
-def _kernel_thresholds(leaves_cal, leaves_test, V, alpha, mult=None):
+def _kernel_thresholds(leaves_cal, leaves_test, V, alpha, mult=None, gather="auto"):
     n, k = leaves_cal.shape
     n_leaves = int(max(leaves_cal.max(), leaves_test.max())) + 1
     if mult is None:
@@ -123,6 +123,7 @@ def _kernel_thresholds(leaves_cal, leaves_test, V, alpha, mult=None):
         np.sort(p2),
         required_count(alpha, n),
         n_threads=2,
+        gather=gather,
     )
 
 
@@ -136,7 +137,8 @@ def _random_forest_leaves(rng, n, k, n_leaf_per_tree, m_test):
 
 @pytest.mark.parametrize("alpha", ALPHAS)
 @pytest.mark.parametrize("with_mult", [False, True])
-def test_forest_kernel_matches_reference(alpha, with_mult):
+@pytest.mark.parametrize("gather", ["sort", "bitmap"])
+def test_forest_kernel_matches_reference(alpha, with_mult, gather):
     rng = np.random.default_rng(7 + ALPHAS.index(alpha) + 10 * with_mult)
     for rep in range(6):
         n = int(rng.integers(2, 9))
@@ -150,11 +152,40 @@ def test_forest_kernel_matches_reference(alpha, with_mult):
                     sel = np.flatnonzero(cal[:, tree] == leaf)
                     if mult[sel, tree].sum() == 0:
                         mult[sel[0], tree] = 1
-        t, closed, level = _kernel_thresholds(cal, test, V, float(alpha), mult)
+        t, closed, level = _kernel_thresholds(cal, test, V, float(alpha), mult, gather)
         for q in range(test.shape[0]):
             W = forest_lcp_matrix(cal, test[q], mult)
             ref = lcp_threshold_reference(W, list(V), alpha)
             assert (t[q], bool(closed[q])) == ref, (alpha, cal, test[q], V, mult)
+
+
+def _mass_in_every_leaf(rng, cal, k, mult):
+    for tree in range(k):  # every populated leaf keeps some mass, as in a grown forest
+        for leaf in np.unique(cal[:, tree]):
+            sel = np.flatnonzero(cal[:, tree] == leaf)
+            if mult[sel, tree].sum() == 0:
+                mult[sel[0], tree] = 1
+    return mult
+
+
+@pytest.mark.parametrize("n, k, leaves_per_tree", [(300, 40, 3), (6000, 25, 40), (9000, 6, 1500)])
+@pytest.mark.parametrize("with_mult", [False, True])
+def test_forest_kernel_gathers_agree_bitwise(n, k, leaves_per_tree, with_mult):
+    """The sorting gather (cost by a test point's entries; one radix pass at n = 300, two from n = 4,097) and the
+    bitmap gather (cost by n) add the same terms in the same order: identical thresholds, sides and levels, also
+    with test leaves that hold no calibration point (-1). "auto" picks by the entries."""
+    rng = np.random.default_rng(n + k + with_mult)
+    cal, test = _random_forest_leaves(rng, n, k, leaves_per_tree, 400)
+    test[rng.random(test.shape) < 0.05] = -1
+    V = np.round(rng.exponential(size=n), 1)  # ties
+    mult = _mass_in_every_leaf(rng, cal, k, rng.integers(0, 3, size=(n, k)).astype(np.int32)) if with_mult else None
+    out = {g: _kernel_thresholds(cal, test, V, 0.1, mult, g) for g in ("sort", "bitmap", "auto")}
+    assert np.isfinite(out["sort"][0]).mean() > 0.5
+    for g in ("bitmap", "auto"):
+        for a, b in zip(out["sort"], out[g]):
+            np.testing.assert_array_equal(a, b, err_msg=g)
+    with pytest.raises(ValueError, match="gather must be one of"):
+        _kernel_thresholds(cal, test[:2], V, 0.1, mult, "heap")
 
 
 @pytest.mark.long  # the reference builds every dense (n+1) x (n+1) weight matrix

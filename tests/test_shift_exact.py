@@ -124,7 +124,7 @@ def test_weighted_split_equal_ratios_is_split_bit_for_bit():
 # The weighted forest kernel, fed leaf assignments directly
 
 
-def _weighted_kernel(cal_leaves, test_leaves, V, w_cal, w_test, alpha, mult=None):
+def _weighted_kernel(cal_leaves, test_leaves, V, w_cal, w_test, alpha, mult=None, gather="auto"):
     n, k = cal_leaves.shape
     n_leaves = int(max(cal_leaves.max(), test_leaves.max())) + 1
     if mult is None:
@@ -146,12 +146,14 @@ def _weighted_kernel(cal_leaves, test_leaves, V, w_cal, w_test, alpha, mult=None
         si.w_r,
         shift.requirement(float(alpha), np.asarray(w_test, dtype=float)),
         n_threads=2,
+        gather=gather,
     )
 
 
 @pytest.mark.parametrize("alpha", ALPHAS)
 @pytest.mark.parametrize("with_mult", [False, True])
-def test_weighted_forest_kernel_matches_reference(alpha, with_mult):
+@pytest.mark.parametrize("gather", ["sort", "bitmap"])
+def test_weighted_forest_kernel_matches_reference(alpha, with_mult, gather):
     rng = np.random.default_rng(17 + ALPHAS.index(alpha) + 10 * with_mult)
     for rep in range(12):
         n = int(rng.integers(2, 12))
@@ -169,7 +171,7 @@ def test_weighted_forest_kernel_matches_reference(alpha, with_mult):
         ws = [_ratios(rng, n) for _ in range(test.shape[0])]
         w_cal = ws[0][:n]
         w_test = np.array([w[n] for w in ws])
-        t, closed, _ = _weighted_kernel(cal, test, V, w_cal, w_test, alpha, mult)
+        t, closed, _ = _weighted_kernel(cal, test, V, w_cal, w_test, alpha, mult, gather)
         for q in range(test.shape[0]):
             W = forest_lcp_matrix(cal, test[q], mult)
             w = _frac(np.append(w_cal, w_test[q]))
@@ -181,6 +183,20 @@ def test_weighted_forest_kernel_matches_reference(alpha, with_mult):
                 V,
                 w,
             )
+
+
+@pytest.mark.parametrize("n, k, leaves_per_tree", [(300, 40, 3), (6000, 25, 40)])
+def test_weighted_forest_kernel_gathers_agree_bitwise(n, k, leaves_per_tree):
+    """As the unweighted kernel: the sorting and the bitmap gather give identical weighted thresholds."""
+    rng = np.random.default_rng(n + k)
+    cal, test = _random_forest_leaves(rng, n, k, leaves_per_tree, 300)
+    V = np.round(rng.exponential(size=n), 1)
+    w_cal, w_test = rng.exponential(size=n), rng.exponential(size=test.shape[0]) * 3
+    out = {g: _weighted_kernel(cal, test, V, w_cal, w_test, 0.1, gather=g) for g in ("sort", "bitmap", "auto")}
+    assert np.isfinite(out["sort"][0]).mean() > 0.5
+    for g in ("bitmap", "auto"):
+        for a, b in zip(out["sort"], out[g]):
+            np.testing.assert_array_equal(a, b, err_msg=g)
 
 
 @pytest.mark.long  # dense (n+1) x (n+1) matrices for every test point

@@ -14,7 +14,7 @@ tested against live in ``tests/reference.py``.
 import numpy as np
 cimport numpy as cnp
 from cython.parallel cimport prange, parallel
-from libc.stdlib cimport malloc, free, calloc, qsort
+from libc.stdlib cimport malloc, free, calloc, realloc, qsort
 from libc.math cimport INFINITY
 
 cnp.import_array()
@@ -152,6 +152,27 @@ def calibration_p2(leaves, const i64[::1] leaf_ptr,
 
 cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
+    void __builtin_prefetch(const void*) nogil
+
+#: neighbours read ahead in _fill_pieces (their (score, p2) rows are scattered over the n points)
+cdef Py_ssize_t PREFETCH_AHEAD = 16
+
+
+ctypedef unsigned long long u64
+
+# how a test point's leaf-mates are gathered (the ``gather`` argument of the threshold kernels)
+cdef enum:
+    GATHER_AUTO = 0
+    GATHER_BITMAP = 1
+    GATHER_SORT = 2
+
+#: "auto" sorts a test point's (tree, leaf-mate) entries when there are at most this many per calibration point,
+#: and scatters them over a bitmap of all n points above (where the sort's scratch would outgrow the bitmap's)
+cdef Py_ssize_t SORT_MAX_ENTRIES = 2
+SORT_MAX_ENTRIES_PER_POINT = SORT_MAX_ENTRIES
+#: widest radix digit of the sort (4,096 buckets: the counts stay in L1)
+cdef int RADIX_MAX_BITS = 12
+GATHER_MODES = {"auto": GATHER_AUTO, "bitmap": GATHER_BITMAP, "sort": GATHER_SORT}
 
 
 cdef struct Acc:
@@ -161,16 +182,37 @@ cdef struct Acc:
 
 
 cdef struct Scratch:
-    # indexed by score rank r (calibration points renumbered in ascending (score, index) order)
-    Acc* acc
+    Py_ssize_t n      # calibration points
+    Py_ssize_t k      # trees
+    bint unit         # every multiplicity is 1: W[n+1, i] = W[i, n+1]
+    int mode          # GATHER_*
+    # per tree: the test point's share 1/((N+1)k) of its leaf and the change (1/(N+1) - 1/N)/k of the others'
+    double* step
+    double* dstep
+    # sorting gather: one entry per (tree, leaf-mate), capacity cap_e
+    Py_ssize_t cap_e
+    u64* keys         # score rank << 32 | entry number
+    u64* tmp
+    i32* e_below
+    i32* e_tree
+    i32* e_mult
+    Py_ssize_t* hist  # radix bucket counts
+    int radix_bits
+    int radix_passes
+    # bitmap gather over all n points (allocated on first use)
+    Acc* acc          # indexed by score rank r (calibration points renumbered in ascending (score, index) order)
     unsigned long long* bits   # bitmap of touched ranks: scanning it lists neighbours sorted by score
     Py_ssize_t n_words
-    # per neighbour a = 0..m-1, in ascending score order
+    # per neighbour a = 0..m-1, in ascending score order, capacity cap_m
+    Py_ssize_t cap_m
     i32* nb           # rank of neighbour a
+    double* delta     # Acc of neighbour a
+    double* win
+    double* wt
     double* base      # p2
     double* lo        # pi_a(v) when v >= V_a: p2 + delta
     double* hi        # pi_a(v) when v < V_a: p2 + delta + win
-    # per distinct neighbour score
+    # per distinct neighbour score (capacity cap_m + 1)
     double* ucut      # u_1 < ... < u_r
     double* theta     # test-row mass at or below u_j
     Py_ssize_t* after # first neighbour whose score exceeds u_j
@@ -179,58 +221,176 @@ cdef struct Scratch:
 cdef void _scratch_free(Scratch* s) noexcept nogil:
     if s == NULL:
         return
-    free(s.acc); free(s.bits); free(s.nb); free(s.base); free(s.lo); free(s.hi)
+    free(s.step); free(s.dstep)
+    free(s.keys); free(s.tmp); free(s.e_below); free(s.e_tree); free(s.e_mult); free(s.hist)
+    free(s.acc); free(s.bits)
+    free(s.nb); free(s.delta); free(s.win); free(s.wt); free(s.base); free(s.lo); free(s.hi)
     free(s.ucut); free(s.theta); free(s.after)
     free(s)
 
 
-cdef Scratch* _scratch_new(Py_ssize_t n) noexcept nogil:
-    """Per-thread buffers sized for n calibration points; NULL if out of memory."""
+cdef Scratch* _scratch_new(Py_ssize_t n, Py_ssize_t k, bint unit, int mode) noexcept nogil:
+    """Per-thread buffers; those sized by a test point's neighbours grow on demand. NULL if out of memory."""
     cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
+    cdef int bits = 0
     if s == NULL:
         return NULL
-    s.n_words = (n + 63) // 64
-    s.acc = <Acc*> malloc(n * sizeof(Acc))
-    s.bits = <unsigned long long*> calloc(s.n_words, sizeof(unsigned long long))
-    s.nb = <i32*> malloc(n * sizeof(i32))
-    s.base = <double*> malloc(n * sizeof(double))
-    s.lo = <double*> malloc(n * sizeof(double))
-    s.hi = <double*> malloc(n * sizeof(double))
-    s.ucut = <double*> malloc((n + 1) * sizeof(double))
-    s.theta = <double*> malloc((n + 1) * sizeof(double))
-    s.after = <Py_ssize_t*> malloc((n + 1) * sizeof(Py_ssize_t))
-    if (s.acc == NULL or s.bits == NULL or s.nb == NULL or s.base == NULL or s.lo == NULL
-            or s.hi == NULL or s.ucut == NULL or s.theta == NULL or s.after == NULL):
+    s.n, s.k, s.unit, s.mode = n, k, unit, mode
+    s.step = <double*> malloc((k + 1) * sizeof(double))
+    s.dstep = <double*> malloc((k + 1) * sizeof(double))
+    # ranks < n take `bits` bits, sorted in passes of at most RADIX_MAX_BITS bits
+    while bits < 40 and ((<Py_ssize_t> 1) << bits) < n:
+        bits += 1
+    s.radix_passes = (bits + RADIX_MAX_BITS - 1) // RADIX_MAX_BITS
+    s.radix_bits = (bits + s.radix_passes - 1) // s.radix_passes if s.radix_passes > 0 else 0
+    s.hist = <Py_ssize_t*> malloc(((1 << s.radix_bits) + 1) * sizeof(Py_ssize_t))
+    if s.step == NULL or s.dstep == NULL or s.hist == NULL:
         _scratch_free(s)
         return NULL
     return s
 
 
-cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, Py_ssize_t k,
-                        const i64* leaf_ptr, const i32* members,
-                        const i32* member_mult, const i32* below,
-                        const i32* leaf_pop, bint unit_mult) noexcept nogil:
-    """Accumulate the test point's effect on its leaf-mates; return their count.
+cdef int _grow(void** p, size_t nbytes) noexcept nogil:
+    """realloc ``*p`` to ``nbytes``; -1 (``*p`` untouched) if out of memory."""
+    cdef void* q = realloc(p[0], nbytes if nbytes > 0 else 1)
+    if q == NULL:
+        return -1
+    p[0] = q
+    return 0
 
-    ``members`` holds score ranks. On return ``s.nb[:m]`` lists the neighbours' ranks in ascending order and the
-    bitmap is clear again. With unit multiplicities (the honest forest)
-    W[n+1, i] equals W[i, n+1], so ``wt`` is not accumulated separately.
+
+cdef int _reserve_neighbours(Scratch* s, Py_ssize_t m) noexcept nogil:
+    if m <= s.cap_m:
+        return 0
+    if m < 2 * s.cap_m:
+        m = 2 * s.cap_m
+    if s.n < m:
+        m = s.n
+    if (_grow(<void**> &s.nb, m * sizeof(i32)) or _grow(<void**> &s.delta, m * sizeof(double))
+            or _grow(<void**> &s.win, m * sizeof(double)) or _grow(<void**> &s.wt, m * sizeof(double))
+            or _grow(<void**> &s.base, m * sizeof(double)) or _grow(<void**> &s.lo, m * sizeof(double))
+            or _grow(<void**> &s.hi, m * sizeof(double)) or _grow(<void**> &s.ucut, (m + 1) * sizeof(double))
+            or _grow(<void**> &s.theta, (m + 1) * sizeof(double))
+            or _grow(<void**> &s.after, (m + 1) * sizeof(Py_ssize_t))):
+        return -1
+    s.cap_m = m
+    return 0
+
+
+cdef int _reserve_entries(Scratch* s, Py_ssize_t e) noexcept nogil:
+    if e <= s.cap_e:
+        return 0
+    if e < 2 * s.cap_e:
+        e = 2 * s.cap_e
+    if (_grow(<void**> &s.keys, e * sizeof(u64)) or _grow(<void**> &s.tmp, e * sizeof(u64))
+            or _grow(<void**> &s.e_below, e * sizeof(i32)) or _grow(<void**> &s.e_tree, e * sizeof(i32))
+            or (not s.unit and _grow(<void**> &s.e_mult, e * sizeof(i32)))):
+        return -1
+    s.cap_e = e
+    return 0
+
+
+cdef int _reserve_bitmap(Scratch* s) noexcept nogil:
+    if s.acc != NULL:
+        return 0
+    s.n_words = (s.n + 63) // 64
+    s.bits = <unsigned long long*> calloc(s.n_words if s.n_words > 0 else 1, sizeof(unsigned long long))
+    s.acc = <Acc*> malloc((s.n if s.n > 0 else 1) * sizeof(Acc))
+    if s.bits == NULL or s.acc == NULL:
+        free(s.bits); free(s.acc)
+        s.bits = NULL
+        s.acc = NULL
+        return -1
+    return 0
+
+
+cdef void _gather_sort(Scratch* s, const i64* leafx, const i64* leaf_ptr, const i32* members,
+                       const i32* member_mult, const i32* below) noexcept nogil:
+    """Entries (rank, tree) of the test point's leaves, radix-sorted by rank into ``s.keys``.
+
+    Reads the index in leaf order and writes the entries in sequence: no access spans the n points, so the
+    cost follows the entries, not n. The sort is stable, so one rank's entries stay in tree order.
     """
-    cdef Py_ssize_t l, e, w, m = 0
+    cdef Py_ssize_t l, e, i = 0, j, p, d, nb_ = 1 << s.radix_bits
     cdef i64 g
-    cdef i32 r, pop, b
-    cdef unsigned long long bit, x
-    cdef double inv_new, inv_old, step, dstep, kk = <double> k
-    cdef Acc* a
-    for l in range(k):
+    cdef u64* src = s.keys
+    cdef u64* dst = s.tmp
+    cdef u64* sw
+    cdef u64 mask = (<u64> nb_) - 1
+    cdef int shift
+    for l in range(s.k):
         g = leafx[l]
         if g < 0:
             continue
-        pop = leaf_pop[g]
-        inv_new = 1.0 / (pop + 1.0)
-        inv_old = 1.0 / pop if pop > 0 else 0.0
-        step = inv_new / kk
-        dstep = (inv_new - inv_old) / kk
+        for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
+            src[i] = ((<u64> members[e]) << 32) | (<u64> i)
+            s.e_below[i] = below[e]
+            s.e_tree[i] = <i32> l
+            if not s.unit:
+                s.e_mult[i] = member_mult[e]
+            i += 1
+    for p in range(s.radix_passes):
+        shift = 32 + p * s.radix_bits
+        for d in range(nb_ + 1):
+            s.hist[d] = 0
+        for j in range(i):
+            s.hist[((src[j] >> shift) & mask) + 1] += 1
+        for d in range(nb_):
+            s.hist[d + 1] += s.hist[d]
+        for j in range(i):
+            d = (src[j] >> shift) & mask
+            dst[s.hist[d]] = src[j]
+            s.hist[d] += 1
+        sw = src
+        src = dst
+        dst = sw
+    if src != s.keys:  # an odd number of passes: the result is in tmp
+        s.tmp = s.keys
+        s.keys = src
+
+
+cdef Py_ssize_t _sum_sorted(Scratch* s, Py_ssize_t n_entries) noexcept nogil:
+    """Sum the sorted entries per rank into the per-neighbour arrays; return the neighbour count."""
+    cdef Py_ssize_t j, m = 0, i
+    cdef u64 key, r, prev = 0
+    cdef i32 l, b
+    for j in range(n_entries):
+        key = s.keys[j]
+        r = key >> 32
+        i = <Py_ssize_t> (key & 0xFFFFFFFFULL)
+        if m == 0 or r != prev:
+            s.nb[m] = <i32> r
+            s.delta[m] = 0.0
+            s.win[m] = 0.0
+            s.wt[m] = 0.0
+            m += 1
+            prev = r
+        l = s.e_tree[i]
+        b = s.e_below[i]
+        # the same products, added in the same (tree) order as the bitmap gather: identical sums
+        if b > 0:
+            s.delta[m - 1] += b * s.dstep[l]
+        s.win[m - 1] += s.step[l]
+        if not s.unit:
+            s.wt[m - 1] += s.e_mult[i] * s.step[l]
+    return m
+
+
+cdef Py_ssize_t _gather_bitmap(Scratch* s, const i64* leafx, const i64* leaf_ptr, const i32* members,
+                               const i32* member_mult, const i32* below) noexcept nogil:
+    """Accumulate the entries in ``s.acc`` (indexed by rank), then list the touched ranks in ascending order.
+
+    With unit multiplicities (the honest forest) W[n+1, i] equals W[i, n+1], so ``wt`` is not accumulated.
+    """
+    cdef Py_ssize_t l, e, w, m = 0
+    cdef i64 g
+    cdef i32 r, b
+    cdef unsigned long long bit, x
+    cdef Acc* a
+    for l in range(s.k):
+        g = leafx[l]
+        if g < 0:
+            continue
         for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
             r = members[e]
             bit = (<unsigned long long> 1) << (r & 63)
@@ -242,23 +402,61 @@ cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, Py_ssize_t k,
                 a.wt = 0.0
             b = below[e]
             if b > 0:
-                a.delta += b * dstep
-            a.win += step
-            if not unit_mult:
-                a.wt += member_mult[e] * step
+                a.delta += b * s.dstep[l]
+            a.win += s.step[l]
+            if not s.unit:
+                a.wt += member_mult[e] * s.step[l]
     for w in range(s.n_words):
         x = s.bits[w]
         if x:
             s.bits[w] = 0
             while x:
-                s.nb[m] = <i32> ((w << 6) + __builtin_ctzll(x))
+                r = <i32> ((w << 6) + __builtin_ctzll(x))
+                a = &s.acc[r]
+                s.nb[m] = r
+                s.delta[m] = a.delta
+                s.win[m] = a.win
+                s.wt[m] = a.wt
                 m += 1
                 x &= x - 1
-    if unit_mult:
-        for w in range(m):
-            a = &s.acc[s.nb[w]]
-            a.wt = a.win
     return m
+
+
+cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, const i64* leaf_ptr, const i32* members,
+                        const i32* member_mult, const i32* below, const i32* leaf_pop) noexcept nogil:
+    """Accumulate the test point's effect on its leaf-mates; return their count (-1: out of memory).
+
+    ``members`` holds score ranks. On return ``s.nb[:m]`` lists the neighbours' ranks in ascending order
+    with their ``delta``, ``win`` and ``wt``.
+    """
+    cdef Py_ssize_t l, n_entries = 0
+    cdef i64 g
+    cdef i32 pop
+    cdef double inv_new, inv_old, kk = <double> s.k
+    cdef bint sort
+    for l in range(s.k):
+        g = leafx[l]
+        if g < 0:
+            continue
+        n_entries += leaf_ptr[g + 1] - leaf_ptr[g]
+        pop = leaf_pop[g]
+        inv_new = 1.0 / (pop + 1.0)
+        inv_old = 1.0 / pop if pop > 0 else 0.0
+        s.step[l] = inv_new / kk
+        s.dstep[l] = (inv_new - inv_old) / kk
+    if n_entries == 0:
+        return 0
+    sort = s.mode == GATHER_SORT or (s.mode == GATHER_AUTO and n_entries <= SORT_MAX_ENTRIES * s.n)
+    if _reserve_neighbours(s, n_entries if n_entries < s.n else s.n):
+        return -1
+    if sort:
+        if _reserve_entries(s, n_entries):
+            return -1
+        _gather_sort(s, leafx, leaf_ptr, members, member_mult, below)
+        return _sum_sorted(s, n_entries)
+    if _reserve_bitmap(s):
+        return -1
+    return _gather_bitmap(s, leafx, leaf_ptr, members, member_mult, below)
 
 
 cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m, double theta, Py_ssize_t j_cut,
@@ -272,36 +470,41 @@ cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m, double theta, Py_ssize_t 
     cdef double lim = theta - tol
     cdef Py_ssize_t c = _count_less(sorted_p2, n, lim)
     cdef Py_ssize_t a
-    # two branch-free loops (the compiler vectorises them)
+    cdef double d = 0.0
+    # two branch-free loops; a double accumulator (exact below 2**53) lets the compiler vectorise them with the
+    # baseline x86-64 instruction set, where an integer one does not
     for a in range(j_cut):
-        c += (s.lo[a] < lim) - (s.base[a] < lim)
+        d += (1.0 if s.lo[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
     for a in range(j_cut, m):
-        c += (s.hi[a] < lim) - (s.base[a] < lim)
-    return c
+        d += (1.0 if s.hi[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
+    return c + <Py_ssize_t> d
 
 
-cdef Py_ssize_t _fill_pieces(Scratch* s, Py_ssize_t m, const double* scores_r,
-                             const double* p2_r) noexcept nogil:
+cdef Py_ssize_t _fill_pieces(Scratch* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
     """Distinct neighbour scores, the test row's mass at or below each, and each neighbour's pi values.
 
-    Returns r, the number of distinct neighbour scores (m >= 1).
+    ``sp_r`` holds (score, p2) pairs by rank: one cache line read per neighbour. Returns r, the number of
+    distinct neighbour scores (m >= 1).
     """
     cdef Py_ssize_t a, r = 0
     cdef i32 q
-    cdef double acc = 0.0, v
+    cdef double acc = 0.0, v, p2
     for a in range(m):
+        if a + PREFETCH_AHEAD < m:
+            __builtin_prefetch(&sp_r[2 * s.nb[a + PREFETCH_AHEAD]])
         q = s.nb[a]
-        v = scores_r[q]
+        v = sp_r[2 * q]
+        p2 = sp_r[2 * q + 1]
         if r == 0 or v != s.ucut[r - 1]:
             if r > 0:
                 s.after[r - 1] = a
             s.ucut[r] = v
             r += 1
-        acc += s.acc[q].wt
+        acc += s.win[a] if s.unit else s.wt[a]
         s.theta[r - 1] = acc
-        s.base[a] = p2_r[q]
-        s.lo[a] = p2_r[q] + s.acc[q].delta
-        s.hi[a] = s.lo[a] + s.acc[q].win
+        s.base[a] = p2
+        s.lo[a] = p2 + s.delta[a]
+        s.hi[a] = s.lo[a] + s.win[a]
     s.after[r - 1] = m
     return r
 
@@ -328,8 +531,8 @@ cdef void _set_piece(Scratch* s, Py_ssize_t lo, Py_ssize_t npieces,
         level_out[0] = s.theta[s_idx]
 
 
-cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores_r,
-                         const double* p2_r, const double* sorted_p2, Py_ssize_t n,
+cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* sp_r,
+                         const double* sorted_p2, Py_ssize_t n,
                          Py_ssize_t m_req, double tol,
                          double* t_out, char* closed_out, double* level_out) noexcept nogil:
     """Exact LCP threshold from the neighbours gathered in ``s`` (ranks ascending)."""
@@ -337,7 +540,7 @@ cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores_r,
     if m == 0 or m_req > n:
         _set_infinite(t_out, closed_out, level_out)
         return
-    r = _fill_pieces(s, m, scores_r, p2_r)
+    r = _fill_pieces(s, m, sp_r)
     # Pieces after (-inf, u_1] (always accepted, theta = 0 there):
     # q even -> open (u_j, u_{j+1}) with j = q/2; q odd -> the point u_{j+1} with j = (q-1)/2
     # (0-based u). count is non-decreasing along q, so bisect for the first rejected piece.
@@ -373,8 +576,8 @@ cdef double _piece_mass(Scratch* s, Py_ssize_t m, double theta, Py_ssize_t j_cut
     return mass
 
 
-cdef void _threshold_one_weighted(Scratch* s, Py_ssize_t m, const double* scores_r,
-                                  const double* p2_r, const double* sorted_p2,
+cdef void _threshold_one_weighted(Scratch* s, Py_ssize_t m, const double* sp_r,
+                                  const double* sorted_p2,
                                   const double* cumw_p2, const double* w_r, Py_ssize_t n,
                                   double req, double tol,
                                   double* t_out, char* closed_out, double* level_out) noexcept nogil:
@@ -383,7 +586,7 @@ cdef void _threshold_one_weighted(Scratch* s, Py_ssize_t m, const double* scores
     if m == 0 or cumw_p2[n] < req:  # isolated, or the whole calibration mass cannot reach req
         _set_infinite(t_out, closed_out, level_out)
         return
-    r = _fill_pieces(s, m, scores_r, p2_r)
+    r = _fill_pieces(s, m, sp_r)
     npieces = 2 * r - 1
     lo = 0
     hi = npieces
@@ -406,8 +609,24 @@ def score_ranks(scores):
     return rank
 
 
+def _gather_mode(gather):
+    if gather not in GATHER_MODES:
+        raise ValueError(f"gather must be one of {list(GATHER_MODES)}, got {gather!r}")
+    return GATHER_MODES[gather]
+
+
+def _score_p2_pairs(scores_r, p2_r):
+    """(n, 2) rows (score, p2) by rank, at least one row (an O(n) copy per call, read once per neighbour)."""
+    n = max(1, len(scores_r))
+    out = np.zeros((n, 2), dtype=np.float64)
+    out[: len(scores_r), 0] = scores_r
+    out[: len(p2_r), 1] = p2_r
+    return out
+
+
 def lcp_rf_thresholds(leafx, leaf_ptr, members, member_mult, below, leaf_pop,
-                      scores, p2, sorted_p2, Py_ssize_t m_req, double tol=1e-10, int n_threads=1):
+                      scores, p2, sorted_p2, Py_ssize_t m_req, double tol=1e-10, int n_threads=1,
+                      gather="auto"):
     """Exact LCP-RF thresholds for many test points (calibration points in any order).
 
     Parameters
@@ -427,6 +646,12 @@ def lcp_rf_thresholds(leafx, leaf_ptr, members, member_mult, below, leaf_pop,
         Weight sums closer than ``tol`` are treated as equal (never narrows).
     n_threads : int
         OpenMP threads over test points.
+    gather : {"auto", "sort", "bitmap"}
+        How a test point's leaf-mates are collected (the results are identical):
+        "sort" radix-sorts its (tree, leaf-mate) entries, at a cost that
+        follows the entries; "bitmap" scatters them over arrays of all n
+        points; "auto" sorts up to ``SORT_MAX_ENTRIES_PER_POINT`` entries per
+        calibration point.
 
     Returns
     -------
@@ -450,7 +675,7 @@ def lcp_rf_thresholds(leafx, leaf_ptr, members, member_mult, below, leaf_pop,
     return lcp_rf_thresholds_ranked(
         leafx, leaf_ptr, rank[np.asarray(members)], member_mult, below, leaf_pop,
         scores[order], np.ascontiguousarray(np.asarray(p2, dtype=np.float64)[order]), sorted_p2,
-        m_req, tol=tol, n_threads=n_threads,
+        m_req, tol=tol, n_threads=n_threads, gather=gather,
     )
 
 
@@ -459,12 +684,12 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
                              const i32[::1] below, const i32[::1] leaf_pop,
                              const double[::1] scores_r, const double[::1] p2_r,
                              const double[::1] sorted_p2, Py_ssize_t m_req,
-                             double tol=1e-10, int n_threads=1, unit_mult=None):
+                             double tol=1e-10, int n_threads=1, unit_mult=None, gather="auto"):
     """:func:`lcp_rf_thresholds` on an index whose points are numbered by score rank.
 
     ``member_rank`` holds the leaf members' ranks (:func:`score_ranks`),
     ``scores_r`` and ``p2_r`` are laid out by rank (so ``scores_r`` ascends):
-    the neighbours of a test point then come out of a bitmap scan already
+    the neighbours of a test point then come out of the gather already
     sorted, and the gather reads no extra indirection. ``unit_mult``: whether
     every multiplicity is 1 (computed when not given).
     """
@@ -476,18 +701,23 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     cdef Scratch* s
     cdef int[::1] failed = np.zeros(1, dtype=np.intc)
     cdef bint unit = bool(np.all(np.asarray(member_mult) == 1)) if unit_mult is None else bool(unit_mult)
+    cdef int mode = _gather_mode(gather)
+    cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
     if mt == 0:
         return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
     with nogil, parallel(num_threads=n_threads):
         # assigned inside the block, so each thread gets its own buffers
-        s = _scratch_new(n if n > 0 else 1)
+        s = _scratch_new(n if n > 0 else 1, k, unit, mode)
         if s == NULL:
             failed[0] = 1
         else:
             for q in prange(mt, schedule="dynamic", chunksize=8):
-                m = _gather(s, &leafx[q, 0], k, &leaf_ptr[0], &member_rank[0],
-                            &member_mult[0], &below[0], &leaf_pop[0], unit)
-                _threshold_one(s, m, &scores_r[0], &p2_r[0], &sorted_p2[0], n,
+                m = _gather(s, &leafx[q, 0], &leaf_ptr[0], &member_rank[0],
+                            &member_mult[0], &below[0], &leaf_pop[0])
+                if m < 0:
+                    failed[0] = 1
+                    m = 0
+                _threshold_one(s, m, &sp_r[0, 0], &sorted_p2[0], n,
                                m_req, tol, &t[q], &closed[q], &level[q])
         _scratch_free(s)
     if failed[0]:
@@ -501,7 +731,7 @@ def lcp_rf_thresholds_weighted(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
                                 const double[::1] scores_r, const double[::1] p2_r,
                                 const double[::1] sorted_p2, const double[::1] cumw_p2,
                                 const double[::1] w_r, const double[::1] req,
-                                double tol=1e-10, int n_threads=1, unit_mult=None):
+                                double tol=1e-10, int n_threads=1, unit_mult=None, gather="auto"):
     """Covariate-shift weighted LCP-RF thresholds (docs/theory.md, "Covariate shift").
 
     As :func:`lcp_rf_thresholds_ranked`, but v is accepted iff the weighted count
@@ -525,19 +755,24 @@ def lcp_rf_thresholds_weighted(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     cdef Scratch* s
     cdef int[::1] failed = np.zeros(1, dtype=np.intc)
     cdef bint unit = bool(np.all(np.asarray(member_mult) == 1)) if unit_mult is None else bool(unit_mult)
+    cdef int mode = _gather_mode(gather)
+    cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
     if req.shape[0] != mt or cumw_p2.shape[0] != n + 1 or w_r.shape[0] != n:
         raise ValueError("req needs one entry per test row, cumw_p2 n + 1 entries and w_r n entries")
     if mt == 0:
         return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
     with nogil, parallel(num_threads=n_threads):
-        s = _scratch_new(n if n > 0 else 1)
+        s = _scratch_new(n if n > 0 else 1, k, unit, mode)
         if s == NULL:
             failed[0] = 1
         else:
             for q in prange(mt, schedule="dynamic", chunksize=8):
-                m = _gather(s, &leafx[q, 0], k, &leaf_ptr[0], &member_rank[0],
-                            &member_mult[0], &below[0], &leaf_pop[0], unit)
-                _threshold_one_weighted(s, m, &scores_r[0], &p2_r[0], &sorted_p2[0], &cumw_p2[0],
+                m = _gather(s, &leafx[q, 0], &leaf_ptr[0], &member_rank[0],
+                            &member_mult[0], &below[0], &leaf_pop[0])
+                if m < 0:
+                    failed[0] = 1
+                    m = 0
+                _threshold_one_weighted(s, m, &sp_r[0, 0], &sorted_p2[0], &cumw_p2[0],
                                         &w_r[0], n, req[q], tol, &t[q], &closed[q], &level[q])
         _scratch_free(s)
     if failed[0]:
