@@ -42,6 +42,7 @@ Results go to ``--out`` (markdown + JSON) and to ``docs/benchmarks/scale.md``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import pickle
@@ -50,6 +51,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +67,10 @@ TARGET_BIG_RSS_GB = 24.0
 TARGET_PICKLE_MB = 250.0
 TARGET_WIDTH_COST = 0.02
 MB = 1024**2
+#: the growth levers of the ``levers`` suite: (forest_backend, max_samples)
+LEVERS = (("sklearn", None), ("sklearn", 0.5), ("sklearn", 0.25), ("lightgbm", None))
+#: calibration rows of the ``cap`` suite: the cap (50,000 localizer rows) binds, the exhaustive forest grows on half
+CAP_N_CAL = 300_000
 
 
 # ------------------------------------------------------------------- data ----
@@ -92,6 +99,42 @@ def make_data(kind: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.
 
 
 # ------------------------------------------------------------------ child ----
+class StepClock:
+    """Wall and CPU seconds of named steps; CPU counts every thread of this process (``time.process_time``).
+
+    On a shared machine the CPU seconds move much less than the wall time. :meth:`wrap` times the outermost call of
+    a function (the tuning grows and indexes small forests of its own inside the real ones).
+    """
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self._depth: dict[str, int] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        outer = self._depth.get(name, 0) == 0
+        self._depth[name] = self._depth.get(name, 0) + 1
+        w, c = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self._depth[name] -= 1
+            if outer:
+                self.wall[name] = self.wall.get(name, 0.0) + time.perf_counter() - w
+                self.cpu[name] = self.cpu.get(name, 0.0) + time.process_time() - c
+
+    def wrap(self, owner: Any, attr: str, name: str) -> None:
+        func = getattr(owner, attr)
+
+        @functools.wraps(func)
+        def timed(*a: Any, **kw: Any) -> Any:
+            with self(name):
+                return func(*a, **kw)
+
+        setattr(owner, attr, timed)
+
+
 def child(args: argparse.Namespace) -> dict[str, Any]:
     """One configuration, in this process; returns the measurements."""
     try:
@@ -100,50 +143,61 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         sys.path.insert(0, str(ROOT))
     import pandas as pd
 
+    import confrf.localizers.forest as forest_module
     from confrf import ConformalRegressor
     from confrf._validation import required_count
+    from confrf.calibrators.lcp_rf import LCPForestCalibrator
     from confrf.datasets import SimulatedData
     from confrf.localizers._compact_trees import pack_forest
     from confrf.metrics import fidelity_error
     from confrf.results.diagnostics import calibration_diagnostics
 
-    T: dict[str, Any] = {}
-    t = time.perf_counter()
-    n_all = args.n_train + args.n_cal + args.n_test
-    X, y, mean, sd = make_data(args.data, n_all, args.seed)
-    tr, cal, te = (
-        slice(0, args.n_train),
-        slice(args.n_train, args.n_train + args.n_cal),
-        slice(n_all - args.n_test, n_all),
-    )
-    T["data"] = time.perf_counter() - t
+    clock = StepClock()
+    clock.wrap(forest_module, "tune_forest", "tune")
+    clock.wrap(forest_module.ForestLocalizer, "grow", "tune_and_grow")
+    clock.wrap(LCPForestCalibrator, "calibrate_rows", "calibrate")
+    with clock("data"):
+        n_all = args.n_train + args.n_cal + args.n_test
+        X, y, mean, sd = make_data(args.data, n_all, args.seed)
+        tr, cal, te = (
+            slice(0, args.n_train),
+            slice(args.n_train, args.n_train + args.n_cal),
+            slice(n_all - args.n_test, n_all),
+        )
     cap = None if args.cap == "none" else (args.cap if args.cap == "auto" else int(args.cap))
+    options: dict[str, Any] = {"max_localizer_size": cap}
+    if args.forest_backend != "sklearn":
+        options["forest_backend"] = args.forest_backend
+    if args.max_samples is not None:
+        options["max_samples"] = args.max_samples
     est = ConformalRegressor(
         method="lcp-rf",
         model="gbm",
         n_estimators=args.trees,
         random_state=args.seed,
         n_jobs=args.n_jobs,
-        options={"max_localizer_size": cap},
+        options=options,
     )
-    t = time.perf_counter()
-    est.fit(X[tr], y[tr])
-    T["fit_model"] = time.perf_counter() - t
-    t = time.perf_counter()
-    est.conformalize(X[cal], y[cal])
-    T["conformalize"] = time.perf_counter() - t
+    with clock("fit_model"):
+        est.fit(X[tr], y[tr])
+    with clock("conformalize"):
+        est.conformalize(X[cal], y[cal])
     loc = est.localizer_
-    T["tune"] = loc.tune_seconds_ or 0.0
-    T["grow"] = loc.grow_seconds_
-    T["index"] = loc.index_seconds_
-    T["conformalize_rest"] = T["conformalize"] - T["tune"] - T["grow"] - T["index"]
-    t = time.perf_counter()
-    pi = est.predict_interval(X[te], progress=False)
-    T["predict"] = time.perf_counter() - t
-    t = time.perf_counter()
-    calibration_diagnostics(est, est.alpha)
-    T["summary_diagnostics"] = time.perf_counter() - t
-    T["whole_in_process"] = sum(T[k] for k in ("data", "fit_model", "conformalize", "predict", "summary_diagnostics"))
+    with clock("predict"):
+        pi = est.predict_interval(X[te], progress=False)
+    with clock("summary_diagnostics"):
+        calibration_diagnostics(est, est.alpha)
+    T: dict[str, Any] = {}
+    C: dict[str, Any] = {}
+    for out, src in ((T, clock.wall), (C, clock.cpu)):
+        out.update({k: src[k] for k in ("data", "fit_model", "conformalize", "predict", "summary_diagnostics")})
+        out["tune"] = src.get("tune", 0.0)
+        out["grow"] = src["tune_and_grow"] - out["tune"]  # the screening forest included
+        out["index"] = src["calibrate"] - src["tune_and_grow"]  # lookups of the conformal points and the index
+        out["conformalize_rest"] = src["conformalize"] - src["calibrate"]
+        out["whole_in_process"] = sum(
+            out[k] for k in ("data", "fit_model", "conformalize", "predict", "summary_diagnostics")
+        )
     rows = X[te][: min(2000, args.n_test)]
     m_req = required_count(est.alpha, loc.index_.n)
     t, c = time.perf_counter(), time.process_time()
@@ -181,6 +235,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "config": vars(args),
         "times": T,
+        "cpu": C,
         "n_localizer": int(est.calibrator_.n_grow_),
         "n_conformal": int(loc.index_.n),
         "n_trees": int(loc.n_trees),
@@ -198,6 +253,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         "fidelity": float(np.mean(fidelity_error(yt, fit, width / 2.0)[np.isfinite(width)])),
         "fidelity_median": float(np.median(fidelity_error(yt, fit, width / 2.0)[np.isfinite(width)])),
         "cond_coverage_mean": float(cond.mean()),
+        "cond_coverage_sd": float(cond.std()),
         "share_cond_below_0.8": float(np.mean(cond < 0.8)),
     }
 
@@ -205,10 +261,12 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
 # ----------------------------------------------------------------- parent ----
 def run_config(cfg: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     name = "_".join(str(cfg[k]) for k in ("data", "n_cal", "n_test", "cap", "seed"))
+    name += "" if lever(cfg) == "default" else "_" + lever(cfg).replace(" ", "").replace("=", "")
     out = Path(args.out) / f"scale_{name}.json"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(out)]
-    for k in ("data", "n_train", "n_cal", "n_test", "cap", "seed"):
-        cmd += [f"--{k.replace('_', '-')}", str(cfg[k])]
+    for k in ("data", "n_train", "n_cal", "n_test", "cap", "seed", "forest_backend", "max_samples"):
+        if cfg.get(k) is not None:
+            cmd += [f"--{k.replace('_', '-')}", str(cfg[k])]
     cmd += ["--trees", str(args.trees), "--n-jobs", str(args.n_jobs)]
     timer = shutil.which("time") or ("/usr/bin/time" if os.path.exists("/usr/bin/time") else None)
     if timer:
@@ -261,10 +319,29 @@ def rss_gb(r: dict[str, Any]) -> float:
 def configs(suite: str, scale: float, seeds: int = 3) -> list[dict[str, Any]]:
     """Configurations of a suite; ``scale`` multiplies every size (--quick: 0.01)."""
 
-    def c(suite: str, data: str, n_cal: int, n_test: int, cap: str = "auto", seed: int = 0) -> dict[str, Any]:
+    def c(
+        suite: str,
+        data: str,
+        n_cal: int,
+        n_test: int,
+        cap: str = "auto",
+        seed: int = 0,
+        forest_backend: str = "sklearn",
+        max_samples: float | None = None,
+    ) -> dict[str, Any]:
         s = lambda v: max(200, int(v * scale))  # noqa: E731
         cap = cap if cap in ("auto", "none") else str(s(int(cap)))
-        return dict(suite=suite, data=data, n_train=s(20_000), n_cal=s(n_cal), n_test=s(n_test), cap=cap, seed=seed)
+        return dict(
+            suite=suite,
+            data=data,
+            n_train=s(20_000),
+            n_cal=s(n_cal),
+            n_test=s(n_test),
+            cap=cap,
+            seed=seed,
+            forest_backend=forest_backend,
+            max_samples=max_samples,
+        )
 
     out = []
     if suite in ("jobs", "all"):
@@ -278,9 +355,35 @@ def configs(suite: str, scale: float, seeds: int = 3) -> list[dict[str, Any]]:
             for seed in range(seeds)
             for cap in ("none", "20000", "10000")
         ]
+    if suite in ("levers", "all"):
+        out += [
+            c("levers", data, 100_000, 20_000, "auto", seed, backend, ms)
+            for data in ("sim", "multi")
+            for seed in range(seeds)
+            for backend, ms in LEVERS
+        ]
+    if suite in ("cap", "all"):
+        out += [
+            c("cap", data, CAP_N_CAL, 20_000, cap, seed)
+            for data in ("sim", "multi")
+            for seed in range(seeds)
+            for cap in ("none", "auto")
+        ]
     if suite in ("big", "all"):
         out += [c("big", "multi", 10_000_000, 100_000)]
     return out
+
+
+def _cap_label(r: dict[str, Any]) -> str:
+    cap = r["config"]["cap"]
+    return "exhaustive" if cap == "none" else ("capped (auto)" if cap == "auto" else f"capped at {int(cap):,}")
+
+
+def lever(cfg: dict[str, Any]) -> str:
+    """How the forest grew: "default", "max_samples=0.5", "lightgbm", ..."""
+    parts = [] if cfg.get("forest_backend", "sklearn") == "sklearn" else [cfg["forest_backend"]]
+    parts += [] if cfg.get("max_samples") is None else [f"max_samples={cfg['max_samples']:g}"]
+    return ", ".join(parts) or "default"
 
 
 def _features(r: dict[str, Any]) -> str:
@@ -363,6 +466,57 @@ def quality_table(rs: list[dict[str, Any]]) -> list[str]:
     return L
 
 
+def compare_table(rs: list[dict[str, Any]], variant: Any, base: str) -> list[str]:
+    """Means over seeds per data set and variant (``variant(r)`` a label), widths paired with the ``base`` label's."""
+    metrics = [
+        ("coverage", 3),
+        ("median_width", 4),
+        ("share_infinite", 4),
+        ("fidelity_median", 3),
+        ("cond_coverage_mean", 3),
+        ("cond_coverage_sd", 4),
+        ("share_cond_below_0.8", 4),
+    ]
+    L = [
+        "| data | variant | localizer / conformal | seeds | "
+        + " | ".join(m for m, _ in metrics)
+        + " | median width vs "
+        + base
+        + " (paired: mean, per seed) | tuning's choices | CPU s: tuning / growing / index | predict CPU per point "
+        "| neighbours per point |",
+        "|---|---|---|---|" + "---|" * (len(metrics) + 5),
+    ]
+    labels = list(dict.fromkeys(variant(r) for r in rs))
+    for data in sorted({r["config"]["data"] for r in rs}):
+        ref = {r["config"]["seed"]: r for r in rs if r["config"]["data"] == data and variant(r) == base}
+        for label in labels:
+            g = [r for r in rs if r["config"]["data"] == data and variant(r) == label]
+            if not g:
+                continue
+            vals = [f"{np.mean([r.get(m, np.nan) for r in g]):.{d}f}" for m, d in metrics]
+            rel = [
+                r["median_width"] / ref[r["config"]["seed"]]["median_width"] - 1
+                for r in g
+                if r["config"]["seed"] in ref
+            ]
+            rel_s = (
+                "-"
+                if label == base or not rel
+                else f"{100 * np.mean(rel):+.2f}% ({', '.join(f'{100 * x:+.1f}' for x in rel)})"
+            )
+            cpu = lambda k: np.mean([r.get("cpu", r["times"])[k] for r in g])  # noqa: E731
+            per = np.mean([1e6 * r.get("cpu", r["times"])["predict"] / r["config"]["n_test"] for r in g])
+            L.append(
+                f"| {data} | {label} | {g[0]['n_localizer']:,} / {g[0]['n_conformal']:,} | {len(g)} | "
+                + " | ".join(vals)
+                + f" | {rel_s} | "
+                + "; ".join(choice(r) for r in g)
+                + f" | {cpu('tune'):.1f} / {cpu('grow'):.1f} / {cpu('index'):.1f} | {per:.0f} µs | "
+                f"{np.mean([r['neighbours_per_point'] for r in g]):,.0f} |"
+            )
+    return L
+
+
 def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: str, wall: float) -> str:
     L = [
         "## Scaling",
@@ -402,7 +556,45 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: st
             + quality_table(qual)
             + [""]
         )
-    missing = [name for name in ("jobs", "multi", "quality", "big") if not any(r["suite"] == name for r in results)]
+    levers = [r for r in results if r["suite"] == "levers"]
+    if levers:
+        L += (
+            [
+                "### Levers measured: how the forest grows",
+                "",
+                f"{levers[0]['config']['n_cal']:,} calibration rows (the forest grows on "
+                f"{levers[0]['n_localizer']:,}), {levers[0]['config']['n_test']:,} test rows, every other setting "
+                "the default (tuned leaves, features and scale; the tuning simulates each variant's own growth). "
+                "`max_samples=s`: each scikit-learn tree draws a bootstrap sample of s times the localizer rows; "
+                "`lightgbm`: LightGBM's random-forest mode (`forest_backend='lightgbm'`, histogram splits, a 63.2% "
+                "subsample per tree). CPU seconds count every thread of the process. cond_coverage: the exact "
+                "conditional coverage of each test interval (known noise): mean, standard deviation over the test "
+                "points, share below 0.8; fidelity_median: the median of |q(x) - |y - fit|| / |y - fit|.",
+                "",
+            ]
+            + compare_table(levers, lambda r: lever(r["config"]), "default")
+            + [""]
+        )
+    caps = [r for r in results if r["suite"] == "cap"]
+    if caps:
+        L += (
+            [
+                "### Quality where the cap binds",
+                "",
+                f"{caps[0]['config']['n_cal']:,} calibration rows, {caps[0]['config']['n_test']:,} test rows: the "
+                "exhaustive forest (`max_localizer_size=None`, grown on half the rows) against the default cap "
+                "(`max_localizer_size='auto'`: 50,000 localizer rows, every other row conformal). Metrics as "
+                "above.",
+                "",
+            ]
+            + compare_table(caps, _cap_label, "exhaustive")
+            + [""]
+        )
+    missing = [
+        name
+        for name in ("jobs", "multi", "quality", "levers", "cap", "big")
+        if not any(r["suite"] == name for r in results)
+    ]
     if missing:
         L += [f"Not in this run: suite(s) {', '.join(missing)} (`--suite NAME` runs one).", ""]
     L += ["### Targets", ""]
@@ -465,7 +657,7 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: st
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="every size divided by 100 (a smoke run of the same code)")
-    p.add_argument("--suite", default="all", choices=["all", "jobs", "multi", "quality", "big"])
+    p.add_argument("--suite", default="all", choices=["all", "jobs", "multi", "quality", "levers", "cap", "big"])
     p.add_argument("--factor", type=float, default=1.0, help="multiply every size (row counts, caps) by this")
     p.add_argument("--seeds", type=int, default=3, help="seeds of the quality suite")
     p.add_argument("--trees", type=lambda v: v if v == "auto" else int(v), default="auto")
@@ -490,6 +682,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n-test", type=int)
     p.add_argument("--cap", default="auto")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--forest-backend", default="sklearn", choices=["sklearn", "lightgbm"])
+    p.add_argument("--max-samples", type=float, default=None)
     args = p.parse_args(argv)
     if args.child:
         res = child(args)

@@ -12,7 +12,7 @@ import numpy as np
 from .._parallel import kernel_threads
 from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
-from ..localizers.forest import ForestLocalizer
+from ..localizers.forest import ForestLocalizer, check_forest_backend, check_max_samples
 from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
@@ -240,6 +240,8 @@ class LCPForestCalibrator(Calibrator):
 PAC_OPTIONS = tuple(PAC_DEFAULTS)
 #: where the forest is grown: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
 LOCALIZER_DATA = ("calibration", "training")
+#: how the honest forest grows (confrf/localizers/forest.py): what grows the trees, each tree's share of the rows
+GROWTH_OPTIONS: dict[str, Any] = {"forest_backend": "sklearn", "max_samples": None}
 
 
 def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
@@ -252,11 +254,13 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
             "localizer_data='calibration' otherwise."
         )
     cap = check_max_localizer_size(opts["max_localizer_size"])
-    if opts["max_localizer_size"] != "auto" and (opts["guarantee"] == "pac" or not est.honest):
-        raise InputError(
-            "option 'max_localizer_size' applies only to the honest LCP-RF with guarantee='marginal' (it caps the "
-            "rows that grow the forest); drop it, or use honest=True and guarantee='marginal'."
-        )
+    growth = {k: opts[k] for k in GROWTH_OPTIONS if opts[k] != GROWTH_OPTIONS[k]}  # given away from the default
+    for name in ["max_localizer_size"] * (opts["max_localizer_size"] != "auto") + list(growth):
+        if opts["guarantee"] == "pac" or not est.honest:
+            raise InputError(
+                f"option {name!r} applies only to the honest LCP-RF with guarantee='marginal' (it shapes how the "
+                "forest grows on the localizer rows); drop it, or use honest=True and guarantee='marginal'."
+            )
     if opts["guarantee"] == "pac":
         if opts["scale"] is not None:
             raise InputError(
@@ -270,12 +274,10 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     if stray:
         raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
     scale = "tune" if opts["scale"] is None else opts["scale"]  # checked by the localizer when it grows
-    return LCPForestCalibrator(
-        make_forest_localizer(est, seed, tune=True, scale=scale),
-        est.localizer_size,
-        est.n_jobs,
-        max_localizer_size=cap,
-    )
+    localizer = make_forest_localizer(est, seed, tune=True, scale=scale)
+    localizer.forest_backend = check_forest_backend(opts["forest_backend"])
+    localizer.max_samples = check_max_samples(opts["max_samples"], localizer.bootstrap)
+    return LCPForestCalibrator(localizer, est.localizer_size, est.n_jobs, max_localizer_size=cap)
 
 
 register(
@@ -290,6 +292,7 @@ register(
             "cv": 5,
             "scale": None,
             "max_localizer_size": "auto",
+            **GROWTH_OPTIONS,
         },
         title="LCP-RF (exact localized conformal, forest weights)",
         needs_training=lambda opts: opts["localizer_data"] == "training",

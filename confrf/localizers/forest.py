@@ -43,11 +43,14 @@ from ..exceptions import InputError, NotFittedError
 from ._compact_trees import pack_forest, unpack_forest
 from ._float32 import RankColumns
 from .leaf_index import LeafIndex, leaf_dtype  # also where pickles of fitted localizers look it up
+from .lightgbm_forest import grow_lightgbm_forest
 from .screening import SCREENED, screen_features
 from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
 
 #: score scales of the localizer: the raw scores, or scores divided by the forest's prediction sigma(x)
 SCALES = ("none", "forest")
+#: what grows the trees (confrf/localizers/lightgbm_forest.py)
+FOREST_BACKENDS = ("sklearn", "lightgbm")
 #: sigma(x) is floored at this share of the mean growing score (a leaf of zero scores must not divide by 0)
 SCALE_FLOOR = 1e-3
 #: "auto" trees: at least this many
@@ -81,6 +84,31 @@ def stack_lookups(parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n:
     if at != n:
         raise ValueError(f"the lookups hold {at} rows, not {n}")
     return leaves, V, sigma
+
+
+def check_forest_backend(value: Any) -> str:
+    """``forest_backend`` of a forest localizer: "sklearn" or "lightgbm"."""
+    if not isinstance(value, str) or value not in FOREST_BACKENDS:
+        raise InputError(
+            f"forest_backend must be one of {list(FOREST_BACKENDS)}, got {value!r}: \"sklearn\" grows the trees "
+            "with scikit-learn, \"lightgbm\" with LightGBM's random-forest mode (faster on many rows)."
+        )
+    return value
+
+
+def check_max_samples(value: Any, bootstrap: bool) -> float | None:
+    """``max_samples``: None or a share in (0, 1] of the growing rows per tree (needs ``bootstrap=True``)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, int, np.floating, np.integer)):
+        raise InputError(f"max_samples must be None or a share in (0, 1] of the localizer rows, got {value!r}.")
+    if not 0.0 < float(value) <= 1.0:
+        raise InputError(
+            f"max_samples must be None or a share in (0, 1] of the localizer rows each tree draws, got {value!r}."
+        )
+    if not bootstrap:
+        raise InputError("max_samples draws each tree's rows with bootstrap=True; drop it or set bootstrap=True.")
+    return float(value)
 
 
 def check_scale(scale: Any) -> str:
@@ -166,6 +194,14 @@ class ForestLocalizer:
         prediction of the score (floored at ``SCALE_FLOOR`` times the mean
         growing score), and thresholds are returned in score units.
         "tune": chosen with the leaf size by the simulated calibrations.
+    forest_backend : {"sklearn", "lightgbm"}
+        What grows the trees: scikit-learn's random forest, or LightGBM's
+        random-forest mode (histogram splits, much faster on many rows and
+        features; :mod:`confrf.localizers.lightgbm_forest`). Lookups and
+        prediction use scikit-learn trees either way.
+    max_samples : float or None
+        Share of the growing rows each tree draws (scikit-learn's meaning,
+        with ``bootstrap=True``); None: as many as there are rows.
     """
 
     n_estimators: int | str = "auto"
@@ -179,6 +215,8 @@ class ForestLocalizer:
     alpha: float = 0.1
     conformal_ratio: float = 1.0
     scale: str = "none"
+    forest_backend: str = "sklearn"
+    max_samples: float | None = None
     forest_: RandomForestRegressor | None = field(default=None, repr=False)
     rank_columns_: RankColumns | None = field(default=None, repr=False)  # columns float32 would blur
     index_: LeafIndex | None = field(default=None, repr=False)
@@ -220,6 +258,13 @@ class ForestLocalizer:
         check_n_estimators(self.n_estimators)
         check_min_samples_leaf(msl)
         check_max_features(mf)
+        backend = check_forest_backend(self.forest_backend)
+        check_max_samples(self.max_samples, self.bootstrap)
+        if backend == "lightgbm" and not self.honest:
+            raise InputError(
+                "forest_backend='lightgbm' needs honest=True: the paper's in-sample weights use each tree's "
+                "bootstrap counts, which LightGBM does not report; use forest_backend='sklearn' with honest=False."
+            )
         if isinstance(msl, str):  # "auto", or the start of the "tune" grid
             msl = auto_min_samples_leaf(X.shape[0])
         self.rank_columns_ = RankColumns.learn(X)
@@ -235,7 +280,12 @@ class ForestLocalizer:
                 leaves=leaf_candidates(X.shape[0], msl) if self.min_samples_leaf == TUNE else [msl],
                 max_features=feature_candidates(X.shape[1]) if mf == TUNE else [mf],
                 scales=list(SCALES) if scale == TUNE else [scale],
-                forest_kwargs={"max_depth": self.max_depth, "bootstrap": self.bootstrap},
+                forest_kwargs={
+                    "max_depth": self.max_depth,
+                    "bootstrap": self.bootstrap,
+                    "max_samples": self.max_samples,
+                    "forest_backend": backend,
+                },
                 conformal_ratio=self.conformal_ratio,
                 make_localizer=ForestLocalizer,
             )
@@ -253,15 +303,20 @@ class ForestLocalizer:
             if self.n_estimators == "auto"
             else int(self.n_estimators)
         )
-        self.forest_ = RandomForestRegressor(
-            n_estimators=trees,
-            min_samples_leaf=self.min_samples_leaf_,
-            max_features=1.0 if self.max_features_ == SCREENED else self.max_features_,
-            max_depth=self.max_depth,
-            bootstrap=self.bootstrap,
-            random_state=self.random_state,
-            n_jobs=self.n_jobs,
-        ).fit(self._tree_input(X), V)
+        settings = {
+            "n_estimators": trees,
+            "min_samples_leaf": self.min_samples_leaf_,
+            "max_features": 1.0 if self.max_features_ == SCREENED else self.max_features_,
+            "max_depth": self.max_depth,
+            "bootstrap": self.bootstrap,
+            "max_samples": self.max_samples,
+            "random_state": self.random_state,
+            "n_jobs": self.n_jobs,
+        }
+        if backend == "lightgbm":
+            self.forest_ = grow_lightgbm_forest(self._tree_input(X), V, **settings)
+        else:
+            self.forest_ = RandomForestRegressor(**settings).fit(self._tree_input(X), V)
         self.leaf_values_ = (
             np.concatenate([est.tree_.value[:, 0, 0] for est in self.forest_.estimators_])
             if self.scale_ == "forest"
