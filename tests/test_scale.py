@@ -174,3 +174,34 @@ def test_max_localizer_size_is_refused_where_it_would_be_ignored():
     for kw in ({"guarantee": "pac"}, {"honest": False}):
         with pytest.raises(cf.InputError, match="applies only to the honest LCP-RF"):
             cf.lcp_rf(sim.formula, data=sim.frame, max_localizer_size=100, **kw)
+
+
+def test_honest_index_stores_no_multiplicities():
+    """Every multiplicity of the honest forest is 1: member_mult is a stride-0 view of one int32 (a quarter of the
+    index at 4 bytes per point and tree), read by every kernel as 1; bootstrap counts (honest=False) are stored."""
+    from confrf import _kernels
+
+    X, V = _data(2000, seed=8)
+    honest = _calibrate(X, V, None).localizer
+    idx = honest.index_
+    assert idx.unit_mult and idx.member_mult.strides == (0,) and idx.member_mult.base.nbytes == 4
+    assert idx.member_mult.shape == idx.members.shape and np.all(idx.member_mult[:50] == 1)
+    # the kernels read it as ones: the same weights and thresholds as with an explicit array of ones
+    ones = np.ones(idx.members.shape, dtype=np.int32)
+    leaves = honest.leaves(X[:40])
+    for mult in (idx.member_mult, ones):
+        W = _kernels.forest_weight_rows(leaves, idx.leaf_ptr, idx.members, mult, idx.leaf_pop, idx.n, True)
+        np.testing.assert_array_equal(
+            W[2], _kernels.forest_weight_rows(leaves, idx.leaf_ptr, idx.members, ones, idx.leaf_pop, idx.n, True)[2]
+        )
+    np.testing.assert_array_equal(
+        _kernels.forest_weight_sumsq(leaves, idx.leaf_ptr, idx.members, idx.member_mult, idx.leaf_pop, idx.n),
+        _kernels.forest_weight_sumsq(leaves, idx.leaf_ptr, idx.members, ones, idx.leaf_pop, idx.n),
+    )
+    with pytest.raises(ValueError, match="stride-0 member_mult must hold multiplicities of 1"):
+        _kernels.forest_weight_sumsq(
+            leaves, idx.leaf_ptr, idx.members, np.broadcast_to(np.int32(2), ones.shape), idx.leaf_pop, idx.n
+        )
+    paper = ForestLocalizer(n_estimators=10, min_samples_leaf=10, max_features=1.0, honest=False, random_state=1)
+    pidx = paper.fit(X[:1000], V[:1000]).index_
+    assert not pidx.unit_mult and pidx.member_mult.flags.c_contiguous and pidx.member_mult.max() > 1

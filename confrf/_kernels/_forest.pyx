@@ -62,6 +62,9 @@ def build_leaf_index(const leaf_t[:, ::1] leaves, const double[::1] scores,
     members : (n * k,) int32
         Calibration indices, grouped by leaf, ascending score inside a leaf.
     member_mult : (n * k,) int32
+        Multiplicity of each member; without ``mult`` a read-only view of a
+        single 1 (stride 0, :func:`unit_multiplicities`): the honest index
+        stores no multiplicities.
     below : (n * k,) int32
         Multiplicity mass of the leaf's members with a strictly smaller score.
     leaf_pop : (n_leaves,) int32
@@ -78,7 +81,7 @@ def build_leaf_index(const leaf_t[:, ::1] leaves, const double[::1] scores,
     cdef i64[::1] leaf_ptr = np.zeros(n_leaves + 1, dtype=np.int64)
     cdef i32[::1] leaf_pop = np.zeros(n_leaves, dtype=np.int32)
     cdef i32[::1] members = np.empty(n * k, dtype=np.int32)
-    cdef i32[::1] member_mult = np.empty(n * k, dtype=np.int32)
+    cdef i32[::1] member_mult = np.empty(0 if unit else n * k, dtype=np.int32)
     cdef i32[::1] below = np.empty(n * k, dtype=np.int32)
     cdef i64[::1] fill
     cdef i64[::1] order = np.argsort(np.asarray(scores), kind="stable").astype(np.int64)
@@ -100,9 +103,9 @@ def build_leaf_index(const leaf_t[:, ::1] leaves, const double[::1] scores,
         i = order[e]
         for l in range(k):
             g = leaves[i, l]
-            w = 1 if unit else mv[i, l]
             members[fill[g]] = <i32> i
-            member_mult[fill[g]] = w
+            if not unit:
+                member_mult[fill[g]] = mv[i, l]
             fill[g] += 1
     del fill, order
     with nogil:
@@ -118,11 +121,32 @@ def build_leaf_index(const leaf_t[:, ::1] leaves, const double[::1] scores,
                 run_mass = 0
                 while e < stop and scores[members[e]] == prev:
                     below[e] = acc
-                    run_mass += member_mult[e]
+                    run_mass += 1 if unit else member_mult[e]
                     e += 1
                 acc += run_mass
-    return (np.asarray(leaf_ptr), np.asarray(members), np.asarray(member_mult),
+    return (np.asarray(leaf_ptr), np.asarray(members),
+            unit_multiplicities(n * k) if unit else np.asarray(member_mult),
             np.asarray(below), np.asarray(leaf_pop))
+
+
+def unit_multiplicities(Py_ssize_t size):
+    """``size`` multiplicities of 1 as a read-only stride-0 view of one int32: no memory per entry."""
+    return np.broadcast_to(np.ones(1, dtype=np.int32), (size,))
+
+
+def _mult_arg(member_mult, unit_mult):
+    """(member_mult as the kernels read it, unit): a contiguous int32 array unless every multiplicity is 1.
+
+    A stride-0 view (:func:`unit_multiplicities`) is unit and never indexed; ``unit_mult`` None: computed.
+    """
+    a = np.asarray(member_mult)
+    if a.ndim == 1 and a.shape[0] > 1 and a.strides[0] == 0:
+        if a[0] != 1:
+            raise ValueError("a stride-0 member_mult must hold multiplicities of 1")
+        unit = True
+    else:
+        unit = bool(np.all(a == 1)) if unit_mult is None else bool(unit_mult)
+    return (np.ones(1, dtype=np.int32), True) if unit else (np.ascontiguousarray(a, dtype=np.int32), False)
 
 
 def calibration_p2(leaves, const i64[::1] leaf_ptr,
@@ -166,9 +190,15 @@ cdef enum:
     GATHER_BITMAP = 1
     GATHER_SORT = 2
 
-#: "auto" sorts a test point's (tree, leaf-mate) entries when there are at most this many per calibration point,
-#: and scatters them over a bitmap of all n points above (where the sort's scratch would outgrow the bitmap's)
+#: "auto" sorts a test point's (tree, leaf-mate) entries from this many calibration points on, where the bitmap
+#: gather's arrays over all n points (24 bytes a point) outgrow the caches and every entry is a cache miss
+#: (measured, 100 trees, ~17,000-30,000 entries per test point: the bitmap 25% faster at n = 50,000, even at
+#: 200,000, the sort 1.75x faster at 950,000) ...
+cdef Py_ssize_t SORT_MIN_POINTS = 250_000
+#: ... and while there are at most this many entries per calibration point (above, the sort's scratch would
+#: outgrow the bitmap's)
 cdef Py_ssize_t SORT_MAX_ENTRIES = 2
+SORT_MIN_CALIBRATION_POINTS = SORT_MIN_POINTS
 SORT_MAX_ENTRIES_PER_POINT = SORT_MAX_ENTRIES
 #: widest radix digit of the sort (4,096 buckets: the counts stay in L1)
 cdef int RADIX_MAX_BITS = 12
@@ -446,7 +476,9 @@ cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, const i64* leaf_ptr, const
         s.dstep[l] = (inv_new - inv_old) / kk
     if n_entries == 0:
         return 0
-    sort = s.mode == GATHER_SORT or (s.mode == GATHER_AUTO and n_entries <= SORT_MAX_ENTRIES * s.n)
+    sort = s.mode == GATHER_SORT or (
+        s.mode == GATHER_AUTO and s.n >= SORT_MIN_POINTS and n_entries <= SORT_MAX_ENTRIES * s.n
+    )
     if _reserve_neighbours(s, n_entries if n_entries < s.n else s.n):
         return -1
     if sort:
@@ -650,8 +682,9 @@ def lcp_rf_thresholds(leafx, leaf_ptr, members, member_mult, below, leaf_pop,
         How a test point's leaf-mates are collected (the results are identical):
         "sort" radix-sorts its (tree, leaf-mate) entries, at a cost that
         follows the entries; "bitmap" scatters them over arrays of all n
-        points; "auto" sorts up to ``SORT_MAX_ENTRIES_PER_POINT`` entries per
-        calibration point.
+        points, faster while those fit in the caches; "auto" sorts from
+        ``SORT_MIN_CALIBRATION_POINTS`` calibration points on, up to
+        ``SORT_MAX_ENTRIES_PER_POINT`` entries per calibration point.
 
     Returns
     -------
@@ -680,7 +713,7 @@ def lcp_rf_thresholds(leafx, leaf_ptr, members, member_mult, below, leaf_pop,
 
 
 def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
-                             const i32[::1] member_rank, const i32[::1] member_mult,
+                             const i32[::1] member_rank, member_mult,
                              const i32[::1] below, const i32[::1] leaf_pop,
                              const double[::1] scores_r, const double[::1] p2_r,
                              const double[::1] sorted_p2, Py_ssize_t m_req,
@@ -700,7 +733,9 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     cdef Py_ssize_t q, m
     cdef Scratch* s
     cdef int[::1] failed = np.zeros(1, dtype=np.intc)
-    cdef bint unit = bool(np.all(np.asarray(member_mult) == 1)) if unit_mult is None else bool(unit_mult)
+    mult_arr, unit_ = _mult_arg(member_mult, unit_mult)
+    cdef bint unit = unit_
+    cdef const i32[::1] mm = mult_arr
     cdef int mode = _gather_mode(gather)
     cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
     if mt == 0:
@@ -713,7 +748,7 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
         else:
             for q in prange(mt, schedule="dynamic", chunksize=8):
                 m = _gather(s, &leafx[q, 0], &leaf_ptr[0], &member_rank[0],
-                            &member_mult[0], &below[0], &leaf_pop[0])
+                            &mm[0], &below[0], &leaf_pop[0])
                 if m < 0:
                     failed[0] = 1
                     m = 0
@@ -726,7 +761,7 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
 
 
 def lcp_rf_thresholds_weighted(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
-                                const i32[::1] member_rank, const i32[::1] member_mult,
+                                const i32[::1] member_rank, member_mult,
                                 const i32[::1] below, const i32[::1] leaf_pop,
                                 const double[::1] scores_r, const double[::1] p2_r,
                                 const double[::1] sorted_p2, const double[::1] cumw_p2,
@@ -754,7 +789,9 @@ def lcp_rf_thresholds_weighted(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     cdef Py_ssize_t q, m
     cdef Scratch* s
     cdef int[::1] failed = np.zeros(1, dtype=np.intc)
-    cdef bint unit = bool(np.all(np.asarray(member_mult) == 1)) if unit_mult is None else bool(unit_mult)
+    mult_arr, unit_ = _mult_arg(member_mult, unit_mult)
+    cdef bint unit = unit_
+    cdef const i32[::1] mm = mult_arr
     cdef int mode = _gather_mode(gather)
     cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
     if req.shape[0] != mt or cumw_p2.shape[0] != n + 1 or w_r.shape[0] != n:
@@ -768,7 +805,7 @@ def lcp_rf_thresholds_weighted(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
         else:
             for q in prange(mt, schedule="dynamic", chunksize=8):
                 m = _gather(s, &leafx[q, 0], &leaf_ptr[0], &member_rank[0],
-                            &member_mult[0], &below[0], &leaf_pop[0])
+                            &mm[0], &below[0], &leaf_pop[0])
                 if m < 0:
                     failed[0] = 1
                     m = 0
@@ -786,13 +823,14 @@ cdef int _cmp_i32(const void* a, const void* b) noexcept nogil:
 
 
 cdef Py_ssize_t _weight_row(const i64* leafx, Py_ssize_t k, const i64* leaf_ptr,
-                            const i32* members, const i32* member_mult,
+                            const i32* members, const i32* member_mult, bint unit,
                             const i32* leaf_pop, bint include_self,
                             double* acc, char* mark, i32* nb, double* self_w) noexcept nogil:
-    """Accumulate one test row's weights in ``acc``; return its neighbour count."""
+    """Accumulate one test row's weights in ``acc``; return its neighbour count (``unit``: every multiplicity 1,
+    ``member_mult`` not read)."""
     cdef Py_ssize_t l, e, m = 0, k_eff = 0
     cdef i64 g
-    cdef i32 i
+    cdef i32 i, w
     cdef double denom
     self_w[0] = 0.0
     for l in range(k):
@@ -811,7 +849,8 @@ cdef Py_ssize_t _weight_row(const i64* leafx, Py_ssize_t k, const i64* leaf_ptr,
         if g < 0:
             continue
         for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
-            if member_mult[e] == 0:
+            w = 1 if unit else member_mult[e]
+            if w == 0:
                 continue
             i = members[e]
             if not mark[i]:
@@ -819,12 +858,12 @@ cdef Py_ssize_t _weight_row(const i64* leafx, Py_ssize_t k, const i64* leaf_ptr,
                 nb[m] = i
                 m += 1
                 acc[i] = 0.0
-            acc[i] += member_mult[e] / denom
+            acc[i] += w / denom
     return m
 
 
 def forest_weight_rows(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
-                       const i32[::1] members, const i32[::1] member_mult,
+                       const i32[::1] members, member_mult,
                        const i32[::1] leaf_pop, Py_ssize_t n, bint include_self):
     """Localizer weights of test points on calibration points, as CSR arrays.
 
@@ -849,6 +888,9 @@ def forest_weight_rows(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     cdef i32* nb = <i32*> malloc(nn * sizeof(i32))
     cdef i32[::1] indices
     cdef double[::1] data
+    mult_arr, unit_ = _mult_arg(member_mult, None)
+    cdef bint unit = unit_
+    cdef const i32[::1] mm = mult_arr
     if acc == NULL or mark == NULL or nb == NULL:
         free(acc); free(mark); free(nb)
         raise MemoryError()
@@ -857,7 +899,7 @@ def forest_weight_rows(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
         return np.asarray(indptr), np.empty(0, np.int32), np.empty(0, np.float64), np.asarray(self_w)
     with nogil:
         for q in range(mt):
-            m = _weight_row(&leafx[q, 0], k, &leaf_ptr[0], &members[0], &member_mult[0],
+            m = _weight_row(&leafx[q, 0], k, &leaf_ptr[0], &members[0], &mm[0], unit,
                             &leaf_pop[0], include_self, acc, mark, nb, &self_w[q])
             for a in range(m):
                 mark[nb[a]] = 0
@@ -866,7 +908,7 @@ def forest_weight_rows(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     data = np.empty(indptr[mt], dtype=np.float64)
     with nogil:
         for q in range(mt):
-            m = _weight_row(&leafx[q, 0], k, &leaf_ptr[0], &members[0], &member_mult[0],
+            m = _weight_row(&leafx[q, 0], k, &leaf_ptr[0], &members[0], &mm[0], unit,
                             &leaf_pop[0], include_self, acc, mark, nb, &self_w[q])
             qsort(nb, m, sizeof(i32), _cmp_i32)
             for a in range(m):
@@ -878,12 +920,12 @@ def forest_weight_rows(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
 
 
 cdef double _row_sumsq(const i64* leafx, Py_ssize_t k, const i64* leaf_ptr, const i32* members,
-                       const i32* member_mult, const i32* leaf_pop, double* acc, char* mark,
+                       const i32* member_mult, bint unit, const i32* leaf_pop, double* acc, char* mark,
                        i32* nb) noexcept nogil:
     """sum_j w_j^2 of one row's QRF weights (as forest_weight_rows without the test point)."""
     cdef double self_w = 0.0, total = 0.0
     cdef Py_ssize_t a, m
-    m = _weight_row(leafx, k, leaf_ptr, members, member_mult, leaf_pop, False, acc, mark, nb, &self_w)
+    m = _weight_row(leafx, k, leaf_ptr, members, member_mult, unit, leaf_pop, False, acc, mark, nb, &self_w)
     for a in range(m):
         total += acc[nb[a]] * acc[nb[a]]
         mark[nb[a]] = 0
@@ -891,7 +933,7 @@ cdef double _row_sumsq(const i64* leafx, Py_ssize_t k, const i64* leaf_ptr, cons
 
 
 def forest_weight_sumsq(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
-                        const i32[::1] members, const i32[::1] member_mult,
+                        const i32[::1] members, member_mult,
                         const i32[::1] leaf_pop, Py_ssize_t n, int n_threads=1):
     """sum_j w_ij^2 of every row of :func:`forest_weight_rows` (``include_self=False``), rows never stored.
 
@@ -904,6 +946,9 @@ def forest_weight_sumsq(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     cdef char* mark
     cdef i32* nb
     cdef int[::1] failed = np.zeros(1, dtype=np.intc)
+    mult_arr, unit_ = _mult_arg(member_mult, None)
+    cdef bint unit = unit_
+    cdef const i32[::1] mm = mult_arr
     if mt == 0 or k == 0:
         return np.asarray(out)
     with nogil, parallel(num_threads=n_threads):
@@ -915,7 +960,7 @@ def forest_weight_sumsq(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
             failed[0] = 1
         else:
             for q in prange(mt, schedule="dynamic", chunksize=16):
-                out[q] = _row_sumsq(&leafx[q, 0], k, &leaf_ptr[0], &members[0], &member_mult[0],
+                out[q] = _row_sumsq(&leafx[q, 0], k, &leaf_ptr[0], &members[0], &mm[0], unit,
                                     &leaf_pop[0], acc, mark, nb)
         free(acc); free(mark); free(nb)
     if failed[0]:

@@ -50,9 +50,12 @@ class LeafIndex:
     ) -> LeafIndex:
         """Index points with global leaf ids ``leaves`` (n, k; int32 or int64); O(n k) after one sort.
 
-        ``multiplicity`` None: every multiplicity is 1 (no (n, k) array of ones is made).
+        ``multiplicity`` None or all 1: every multiplicity is 1, and ``member_mult`` is a stride-0 view of a
+        single 1 (no (n, k) array of ones is made or kept: a quarter of the index).
         """
         mult = None if multiplicity is None else np.ascontiguousarray(multiplicity, dtype=np.int32)
+        if mult is not None and bool(np.all(mult == 1)):
+            mult = None
         leaf_ptr, members, member_mult, below, pop = _kernels.build_leaf_index(leaves, scores, mult, n_leaves)
         p2 = _kernels.calibration_p2(leaves, leaf_ptr, members, below, pop, scores.shape[0])
         rank = _kernels.score_ranks(scores)
@@ -70,7 +73,7 @@ class LeafIndex:
             rank[members],
             scores[order],
             p2[order],
-            mult is None or bool(np.all(mult == 1)),
+            mult is None,
         )
 
     @property
