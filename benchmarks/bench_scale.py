@@ -504,14 +504,14 @@ def compare_table(rs: list[dict[str, Any]], variant: Any, base: str) -> list[str
                 if label == base or not rel
                 else f"{100 * np.mean(rel):+.2f}% ({', '.join(f'{100 * x:+.1f}' for x in rel)})"
             )
-            cpu = lambda k: np.mean([r.get("cpu", r["times"])[k] for r in g])  # noqa: E731
+            cpu = {k: np.mean([r.get("cpu", r["times"])[k] for r in g]) for k in ("tune", "grow", "index")}
             per = np.mean([1e6 * r.get("cpu", r["times"])["predict"] / r["config"]["n_test"] for r in g])
             L.append(
                 f"| {data} | {label} | {g[0]['n_localizer']:,} / {g[0]['n_conformal']:,} | {len(g)} | "
                 + " | ".join(vals)
                 + f" | {rel_s} | "
                 + "; ".join(choice(r) for r in g)
-                + f" | {cpu('tune'):.1f} / {cpu('grow'):.1f} / {cpu('index'):.1f} | {per:.0f} µs | "
+                + f" | {cpu['tune']:.1f} / {cpu['grow']:.1f} / {cpu['index']:.1f} | {per:.0f} µs | "
                 f"{np.mean([r['neighbours_per_point'] for r in g]):,.0f} |"
             )
     return L
