@@ -102,7 +102,7 @@ def test_bad_weights_rejected():
 # The forest kernel, fed leaf assignments directly
 
 
-def _kernel_thresholds(leaves_cal, leaves_test, V, alpha, mult=None, gather="auto"):
+def _kernel_thresholds(leaves_cal, leaves_test, V, alpha, mult=None, gather="auto", compact_min=None):
     n, k = leaves_cal.shape
     n_leaves = int(max(leaves_cal.max(), leaves_test.max())) + 1
     if mult is None:
@@ -124,6 +124,7 @@ def _kernel_thresholds(leaves_cal, leaves_test, V, alpha, mult=None, gather="aut
         required_count(alpha, n),
         n_threads=2,
         gather=gather,
+        **({} if compact_min is None else {"compact_min": compact_min}),
     )
 
 
@@ -138,7 +139,9 @@ def _random_forest_leaves(rng, n, k, n_leaf_per_tree, m_test):
 @pytest.mark.parametrize("alpha", ALPHAS)
 @pytest.mark.parametrize("with_mult", [False, True])
 @pytest.mark.parametrize("gather", ["sort", "bitmap"])
-def test_forest_kernel_matches_reference(alpha, with_mult, gather):
+@pytest.mark.parametrize("compact_min", [0, None])
+def test_forest_kernel_matches_reference(alpha, with_mult, gather, compact_min):
+    """compact_min=0: the bisection sets decided neighbours aside at every step (the default only past 64)."""
     rng = np.random.default_rng(7 + ALPHAS.index(alpha) + 10 * with_mult)
     for rep in range(6):
         n = int(rng.integers(2, 9))
@@ -152,7 +155,7 @@ def test_forest_kernel_matches_reference(alpha, with_mult, gather):
                     sel = np.flatnonzero(cal[:, tree] == leaf)
                     if mult[sel, tree].sum() == 0:
                         mult[sel[0], tree] = 1
-        t, closed, level = _kernel_thresholds(cal, test, V, float(alpha), mult, gather)
+        t, closed, level = _kernel_thresholds(cal, test, V, float(alpha), mult, gather, compact_min)
         for q in range(test.shape[0]):
             W = forest_lcp_matrix(cal, test[q], mult)
             ref = lcp_threshold_reference(W, list(V), alpha)
@@ -180,8 +183,11 @@ def test_forest_kernel_gathers_agree_bitwise(n, k, leaves_per_tree, with_mult):
     V = np.round(rng.exponential(size=n), 1)  # ties
     mult = _mass_in_every_leaf(rng, cal, k, rng.integers(0, 3, size=(n, k)).astype(np.int32)) if with_mult else None
     out = {g: _kernel_thresholds(cal, test, V, 0.1, mult, g) for g in ("sort", "bitmap", "auto")}
+    # the bisection's compaction (every step / never) changes no count, hence no result
+    out["compact0"] = _kernel_thresholds(cal, test, V, 0.1, mult, "sort", compact_min=0)
+    out["nocompact"] = _kernel_thresholds(cal, test, V, 0.1, mult, "sort", compact_min=n + 1)
     assert np.isfinite(out["sort"][0]).mean() > 0.5
-    for g in ("bitmap", "auto"):
+    for g in ("bitmap", "auto", "compact0", "nocompact"):
         for a, b in zip(out["sort"], out[g]):
             np.testing.assert_array_equal(a, b, err_msg=g)
     with pytest.raises(ValueError, match="gather must be one of"):

@@ -216,6 +216,7 @@ cdef struct Scratch:
     Py_ssize_t k      # trees
     bint unit         # every multiplicity is 1: W[n+1, i] = W[i, n+1]
     int mode          # GATHER_*
+    Py_ssize_t compact_min  # the bisection compacts while more neighbours than this are undecided
     # per tree: the test point's share 1/((N+1)k) of its leaf and the change (1/(N+1) - 1/N)/k of the others'
     double* step
     double* dstep
@@ -242,6 +243,7 @@ cdef struct Scratch:
     double* base      # p2
     double* lo        # pi_a(v) when v >= V_a: p2 + delta
     double* hi        # pi_a(v) when v < V_a: p2 + delta + win
+    i32* pos          # the bisection's undecided neighbours: their positions a (lo, hi, base compacted alike)
     # per distinct neighbour score (capacity cap_m + 1)
     double* ucut      # u_1 < ... < u_r
     double* theta     # test-row mass at or below u_j
@@ -254,18 +256,18 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.step); free(s.dstep)
     free(s.keys); free(s.tmp); free(s.e_below); free(s.e_tree); free(s.e_mult); free(s.hist)
     free(s.acc); free(s.bits)
-    free(s.nb); free(s.delta); free(s.win); free(s.wt); free(s.base); free(s.lo); free(s.hi)
+    free(s.nb); free(s.delta); free(s.win); free(s.wt); free(s.base); free(s.lo); free(s.hi); free(s.pos)
     free(s.ucut); free(s.theta); free(s.after)
     free(s)
 
 
-cdef Scratch* _scratch_new(Py_ssize_t n, Py_ssize_t k, bint unit, int mode) noexcept nogil:
+cdef Scratch* _scratch_new(Py_ssize_t n, Py_ssize_t k, bint unit, int mode, Py_ssize_t compact_min) noexcept nogil:
     """Per-thread buffers; those sized by a test point's neighbours grow on demand. NULL if out of memory."""
     cdef Scratch* s = <Scratch*> calloc(1, sizeof(Scratch))
     cdef int bits = 0
     if s == NULL:
         return NULL
-    s.n, s.k, s.unit, s.mode = n, k, unit, mode
+    s.n, s.k, s.unit, s.mode, s.compact_min = n, k, unit, mode, compact_min
     s.step = <double*> malloc((k + 1) * sizeof(double))
     s.dstep = <double*> malloc((k + 1) * sizeof(double))
     # ranks < n take `bits` bits, sorted in passes of at most RADIX_MAX_BITS bits
@@ -299,7 +301,8 @@ cdef int _reserve_neighbours(Scratch* s, Py_ssize_t m) noexcept nogil:
     if (_grow(<void**> &s.nb, m * sizeof(i32)) or _grow(<void**> &s.delta, m * sizeof(double))
             or _grow(<void**> &s.win, m * sizeof(double)) or _grow(<void**> &s.wt, m * sizeof(double))
             or _grow(<void**> &s.base, m * sizeof(double)) or _grow(<void**> &s.lo, m * sizeof(double))
-            or _grow(<void**> &s.hi, m * sizeof(double)) or _grow(<void**> &s.ucut, (m + 1) * sizeof(double))
+            or _grow(<void**> &s.hi, m * sizeof(double)) or _grow(<void**> &s.pos, m * sizeof(i32))
+            or _grow(<void**> &s.ucut, (m + 1) * sizeof(double))
             or _grow(<void**> &s.theta, (m + 1) * sizeof(double))
             or _grow(<void**> &s.after, (m + 1) * sizeof(Py_ssize_t))):
         return -1
@@ -491,25 +494,79 @@ cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, const i64* leaf_ptr, const
     return _gather_bitmap(s, leafx, leaf_ptr, members, member_mult, below)
 
 
-cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m, double theta, Py_ssize_t j_cut,
-                             const double* sorted_p2, Py_ssize_t n, double tol) noexcept nogil:
+#: the bisection sets aside decided neighbours while more than this many are undecided (the kernels' default)
+cdef Py_ssize_t COMPACT_DEFAULT = 64
+COMPACT_MIN = COMPACT_DEFAULT
+
+
+cdef inline Py_ssize_t _j_cut(Scratch* s, Py_ssize_t q) noexcept nogil:
+    """Neighbours before this position have V_a <= v on piece q (q odd: the point u_{q//2 + 1})."""
+    return s.after[(q >> 1) + 1] if q & 1 else s.after[q >> 1]
+
+
+cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m_act, bint compacted, Py_ssize_t off, double theta,
+                             Py_ssize_t j_cut, const double* sorted_p2, Py_ssize_t c_lo, Py_ssize_t c_hi,
+                             double tol) noexcept nogil:
     """count(v) = #{i <= n : pi_i(v) < theta(v)} for v on one piece.
 
     Neighbours before ``j_cut`` have V_a <= v (value ``lo``), the others V_a > v
     (value ``hi``); non-neighbours keep p2_i. Differences below ``tol`` count as
-    ties, which can only widen the interval.
+    ties, which can only widen the interval. ``off``: the count of the
+    neighbours already set aside (:func:`_compact`); the non-neighbours' count
+    is searched between ``c_lo`` and ``c_hi`` only.
     """
     cdef double lim = theta - tol
-    cdef Py_ssize_t c = _count_less(sorted_p2, n, lim)
-    cdef Py_ssize_t a
+    cdef Py_ssize_t c = c_lo + _count_less(&sorted_p2[c_lo], c_hi - c_lo, lim) + off
+    cdef Py_ssize_t a, w_cut = j_cut, lo_ = 0, hi_ = m_act, mid
     cdef double d = 0.0
+    if compacted:  # positions ascend: the first undecided neighbour at or after j_cut
+        while lo_ < hi_:
+            mid = (lo_ + hi_) >> 1
+            if s.pos[mid] < j_cut:
+                lo_ = mid + 1
+            else:
+                hi_ = mid
+        w_cut = lo_
     # two branch-free loops; a double accumulator (exact below 2**53) lets the compiler vectorise them with the
     # baseline x86-64 instruction set, where an integer one does not
-    for a in range(j_cut):
+    for a in range(w_cut):
         d += (1.0 if s.lo[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
-    for a in range(j_cut, m):
+    for a in range(w_cut, m_act):
         d += (1.0 if s.hi[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
     return c + <Py_ssize_t> d
+
+
+cdef inline bint _outside(double v, double lim_lo, double lim_hi) noexcept nogil:
+    return v < lim_lo or v >= lim_hi
+
+
+cdef Py_ssize_t _compact(Scratch* s, Py_ssize_t m_act, bint compacted, Py_ssize_t lo, Py_ssize_t hi,
+                         double tol, Py_ssize_t* off) noexcept nogil:
+    """Set aside the neighbours whose term is the same on every piece the bisection may still visit.
+
+    Pieces lo .. hi - 1 remain: their lim = theta - tol lies in [lim_lo, lim_hi] and their cut in
+    [j_lo, j_hi]. A neighbour before j_lo always counts its ``lo`` value, one at or after j_hi its ``hi``
+    value; when that value and ``base`` both lie below lim_lo or at or above lim_hi, its term
+    [value < lim] - [base < lim] is fixed: it is added to ``off`` and the neighbour leaves the arrays
+    (the others move down, in order). The counts, hence every decision, stay exactly those of the full sums.
+    Returns the undecided count.
+    """
+    cdef double lim_lo = s.theta[lo >> 1] - tol, lim_hi = s.theta[(hi - 1) >> 1] - tol, v, b
+    cdef Py_ssize_t j_lo = _j_cut(s, lo), j_hi = _j_cut(s, hi - 1), t, w = 0
+    cdef i32 a
+    for t in range(m_act):
+        a = s.pos[t] if compacted else <i32> t
+        b = s.base[t]
+        v = s.lo[t] if a < j_lo else s.hi[t]
+        if (a < j_lo or a >= j_hi) and _outside(v, lim_lo, lim_hi) and _outside(b, lim_lo, lim_hi):
+            off[0] += (v < lim_lo) - (b < lim_lo)
+        else:
+            s.pos[w] = a
+            s.lo[w] = s.lo[t]
+            s.hi[w] = s.hi[t]
+            s.base[w] = b
+            w += 1
+    return w
 
 
 cdef Py_ssize_t _fill_pieces(Scratch* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
@@ -568,7 +625,8 @@ cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* sp_r,
                          Py_ssize_t m_req, double tol,
                          double* t_out, char* closed_out, double* level_out) noexcept nogil:
     """Exact LCP threshold from the neighbours gathered in ``s`` (ranks ascending)."""
-    cdef Py_ssize_t r, lo, hi, mid, s_idx, j_cut, npieces
+    cdef Py_ssize_t r, lo, hi, mid, npieces, m_act = m, off = 0, c_lo = 0, c_hi = n, c_new
+    cdef bint compacted = False
     if m == 0 or m_req > n:
         _set_infinite(t_out, closed_out, level_out)
         return
@@ -581,12 +639,19 @@ cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* sp_r,
     hi = npieces
     while lo < hi:
         mid = (lo + hi) >> 1
-        s_idx = mid >> 1
-        j_cut = s.after[s_idx + 1] if mid & 1 else s.after[s_idx]
-        if _piece_count(s, m, s.theta[s_idx], j_cut, sorted_p2, n, tol) >= m_req:
+        if _piece_count(s, m_act, compacted, off, s.theta[mid >> 1], _j_cut(s, mid), sorted_p2, c_lo, c_hi,
+                        tol) >= m_req:
             hi = mid
         else:
             lo = mid + 1
+        if lo < hi and m_act > s.compact_min:
+            # what the remaining pieces share need not be counted again: the non-neighbours' count lies
+            # between its values at the bracket's ends, and most neighbours' terms are fixed
+            c_new = c_lo + _count_less(&sorted_p2[c_lo], c_hi - c_lo, s.theta[lo >> 1] - tol)
+            c_hi = c_lo + _count_less(&sorted_p2[c_lo], c_hi - c_lo, s.theta[(hi - 1) >> 1] - tol)
+            c_lo = c_new
+            m_act = _compact(s, m_act, compacted, lo, hi, tol, &off)
+            compacted = True
     _set_piece(s, lo, npieces, t_out, closed_out, level_out)
 
 
@@ -658,7 +723,7 @@ def _score_p2_pairs(scores_r, p2_r):
 
 def lcp_rf_thresholds(leafx, leaf_ptr, members, member_mult, below, leaf_pop,
                       scores, p2, sorted_p2, Py_ssize_t m_req, double tol=1e-10, int n_threads=1,
-                      gather="auto"):
+                      gather="auto", Py_ssize_t compact_min=COMPACT_MIN):
     """Exact LCP-RF thresholds for many test points (calibration points in any order).
 
     Parameters
@@ -708,7 +773,7 @@ def lcp_rf_thresholds(leafx, leaf_ptr, members, member_mult, below, leaf_pop,
     return lcp_rf_thresholds_ranked(
         leafx, leaf_ptr, rank[np.asarray(members)], member_mult, below, leaf_pop,
         scores[order], np.ascontiguousarray(np.asarray(p2, dtype=np.float64)[order]), sorted_p2,
-        m_req, tol=tol, n_threads=n_threads, gather=gather,
+        m_req, tol=tol, n_threads=n_threads, gather=gather, compact_min=compact_min,
     )
 
 
@@ -717,14 +782,17 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
                              const i32[::1] below, const i32[::1] leaf_pop,
                              const double[::1] scores_r, const double[::1] p2_r,
                              const double[::1] sorted_p2, Py_ssize_t m_req,
-                             double tol=1e-10, int n_threads=1, unit_mult=None, gather="auto"):
+                             double tol=1e-10, int n_threads=1, unit_mult=None, gather="auto",
+                             Py_ssize_t compact_min=COMPACT_MIN):
     """:func:`lcp_rf_thresholds` on an index whose points are numbered by score rank.
 
     ``member_rank`` holds the leaf members' ranks (:func:`score_ranks`),
     ``scores_r`` and ``p2_r`` are laid out by rank (so ``scores_r`` ascends):
     the neighbours of a test point then come out of the gather already
     sorted, and the gather reads no extra indirection. ``unit_mult``: whether
-    every multiplicity is 1 (computed when not given).
+    every multiplicity is 1 (computed when not given). ``compact_min``: the
+    bisection sets aside the neighbours whose term is decided while more than
+    this many are undecided (the results do not depend on it).
     """
     cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0]
     cdef double[::1] t = np.empty(mt, dtype=np.float64)
@@ -742,7 +810,7 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
         return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
     with nogil, parallel(num_threads=n_threads):
         # assigned inside the block, so each thread gets its own buffers
-        s = _scratch_new(n if n > 0 else 1, k, unit, mode)
+        s = _scratch_new(n if n > 0 else 1, k, unit, mode, compact_min)
         if s == NULL:
             failed[0] = 1
         else:
@@ -799,7 +867,7 @@ def lcp_rf_thresholds_weighted(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     if mt == 0:
         return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
     with nogil, parallel(num_threads=n_threads):
-        s = _scratch_new(n if n > 0 else 1, k, unit, mode)
+        s = _scratch_new(n if n > 0 else 1, k, unit, mode, COMPACT_DEFAULT)
         if s == NULL:
             failed[0] = 1
         else:
