@@ -90,8 +90,8 @@ def check_forest_backend(value: Any) -> str:
     """``forest_backend`` of a forest localizer: "sklearn" or "lightgbm"."""
     if not isinstance(value, str) or value not in FOREST_BACKENDS:
         raise InputError(
-            f"forest_backend must be one of {list(FOREST_BACKENDS)}, got {value!r}: \"sklearn\" grows the trees "
-            "with scikit-learn, \"lightgbm\" with LightGBM's random-forest mode (faster on many rows)."
+            f'forest_backend must be one of {list(FOREST_BACKENDS)}, got {value!r}: "sklearn" grows the trees '
+            'with scikit-learn, "lightgbm" with LightGBM\'s random-forest mode (faster on many rows).'
         )
     return value
 
@@ -202,6 +202,21 @@ class ForestLocalizer:
     max_samples : float or None
         Share of the growing rows each tree draws (scikit-learn's meaning,
         with ``bootstrap=True``); None: as many as there are rows.
+
+    Examples
+    --------
+    An honest forest grown on one part of the scores, indexing the other;
+    each tree draws half of the growing rows:
+
+    >>> import numpy as np
+    >>> from confrf.localizers import ForestLocalizer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(2000, 3)); V = np.abs(rng.normal(size=2000)) * (0.2 + X[:, 0])
+    >>> loc = ForestLocalizer(n_estimators=50, min_samples_leaf=20, max_features=1.0, max_samples=0.5,
+    ...                       random_state=0).grow(X[:1000], V[:1000]).index(X[1000:], V[1000:])
+    >>> t, closed, level = loc.thresholds(np.array([[0.1, 0.5, 0.5], [0.9, 0.5, 0.5]]), m_req=901)
+    >>> bool(t[0] < t[1])  # wider where the noise is larger
+    True
     """
 
     n_estimators: int | str = "auto"

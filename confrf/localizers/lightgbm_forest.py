@@ -136,7 +136,9 @@ def grow_lightgbm_forest(
         "num_threads": max(1, int(n_jobs or 1)),
         "verbose": -1,
     }
-    booster = lgb.train(params, lgb.Dataset(X, V, params={"max_bin": MAX_BIN}), num_boost_round=int(n_estimators))
+    # the float32 values scikit-learn's trees compare at lookup: LightGBM then routes every row as they do
+    X32 = np.asarray(X, dtype=np.float32)
+    booster = lgb.train(params, lgb.Dataset(X32, V, params={"max_bin": MAX_BIN}), num_boost_round=int(n_estimators))
     trees = booster.dump_model()["tree_info"]
     forest = RandomForestRegressor(
         n_estimators=int(n_estimators),
