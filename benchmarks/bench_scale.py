@@ -58,6 +58,28 @@ from typing import Any
 
 import numpy as np
 
+#: ``--help``'s epilog: the final timing runs, for an idle machine
+FINAL_RUNS = """\
+final timing runs (on an idle machine: `uptime` load average below 1; one at a time):
+
+  1M x 1M whole job (and 100k x 100k for the per-point growth), sim data, 2 threads:
+      python benchmarks/bench_scale.py --suite jobs --docs ''
+    expected: about 3-6 minutes for the 1M job on 2 idle cores (297 CPU-seconds measured at load 13,
+    before the kernel changes of the follow-up), peak about 3.4 GB.
+
+  several-features data (noise driven by 5 of 20 features), 100k and 1M:
+      python benchmarks/bench_scale.py --suite multi --docs ''
+
+  10M calibration rows (multi data, 100k test rows), with the memory guard:
+      python benchmarks/bench_scale.py --suite big --max-rss-gb 22 --docs ''
+    the guard: a watchdog thread in the job reads its resident set every 0.2 s and stops the job
+    (exit status 3, "memory guard" on stderr) above --max-rss-gb, before the 24 GB machine swaps;
+    run --suite big --factor 0.2 and --factor 0.4 (2M, 4M rows) first and extrapolate the peak.
+
+  then merge the JSON of every run into docs/benchmarks/scale.md:
+      python benchmarks/bench_scale.py --report benchmarks/results/bench_scale.json [more.json ...]
+"""
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 TARGET_SECONDS = 600.0
@@ -135,8 +157,36 @@ class StepClock:
         setattr(owner, attr, timed)
 
 
+def memory_guard(limit_gb: float, period: float = 0.2) -> None:
+    """Stop this process (exit status 3) as soon as its resident set exceeds ``limit_gb``.
+
+    A daemon thread polls /proc/self/statm: the kernels and scikit-learn release the GIL while they
+    allocate, so it runs during every step. os._exit, not an exception: the step in progress may
+    hold the GIL for no more than one of its Python-level calls, and nothing must be written.
+    """
+    import threading
+
+    page = os.sysconf("SC_PAGE_SIZE")
+    limit = int(limit_gb * 1024**3)
+
+    def watch() -> None:
+        while True:
+            with open("/proc/self/statm") as f:
+                rss = int(f.read().split()[1]) * page
+            if rss > limit:
+                sys.stderr.write(f"memory guard: resident set {rss / 1024**3:.1f} GB > {limit_gb:g} GB, stopped\n")
+                sys.stderr.flush()
+                os._exit(3)
+            time.sleep(period)
+
+    if os.path.exists("/proc/self/statm"):
+        threading.Thread(target=watch, daemon=True, name="memory-guard").start()
+
+
 def child(args: argparse.Namespace) -> dict[str, Any]:
     """One configuration, in this process; returns the measurements."""
+    if args.max_rss_gb:
+        memory_guard(args.max_rss_gb)
     try:
         import confrf  # noqa: F401
     except ImportError:  # run from a checkout without installing
@@ -267,7 +317,7 @@ def run_config(cfg: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     for k in ("data", "n_train", "n_cal", "n_test", "cap", "seed", "forest_backend", "max_samples"):
         if cfg.get(k) is not None:
             cmd += [f"--{k.replace('_', '-')}", str(cfg[k])]
-    cmd += ["--trees", str(args.trees), "--n-jobs", str(args.n_jobs)]
+    cmd += ["--trees", str(args.trees), "--n-jobs", str(args.n_jobs), "--max-rss-gb", str(args.max_rss_gb)]
     timer = shutil.which("time") or ("/usr/bin/time" if os.path.exists("/usr/bin/time") else None)
     if timer:
         cmd = [timer, "-v"] + cmd
@@ -655,13 +705,21 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: st
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], epilog=FINAL_RUNS, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--quick", action="store_true", help="every size divided by 100 (a smoke run of the same code)")
     p.add_argument("--suite", default="all", choices=["all", "jobs", "multi", "quality", "levers", "cap", "big"])
     p.add_argument("--factor", type=float, default=1.0, help="multiply every size (row counts, caps) by this")
     p.add_argument("--seeds", type=int, default=3, help="seeds of the quality suite")
     p.add_argument("--trees", type=lambda v: v if v == "auto" else int(v), default="auto")
     p.add_argument("--n-jobs", type=int, default=2)
+    p.add_argument(
+        "--max-rss-gb",
+        type=float,
+        default=22.0,
+        help="memory guard: stop a configuration whose resident set exceeds this (GB; 0: no guard)",
+    )
     p.add_argument("--out", default=str(HERE / "results"))
     p.add_argument(
         "--docs",
