@@ -78,14 +78,15 @@ class LCPForestCalibrator(Calibrator):
             grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
             self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])
-            self.localizer.grow(X[grow], V[grow])
+            # the tuning may read the localizer part's ratios (the target population's loss): still disjoint data
+            self.localizer.grow(X[grow], V[grow], likelihood_ratio=None if w is None else w[grow])
             self.localizer.index(X[conf], V[conf])
             self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
         else:
             check_conformal_size(n, alpha, "calibration set")
             self.localizer.fit(X, V)
             self.n_grow_, self.n_conformal_ = n, n
-        # the forest never sees the ratios: they weight the conformal points only
+        # the ratios weight the conformal points; the forest saw at most the localizer part's (its tuning)
         self.n_calibration_, self.conformal_rows_ = n, conf
         self._set_ratios(None if w is None else w[conf])
         return self

@@ -24,11 +24,9 @@ import numpy as np
 
 from .._validation import min_calibration_size
 from ..exceptions import InputError
+from ..localizers.weighted import SHIFT_TOL as SHIFT_TOL  # the tolerance's home is the kernels' layer
+from ..localizers.weighted import weighted_requirement
 from .base import Guarantee
-
-#: relative tolerance of the weighted comparison: accept while the computed mass < (1 - alpha + tol) * total.
-#: Only ever enlarges a set; at least 4 n eps, which bounds the rounding error of a sum of n weights.
-SHIFT_TOL = 1e-9
 
 
 def check_ratio(values: object, n: int, what: str, *, name: str = "likelihood_ratio", allow_all_zero: bool = False):
@@ -118,10 +116,7 @@ class ShiftWeights:
 
     def requirement(self, alpha: float, w_test: np.ndarray) -> np.ndarray:
         """(1 - alpha)(sum_j w_j + w(x)) plus the tolerance, per test row: v is rejected once its mass reaches it."""
-        total = self.total + np.asarray(w_test, dtype=np.float64)
-        tol = max(SHIFT_TOL, 4.0 * (self.n + 2) * np.finfo(np.float64).eps)
-        # no weight anywhere (a group of zero ratios and w(x) = 0): no evidence, nothing is rejected
-        return np.where(total > 0, (1.0 - float(alpha) + tol) * total, np.inf)
+        return weighted_requirement(alpha, self.total, self.n, w_test)
 
 
 def new_row_ratios(likelihood_ratio: object, m: int, weighted: bool) -> np.ndarray | None:

@@ -171,8 +171,14 @@ class ForestLocalizer:
     index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
 
     # -- lifecycle ---------------------------------------------------------
-    def grow(self, X: np.ndarray, scores: np.ndarray) -> ForestLocalizer:
-        """Grow the forest of the scores on (X, scores)."""
+    def grow(self, X: np.ndarray, scores: np.ndarray, likelihood_ratio: np.ndarray | None = None) -> ForestLocalizer:
+        """Grow the forest of the scores on (X, scores).
+
+        ``likelihood_ratio`` (covariate shift: w(x) of the growing rows) is
+        read only by the "tune" rule, which then compares candidates by the
+        target population's loss (:mod:`confrf.localizers.tuning`); the trees
+        themselves are grown unweighted.
+        """
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         msl, mf, scale = self.min_samples_leaf, self.max_features, check_scale(self.scale)
@@ -198,6 +204,7 @@ class ForestLocalizer:
                 scales=list(SCALES) if scale == TUNE else [scale],
                 forest_kwargs={"max_depth": self.max_depth, "bootstrap": self.bootstrap},
                 conformal_ratio=self.conformal_ratio,
+                ratio=likelihood_ratio,
             )
             msl, mf, scale = self.tuning_.chosen
         self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None

@@ -45,6 +45,16 @@ will have in the final forest (``conformal_ratio``: 1 with the default
 ``localizer_size=0.5``), the mass that decides how often LCP's interval is
 infinite. At large n the tuning runs on a random subsample of
 ``MAX_TUNE_POINTS`` points, which bounds its cost.
+
+Under covariate shift (``ratio``: the likelihood ratios w(x) of the localizer
+points, docs/theory.md "Covariate shift") the simulation is the weighted
+calibration the forest will serve: the conformal folds carry their ratios,
+the thresholds are the weighted LCP-RF ones (with each test point's own
+w(x)), and each test point's loss and infinite interval count w(x) / mean(w)
+times, an importance-weighted estimate of the target population's loss.
+The ratios are read at localizer points only, so the forest stays a function
+of data disjoint from the conformal points. Equal ratios are the unweighted
+tuning exactly.
 """
 
 from __future__ import annotations
@@ -102,6 +112,8 @@ class ForestTuning:
     n_splits : int
         Splits into folds the scores average over: 1, or TUNE_FOLDS (3) when a departure from the sqrt rule was
         rechecked.
+    weighted : bool
+        Whether the simulations were weighted by likelihood ratios (the scores are the target population's).
     """
 
     candidates: tuple[tuple[int, Any, str], ...]
@@ -111,6 +123,7 @@ class ForestTuning:
     n_points: int
     reason: str = ""
     n_splits: int = 1
+    weighted: bool = False
 
     def table(self) -> pd.DataFrame:
         """One row per candidate: min_samples_leaf, max_features, scale, score, share_infinite, chosen."""
@@ -133,7 +146,10 @@ class ForestTuning:
             f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
             for c, s, i in zip(self.candidates, self.scores, self.infinite)
         ]
-        return ", ".join(parts) + (f" (means over {self.n_splits} splits into folds)" if self.n_splits > 1 else "")
+        notes = [f"means over {self.n_splits} splits into folds"] if self.n_splits > 1 else []
+        if getattr(self, "weighted", False):  # absent from objects pickled before it existed
+            notes.append("weighted by the likelihood ratio: the target population's loss")
+        return ", ".join(parts) + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _label(c: tuple[int, Any, str]) -> str:
@@ -183,6 +199,7 @@ def tune_forest(
     n_jobs: int | None,
     conformal_ratio: float = 1.0,
     scales: list[str] | None = None,
+    ratio: np.ndarray | None = None,
 ) -> ForestTuning:
     """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
 
@@ -204,6 +221,9 @@ def tune_forest(
     is simulated with ``m * conformal_ratio / (TUNE_FOLDS - 2)`` growing points per leaf (the
     conformal folds are TUNE_FOLDS - 2 times as large as the growing one), so its
     tuning leaves hold as many conformal points as the final ones will.
+    ``ratio``: likelihood ratios of the rows of X (covariate shift): the
+    simulations are weighted calibrations and the losses the target
+    population's (module docstring); None or equal ratios: unweighted.
     Deterministic given ``random_state``; ``n_jobs`` only parallelizes.
     """
     from .forest import ForestLocalizer  # forest.py calls this module from grow()
@@ -219,6 +239,9 @@ def tune_forest(
     use = rng.permutation(n)[: min(n, MAX_TUNE_POINTS)]
     n_t = use.shape[0]
     Xu, Vu = X[use], V[use]
+    wu = _tuning_ratios(ratio, n, use)
+    # each test point's loss counts w(x) / mean(w) times: the target population's mean loss (1 when unweighted)
+    lw = np.ones(n_t) if wu is None else wu / float(np.mean(wu))
     k = TUNE_FOLDS
     folds = [np.arange(n_t)[r * n_t // k : (r + 1) * n_t // k] for r in range(k)]
     # (growing fold, [(conformal folds, test fold), ...]): the first split, then at small n the others (ROTATE_BELOW)
@@ -230,7 +253,9 @@ def tune_forest(
             if len(cands) == 1
             else f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}"
         )
-        return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
+        return ForestTuning(
+            (cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason, weighted=wu is not None
+        )
     cap = 2.0 * float(np.max(Vu))
     seed = int(rng.integers(0, 2**31 - 1))
     # candidate -> [sum of its per-point losses, simulations per point, infinite thresholds]
@@ -265,18 +290,16 @@ def tune_forest(
                 for sc in scs:
                     loc.scale_ = sc
                     loc.index(Xc[conf], Vu[conf])
-                    t = loc.thresholds(
-                        Xc[test], required_count(alpha, conf.shape[0]), n_threads=kernel_threads(n_jobs)
-                    )[0]
+                    t = _simulated_thresholds(loc, Xc[test], alpha, conf, test, wu, n_jobs)
                     a = acc[(m, mf, sc)]
-                    a[0][test] += half_interval_score(t, Vu[test], alpha, cap)
+                    a[0][test] += half_interval_score(t, Vu[test], alpha, cap) * lw[test]
                     a[1][test] += 1
-                    a[2] += int(np.sum(np.isinf(t)))
+                    a[2] += float(np.sum(np.isinf(t) * lw[test]))
 
     def choice() -> tuple[list[np.ndarray], list[float], int]:
         # per point: the mean over the simulations it was a test point in (position order, the same for all)
         losses = [acc[c][0][acc[c][1] > 0] / acc[c][1][acc[c][1] > 0] for c in cands]
-        infinite = [acc[c][2] / float(np.sum(acc[c][1])) for c in cands]
+        infinite = [acc[c][2] / float(np.sum(acc[c][1] * lw)) for c in cands]
         return losses, infinite, _choose(losses, infinite)
 
     def simulate_all(splits: list[tuple[np.ndarray, list[Any]]]) -> None:
@@ -310,7 +333,35 @@ def tune_forest(
         splits = recheck(splits)
     losses, infinite, chosen = choice()
     scores = tuple(float(np.mean(x)) for x in losses)
-    return ForestTuning(tuple(cands), scores, tuple(infinite), cands[chosen], n_t, n_splits=len(splits))
+    return ForestTuning(
+        tuple(cands), scores, tuple(infinite), cands[chosen], n_t, n_splits=len(splits), weighted=wu is not None
+    )
+
+
+def _tuning_ratios(ratio: np.ndarray | None, n: int, use: np.ndarray) -> np.ndarray | None:
+    """The tuning points' likelihood ratios, or None when there are none or all are equal (the unweighted rule)."""
+    if ratio is None:
+        return None
+    w = np.asarray(ratio, dtype=np.float64)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+        raise ValueError(f"ratio must hold {n} finite non-negative numbers, not all 0 (checked by the calibrator)")
+    wu = w[use]
+    return None if bool(np.all(wu == wu[0])) else wu
+
+
+def _simulated_thresholds(
+    loc: Any, X_test: np.ndarray, alpha: float, conf: np.ndarray, test: np.ndarray, wu: np.ndarray | None, n_jobs: Any
+) -> np.ndarray:
+    """The exact LCP-RF thresholds of a simulated calibration; the weighted rule when ``wu`` holds ratios."""
+    threads = kernel_threads(n_jobs)
+    if wu is None:
+        return loc.thresholds(X_test, required_count(alpha, conf.shape[0]), n_threads=threads)[0]
+    from .weighted import ForestShiftIndex, weighted_forest_thresholds, weighted_requirement  # imports forest.py
+
+    w_conf = wu[conf]
+    shift_index = ForestShiftIndex.build(loc.index_, w_conf)
+    req = weighted_requirement(alpha, float(np.sum(w_conf)), conf.shape[0], wu[test])
+    return weighted_forest_thresholds(loc, shift_index, X_test, req, threads)[0]
 
 
 def _plan(folds: list[np.ndarray], r: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
