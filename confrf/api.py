@@ -22,7 +22,7 @@ from .localizers._float32 import F32_MAX, blurred_columns
 from .models import adapt_formula_results, check_linear_scale, name_model_terms, no_predictor_model
 from .results import ConformalResult
 from .results.response_scale import build_response_scale
-from .shift.setup import SHIFT_OPTIONS, pop_shift_options, refuse_for_sets, resolve_shift
+from .shift.setup import SHIFT_OPTIONS, pop_shift_options, resolve_shift
 
 __all__ = ["OPTIONS", "conformal", "lcp_rf", "qrf_tc", "split_cp", "split_indices"]
 
@@ -184,7 +184,9 @@ def conformal(
         part, ``shift_model`` "logit" (default), "gbm" or a scikit-learn
         classifier, its probability clipped to [``shift_clip``,
         1 - ``shift_clip``], default 0.01). Methods "split", "lcp-rf",
-        "lcp", "slcp", "split-g", "lcp-rf-g" (not the PAC variants).
+        "lcp", "slcp", "split-g", "lcp-rf-g" (not the PAC variants); for a
+        class-label response (prediction sets) "split", "lcp-rf", "split-g"
+        and "lcp-rf-g".
         ``weights``: case weights of the base model's fit, R's
         ``lm(weights=)`` (a column, an expression or a function of the
         frame; "ols" becomes WLS); they do not enter the calibration.
@@ -229,7 +231,6 @@ def conformal(
     )
     shift_opts = pop_shift_options(options)  # after the call record, which keeps them for update()
     if label_column(formula, data) is not None:  # a class-label response: prediction sets
-        refuse_for_sets(shift_opts)
         if support is not None:
             raise InputError(
                 "support= clips prediction intervals to the range of a numeric response; the response of "
@@ -244,6 +245,7 @@ def conformal(
             calib=calib,
             calib_size=calib_size,
             random_state=seed,
+            shift_options=shift_opts,
             **options,
         )
         sets.fit_call = call

@@ -39,7 +39,7 @@ from ._validation import (
 )
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
-from .calibrators.shift import check_ratio, new_row_ratios, too_small_ess_message
+from .calibrators.shift import calibration_ratios, check_ratio, prediction_ratios, too_small_ess_message
 from .exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
@@ -247,10 +247,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.score_ = get_score(self.score)
         seeds = self._seeds()
         t0 = time.perf_counter()
-        ratio_model = likelihood_ratio if callable(likelihood_ratio) else None
-        w_cal = None
-        if likelihood_ratio is not None:
-            w_cal = check_ratio(ratio_model(X) if ratio_model else likelihood_ratio, X.shape[0], "the calibration rows")
+        w_cal, ratio_model = calibration_ratios(likelihood_ratio, X)
         V = self.score_.score(y, self.model_.predict(X))
         calibrator = self._make_calibrator(seeds[2])
         if w_cal is not None and not calibrator.supports_shift:
@@ -347,11 +344,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     def _test_ratios(self, X: np.ndarray, likelihood_ratio: Any) -> np.ndarray | None:
         """The new rows' likelihood ratios after a weighted calibration (None after an unweighted one), checked."""
-        weighted = getattr(self, "calib_ratio_", None) is not None  # absent from objects pickled before it existed
-        model = getattr(self, "ratio_model_", None)
-        if likelihood_ratio is None and weighted and model is not None:
-            likelihood_ratio = model(X)
-        return new_row_ratios(likelihood_ratio, X.shape[0], weighted)
+        return prediction_ratios(self, X, likelihood_ratio)
 
     def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)

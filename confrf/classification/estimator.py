@@ -24,8 +24,10 @@ from .._levels import resolve_alpha
 from .._parallel import concat_chunks, governs_threads, map_row_chunks
 from .._validation import as_float_matrix, check_alpha, min_calibration_size
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
+from ..calibrators.shift import calibration_ratios, prediction_ratios, shift_guarantee, too_small_ess_message
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..formula.labels import response_levels
+from ..shift.ratio import RatioEstimator
 from .models import ProbaModel, is_statsmodels_results, make_classifier, prefit_classifier
 from .scores import CALIBRATION_STREAM, PREDICTION_STREAM, get_class_score, label_sets, uniforms
 
@@ -87,7 +89,10 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     "lcp-rf": P(Y in C(X)) >= 1 - alpha; "qrf-tc" and "lcp-rf" with
     ``guarantee="pac"``: training-conditional; class-conditional:
     P(Y in C(X) | Y = k) >= 1 - alpha for every class k. See
-    docs/guide/classification.md.
+    docs/guide/classification.md. Under covariate shift, ``likelihood_ratio``
+    of :meth:`conformalize` weights the calibration so that these statements
+    hold for the target population (the marginal and class-conditional ones,
+    exactly with the true ratio; docs/guide/shift.md).
 
     Examples
     --------
@@ -163,11 +168,32 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.train_counts_ = np.bincount(codes, minlength=len(self.classes_))
         return self
 
-    def conformalize(self, X: Any, y: Any, classes: Any = None) -> ConformalClassifier:
+    def conformalize(self, X: Any, y: Any, classes: Any = None, likelihood_ratio: Any = None) -> ConformalClassifier:
         """Calibrate on data disjoint from the training data.
 
         With ``prefit=True``, ``classes`` gives the levels (default: the
         model's ``classes_``).
+
+        ``likelihood_ratio``: covariate shift (docs/theory.md), as in
+        :meth:`confrf.ConformalRegressor.conformalize`: the rows to predict
+        come from a target population with dP_target(x) = w(x)
+        dP_calibration(x) and the same P(Y | X); give w at every calibration
+        row, or a function ``w(X)`` of design rows (then it also gives the new
+        rows' ratios). The calibration is weighted, and the sets cover a target
+        row's class with probability >= 1 - alpha exactly ("split", "lcp-rf";
+        given the class for "split-g" / "lcp-rf-g" with ``groups="label"``).
+        "qrf-tc" and ``guarantee="pac"`` refuse it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from confrf.classification import ConformalClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(900, 2)); y = np.where(X[:, 0] + rng.normal(size=900) > 0, "a", "b")
+        >>> clf = ConformalClassifier(method="split", alpha=0.1, random_state=0).fit(X[:300], y[:300])
+        >>> clf = clf.conformalize(X[300:], y[300:], likelihood_ratio=lambda Z: np.exp(Z[:, 0]))
+        >>> clf.predict_sets(X[:2]).shape
+        (2, 2)
         """
         opts = self._method_options()
         self._warn_unused_settings(self.method, opts)
@@ -204,22 +230,36 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.score_ = get_class_score(self.score)
         seeds = self._seeds()
         t0 = time.perf_counter()
+        w_cal, ratio_model = calibration_ratios(likelihood_ratio, X)
         u = uniforms(self.score_, X.shape[0], CALIBRATION_STREAM, seeds[3])
         S = self.score_.matrix(self.model_.proba(X), u)
         V = S[np.arange(X.shape[0]), codes]
         spec = get_method(self.method)
         calibrator = spec.factory(self, opts, seeds[2])
+        if w_cal is not None and not calibrator.supports_shift:
+            raise InputError(f"likelihood_ratio (covariate shift) cannot be used here: {calibrator.shift_refusal()}")
         rng = np.random.default_rng(seeds[1])
+        shift_kw = {} if w_cal is None else {"likelihood_ratio": w_cal}
         if self.mondrian_:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", InfiniteIntervalWarning)
-                self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng, labels=codes)
+                self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng, labels=codes, **shift_kw)
             self._warn_small_classes(caught)
         else:
-            self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng)
+            self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng, **shift_kw)
         self.conformalize_time_ = time.perf_counter() - t0
         self.calib_X_, self.calib_codes_, self.calib_scores_ = X, codes, V
         self.calib_counts_ = counts
+        self.calib_ratio_, self.ratio_model_ = w_cal, ratio_model
+        shift = getattr(self.calibrator_, "shift_", None)
+        message = None if shift is None else too_small_ess_message(shift.ess, self.alpha)
+        if message:
+            warnings.warn(
+                # said for sets: an infinite threshold puts every class in the set
+                message.replace("infinite intervals", "full sets").replace("finite intervals", "finite thresholds"),
+                InfiniteIntervalWarning,
+                stacklevel=2,
+            )
         return self
 
     # -- prediction --------------------------------------------------------
@@ -241,10 +281,14 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         n_jobs: int | None = None,
         chunk_size: int | None = None,
         progress: bool | None = None,
+        likelihood_ratio: Any = None,
     ) -> dict[str, np.ndarray]:
         """proba, scores (n, K), sets (n, K bool), and the thresholds t, closed, level.
 
         ``alpha`` (default: the estimator's) or R's ``level`` (1 - alpha), not both.
+        ``likelihood_ratio``: after a calibration weighted for covariate shift
+        with an array of ratios, the new rows' ratios (one per row); after one
+        with a ratio function, it is applied to X unless given.
 
         t, closed and level are (n,) for one threshold per row and (n, K)
         for class-conditional calibration (column k: calibrated on class k).
@@ -259,14 +303,16 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         )
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting sets.")
+        w = prediction_ratios(self, X, likelihood_ratio)
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
             # classifiers refuse 0 rows: predict one calibration row for the keys and dtypes, keep none
-            one = self._predict_rows(self.calib_X_[:1], a, uniforms(self.score_, 1, PREDICTION_STREAM, 0))
+            w1 = None if w is None else self.calib_ratio_[:1]
+            one = self._predict_rows(self.calib_X_[:1], a, uniforms(self.score_, 1, PREDICTION_STREAM, 0), w1)
             return {k: v[:0] for k, v in one.items()}
         u = uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3])
         parts = map_row_chunks(
-            lambda rows: self._predict_rows(X[rows], a, None if u is None else u[rows]),
+            lambda rows: self._predict_rows(X[rows], a, None if u is None else u[rows], None if w is None else w[rows]),
             X.shape[0],
             chunk_size=chunk_size,
             n_jobs=self.n_jobs if n_jobs is None else n_jobs,
@@ -274,17 +320,28 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         )
         return concat_chunks(parts)
 
-    def _predict_rows(self, X: np.ndarray, a: float, u: np.ndarray | None) -> dict[str, np.ndarray]:
+    def calibration_details(self, alpha: float | None = None) -> dict[str, np.ndarray]:
+        """:meth:`predict_details` of the calibration rows (with their own ratios after a weighted calibration)."""
+        if not hasattr(self, "calibrator_"):
+            raise NotFittedError("call conformalize() first.")
+        ratio = getattr(self, "calib_ratio_", None)  # absent from objects pickled before it existed
+        return self.predict_details(self.calib_X_, alpha, progress=False, likelihood_ratio=ratio)
+
+    def _predict_rows(
+        self, X: np.ndarray, a: float, u: np.ndarray | None, w: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
         proba = self.model_.proba(X)
         S = self.score_.matrix(proba, u)
+        # a row's ratio w(x) does not depend on the candidate label: one per row, for every class
+        shift_kw = {} if w is None else {"likelihood_ratio": w}
         if self.mondrian_:
             K, m = len(self.classes_), X.shape[0]
             t, closed, level = np.empty((m, K)), np.empty((m, K), dtype=bool), np.empty((m, K))
             for k in range(K):
-                th = self.calibrator_.thresholds(X, a, labels=np.full(m, k, dtype=np.int64))
+                th = self.calibrator_.thresholds(X, a, labels=np.full(m, k, dtype=np.int64), **shift_kw)
                 t[:, k], closed[:, k], level[:, k] = th.t, th.closed, th.level
         else:
-            th = self.calibrator_.thresholds(X, a)
+            th = self.calibrator_.thresholds(X, a, **shift_kw)
             t, closed, level = th.t, th.closed, th.level
         return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed, "level": level}
 
@@ -296,9 +353,10 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         """The coverage statement of this fit, for prediction sets."""
         a = self.alpha if alpha is None else alpha
         cal = self._calibrator()
-        if self.mondrian_:
-            return mondrian_guarantee(cal, a)
-        g = cal.guarantee(a)
+        g = mondrian_guarantee(cal, a) if self.mondrian_ else cal.guarantee(a)
+        if getattr(self, "calib_ratio_", None) is not None:
+            # the estimated ratio of shift= (a RatioEstimator) gives an approximate statement
+            g = shift_guarantee(g, a, isinstance(getattr(self, "ratio_model_", None), RatioEstimator))
         return Guarantee(
             g.kind,
             g.certified,

@@ -150,7 +150,7 @@ class ClassificationVocabulary:
         est = self.estimator
         g = self.guarantee
         n_cal = int(est.calib_X_.shape[0])
-        d = est.predict_details(est.calib_X_, self.alpha, progress=False)
+        d = est.calibration_details(self.alpha)
         facts = set_facts(d["sets"])
         row: dict[str, Any] = {
             "method": self.method,
