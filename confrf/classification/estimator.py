@@ -345,9 +345,14 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             t, closed, level = th.t, th.closed, th.level
         return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed, "level": level}
 
-    def predict_sets(self, X: Any, alpha: float | None = None, *, level: float | None = None) -> np.ndarray:
-        """(n, K) boolean prediction sets: column k is True when ``classes_[k]`` is in the set."""
-        return self.predict_details(X, alpha, level=level)["sets"]
+    def predict_sets(
+        self, X: Any, alpha: float | None = None, *, level: float | None = None, likelihood_ratio: Any = None
+    ) -> np.ndarray:
+        """(n, K) boolean prediction sets: column k is True when ``classes_[k]`` is in the set.
+
+        ``likelihood_ratio``: the new rows' ratios after a weighted calibration, as in :meth:`predict_details`.
+        """
+        return self.predict_details(X, alpha, level=level, likelihood_ratio=likelihood_ratio)["sets"]
 
     def guarantee(self, alpha: float | None = None) -> Guarantee:
         """The coverage statement of this fit, for prediction sets."""
