@@ -264,3 +264,41 @@ def test_reweighted_equals_calibrating_again():
             assert np.array_equal(
                 getattr(a.thresholds(Xt, 0.1, **kw), field), getattr(b.thresholds(Xt, 0.1, **kw), field)
             )
+
+
+@pytest.mark.parametrize("alpha", ["0.2", "0.35", "0.5"])
+@pytest.mark.parametrize("case", ["mixed", "constant calibration ratios"])
+def test_weighted_lcp_rf_calibrator_matches_reference(alpha, case):
+    """The calibrator end to end (honest split, forest, the conformal points' ratios, each row's own w(x), the
+    routing of equal ratios to the integer rule) against the rational reference, row by row.
+
+    Test ratios include 0 (the calibration points alone), the calibration points' common value (the integer
+    rule), other values, and 64 (more than alpha / (1 - alpha) times the total: +inf)."""
+    from confrf.localizers import ForestLocalizer
+
+    rng = np.random.default_rng(41 + int(100 * float(alpha)) + 1000 * (case == "mixed"))
+    for rep in range(2):
+        n = 16
+        X = rng.uniform(size=(n, 2))
+        V = (rng.integers(0, 4, size=n) if rep % 2 else np.round(rng.normal(size=n), 2)).astype(float)
+        w = np.ones(n) if case != "mixed" else rng.choice(WEIGHTS, size=n)
+        if not np.any(w > 0):
+            w[0] = 1.0
+        Xt = np.vstack([X[:3], rng.uniform(size=(3, 2))])  # calibration rows too: shared leaves, ties
+        w_test = np.array([0.0, 1.0, 2.0, 0.5, 3.0, 64.0])
+        loc = ForestLocalizer(n_estimators=3, min_samples_leaf=2, max_features=1.0, random_state=rep)
+        cal = LCPForestCalibrator(loc).calibrate(
+            X, V, alpha=float(alpha), rng=np.random.default_rng(rep), likelihood_ratio=w
+        )
+        conf = cal.conformal_rows_
+        if not np.any(w[conf] > 0):
+            continue
+        th = cal.thresholds(Xt, float(alpha), likelihood_ratio=w_test)
+        leaves_cal, leaves_test = loc.leaves(X[conf]), loc.leaves(Xt)
+        for q in range(Xt.shape[0]):
+            wq = np.append(w[conf], w_test[q])
+            ref = weighted_lcp_threshold_reference(
+                forest_lcp_matrix(leaves_cal, leaves_test[q]), list(V[conf]), _frac(wq), alpha, _slack(wq)
+            )
+            assert (th.t[q], bool(th.closed[q])) == ref, (alpha, case, rep, q, wq)
+        assert np.isinf(th.t[-1])

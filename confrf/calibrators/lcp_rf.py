@@ -99,10 +99,15 @@ class LCPForestCalibrator(Calibrator):
         """The same forest and conformal points with other likelihood ratios (None: unweighted).
 
         ``likelihood_ratio`` has one entry per row of the calibration set
-        given to :meth:`calibrate`. Since the forest never sees the ratios,
-        this equals calibrating again with them and the same ``rng``, without
-        growing the forest again: comparing a known and an estimated ratio,
-        or weighted and unweighted, costs one fit.
+        given to :meth:`calibrate`. The forest is kept as grown: when it was
+        not tuned (``min_samples_leaf``, ``max_features`` and ``scale``
+        given), this equals calibrating again with the ratios and the same
+        ``rng``, without growing the forest again; a tuned forest stays the
+        one chosen for the ratios it was calibrated with (none: the
+        calibration population's loss). Either way the guarantee for the new
+        ratios is exact (the forest depends on localizer points only).
+        Comparing a known and an estimated ratio, or weighted and
+        unweighted, costs one fit.
 
         Examples
         --------
