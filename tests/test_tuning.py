@@ -391,3 +391,69 @@ def test_tuning_leaves_get_the_final_conformal_mass():
     cal = LCPForestCalibrator(ForestLocalizer(n_estimators=5, random_state=0), localizer_size=0.7)
     cal.calibrate(X, V, alpha=0.1, rng=np.random.default_rng(0))
     assert cal.localizer.conformal_ratio == pytest.approx(300 / 700)
+
+
+def test_weighted_tuning_scores_are_the_target_populations_simulated_calibration():
+    """With likelihood ratios, a candidate's score is recomputed from its definition: the conformal fold weighted
+    by its ratios, the weighted exact thresholds with each test point's own w(x), and each test point's loss (and
+    infinite interval) counted w(x) / mean(w) times."""
+    from confrf.localizers.weighted import ForestShiftIndex, weighted_forest_thresholds, weighted_requirement
+
+    n = 900
+    X, V = _data(n, seed=3)
+    w = np.exp(2.5 * X[:, 0])
+    tun = tune_forest(
+        X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=1, n_jobs=1, ratio=w
+    )
+    assert tun.weighted and "weighted by the likelihood ratio" in tun.text()
+    rng = np.random.default_rng(1)
+    use = rng.permutation(n)
+    seed = int(rng.integers(0, 2**31 - 1))
+    thirds = (use[: n // 3], use[n // 3 : 2 * n // 3], use[2 * n // 3 :])
+    lw = w / w.mean()
+    for (m, mf, sc), score, inf_share in zip(tun.candidates, tun.scores, tun.infinite):
+        loss, inf, mass = {}, 0.0, 0.0
+        for r in range(tun.n_splits):
+            g, f1, f2 = thirds[r], thirds[(r + 1) % 3], thirds[(r + 2) % 3]
+            loc = ForestLocalizer(n_estimators=15, min_samples_leaf=m, max_features=mf, random_state=seed, scale=sc)
+            loc.grow(X[g], V[g])
+            for c, e in ((f1, f2), (f2, f1)):
+                loc.index(X[c], V[c])
+                req = weighted_requirement(0.1, float(w[c].sum()), c.shape[0], w[e])
+                th = weighted_forest_thresholds(loc, ForestShiftIndex.build(loc.index_, w[c]), X[e], req)[0]
+                inf += float(np.sum(np.isinf(th) * lw[e]))
+                mass += float(np.sum(lw[e]))
+                th = np.where(np.isinf(th), 2 * V.max(), th)
+                for i, point_loss in zip(e, th + np.maximum(V[e] - th, 0) / 0.1):
+                    loss.setdefault(i, []).append(lw[i] * point_loss)
+        assert score == pytest.approx(np.mean([np.mean(v) for v in loss.values()]), rel=1e-9)
+        assert inf_share == pytest.approx(inf / mass, rel=1e-9, abs=1e-15)
+    plain = tune_forest(
+        X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=1, n_jobs=1
+    )
+    assert plain.scores != tun.scores and not plain.weighted
+
+
+def test_weighted_tuning_reads_only_the_localizer_parts_ratios():
+    """Honesty with ratios: the conformal points' ratios never change the tuned forest; equal ratios are the
+    unweighted tuning exactly; the localizer points' ratios do change it (the check has teeth)."""
+    X, V = _data(900)
+    grow, conf = random_split(X.shape[0], 0.5, np.random.default_rng(3), "localizer part", "localizer_size")
+    w = np.exp(2.0 * X[:, 0])
+
+    def fit(ratio):
+        loc = ForestLocalizer(n_estimators=10, random_state=7, max_features=1.0)  # the leaf size is tuned
+        return LCPForestCalibrator(loc).calibrate(X, V, alpha=0.1, rng=np.random.default_rng(3), likelihood_ratio=ratio)
+
+    base = fit(w)
+    w2 = w.copy()
+    w2[conf] = np.random.default_rng(0).exponential(size=conf.shape[0])
+    other = fit(w2)
+    assert base.localizer.tuning_ == other.localizer.tuning_ and base.localizer.tuning_.weighted
+    _same_trees(_trees(base.localizer), _trees(other.localizer))
+    plain, equal = fit(None), fit(np.full(X.shape[0], 4.0))
+    assert plain.localizer.tuning_ == equal.localizer.tuning_ and not equal.localizer.tuning_.weighted
+    _same_trees(_trees(plain.localizer), _trees(equal.localizer))
+    w3 = w.copy()
+    w3[grow] = np.exp(-2.0 * X[grow, 0])
+    assert fit(w3).localizer.tuning_.scores != base.localizer.tuning_.scores
