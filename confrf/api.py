@@ -150,6 +150,10 @@ def conformal(
         localize the scores ``abs(y - mu)``; "forest": they localize
         ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the
         score, learned on the localizer part, so the guarantee stays exact)
+        and ``shift_tuning`` (with ``likelihood_ratio`` or ``shift``:
+        "calibration", the default, tunes the forest for the calibration
+        population; "target" weights the tuning's simulated calibrations by
+        the localizer points' ratios, for the target population's loss)
         for "lcp-rf";
         ``delta``, ``pac_size``, ``pac_bound`` ("binomial" or "hoeffding"),
         ``grid_size``, ``pac_form`` (Hoeffding only) for "qrf-tc" and

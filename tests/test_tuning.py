@@ -435,15 +435,17 @@ def test_weighted_tuning_scores_are_the_target_populations_simulated_calibration
 
 
 def test_weighted_tuning_reads_only_the_localizer_parts_ratios():
-    """Honesty with ratios: the conformal points' ratios never change the tuned forest; equal ratios are the
-    unweighted tuning exactly; the localizer points' ratios do change it (the check has teeth)."""
+    """Honesty with ratios (shift_tuning="target"): the conformal points' ratios never change the tuned forest;
+    equal ratios are the unweighted tuning exactly; the localizer points' ratios do change it (the check has
+    teeth). The default (shift_tuning="calibration") never reads them: the forest is the unweighted one."""
     X, V = _data(900)
     grow, conf = random_split(X.shape[0], 0.5, np.random.default_rng(3), "localizer part", "localizer_size")
     w = np.exp(2.0 * X[:, 0])
 
-    def fit(ratio):
+    def fit(ratio, shift_tuning="target"):
         loc = ForestLocalizer(n_estimators=10, random_state=7, max_features=1.0)  # the leaf size is tuned
-        return LCPForestCalibrator(loc).calibrate(X, V, alpha=0.1, rng=np.random.default_rng(3), likelihood_ratio=ratio)
+        cal = LCPForestCalibrator(loc, shift_tuning=shift_tuning)
+        return cal.calibrate(X, V, alpha=0.1, rng=np.random.default_rng(3), likelihood_ratio=ratio)
 
     base = fit(w)
     w2 = w.copy()
@@ -451,9 +453,12 @@ def test_weighted_tuning_reads_only_the_localizer_parts_ratios():
     other = fit(w2)
     assert base.localizer.tuning_ == other.localizer.tuning_ and base.localizer.tuning_.weighted
     _same_trees(_trees(base.localizer), _trees(other.localizer))
-    plain, equal = fit(None), fit(np.full(X.shape[0], 4.0))
+    plain, equal = fit(None, "calibration"), fit(np.full(X.shape[0], 4.0))
     assert plain.localizer.tuning_ == equal.localizer.tuning_ and not equal.localizer.tuning_.weighted
     _same_trees(_trees(plain.localizer), _trees(equal.localizer))
+    default = fit(w, "calibration")
+    assert default.localizer.tuning_ == plain.localizer.tuning_
+    _same_trees(_trees(plain.localizer), _trees(default.localizer))
     w3 = w.copy()
     w3[grow] = np.exp(-2.0 * X[grow, 0])
     assert fit(w3).localizer.tuning_.scores != base.localizer.tuning_.scores

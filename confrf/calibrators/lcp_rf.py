@@ -30,6 +30,14 @@ class LCPForestCalibrator(Calibrator):
         rest are the conformal calibration points.
     n_jobs : int or None
         Threads of the threshold kernel.
+    shift_tuning : {"calibration", "target"}
+        Under covariate shift (``likelihood_ratio``), which population the
+        forest's "tune" rule scores candidates for: "calibration" (default:
+        the unweighted tuning; the forest does not depend on the ratios) or
+        "target" (the tuning's simulated calibrations and losses weighted by
+        the localizer points' ratios, :mod:`confrf.localizers.tuning`). Both
+        keep the guarantee exact; on the shift benchmark "target" was not
+        better (docs/benchmarks, "levers of weighted LCP-RF's width").
 
     Notes
     -----
@@ -43,10 +51,17 @@ class LCPForestCalibrator(Calibrator):
     name = "lcp-rf"
     supports_shift = True
 
-    def __init__(self, localizer: ForestLocalizer, localizer_size: float = 0.5, n_jobs: int | None = None) -> None:
+    def __init__(
+        self,
+        localizer: ForestLocalizer,
+        localizer_size: float = 0.5,
+        n_jobs: int | None = None,
+        shift_tuning: str = "calibration",
+    ) -> None:
         self.localizer = localizer
         self.localizer_size = check_fraction(localizer_size, "localizer_size")
         self.n_jobs = n_jobs
+        self.shift_tuning = check_shift_tuning(shift_tuning)
         self._reference: tuple[np.ndarray, np.ndarray] | None = None
         self.localizer_source_ = "calibration"
 
@@ -63,6 +78,13 @@ class LCPForestCalibrator(Calibrator):
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
         w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
+        target_tuning = getattr(self, "shift_tuning", "calibration") == "target"  # absent from older pickles
+        if target_tuning and (w is None or self._reference is not None or not self.localizer.honest):
+            raise InputError(
+                "shift_tuning='target' weights the tuning of the honest forest, grown on the localizer part of the "
+                "calibration set, by those points' likelihood ratios: it needs likelihood_ratio= (or shift=), "
+                "honest=True and localizer_data='calibration'. Drop shift_tuning otherwise."
+            )
         conf = np.arange(n)
         if self._reference is not None:
             Xr, Vr = self._reference
@@ -78,15 +100,16 @@ class LCPForestCalibrator(Calibrator):
             grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
             self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])
-            # the tuning may read the localizer part's ratios (the target population's loss): still disjoint data
-            self.localizer.grow(X[grow], V[grow], likelihood_ratio=None if w is None else w[grow])
+            # shift_tuning="target": the tuning reads the localizer part's ratios (still data disjoint from the
+            # conformal points); by default the forest does not depend on the ratios at all
+            self.localizer.grow(X[grow], V[grow], likelihood_ratio=w[grow] if target_tuning else None)
             self.localizer.index(X[conf], V[conf])
             self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
         else:
             check_conformal_size(n, alpha, "calibration set")
             self.localizer.fit(X, V)
             self.n_grow_, self.n_conformal_ = n, n
-        # the ratios weight the conformal points; the forest saw at most the localizer part's (its tuning)
+        # the ratios weight the conformal points (the forest saw at most the localizer part's, with shift_tuning)
         self.n_calibration_, self.conformal_rows_ = n, conf
         self._set_ratios(None if w is None else w[conf])
         return self
@@ -99,15 +122,14 @@ class LCPForestCalibrator(Calibrator):
         """The same forest and conformal points with other likelihood ratios (None: unweighted).
 
         ``likelihood_ratio`` has one entry per row of the calibration set
-        given to :meth:`calibrate`. The forest is kept as grown: when it was
-        not tuned (``min_samples_leaf``, ``max_features`` and ``scale``
-        given), this equals calibrating again with the ratios and the same
-        ``rng``, without growing the forest again; a tuned forest stays the
-        one chosen for the ratios it was calibrated with (none: the
-        calibration population's loss). Either way the guarantee for the new
-        ratios is exact (the forest depends on localizer points only).
-        Comparing a known and an estimated ratio, or weighted and
-        unweighted, costs one fit.
+        given to :meth:`calibrate`. The forest is kept as grown; with the
+        default ``shift_tuning="calibration"`` it never depends on the ratios,
+        so this equals calibrating again with them and the same ``rng``,
+        without growing the forest again (with ``shift_tuning="target"`` the
+        forest stays the one tuned for the calibration's ratios). Either way
+        the guarantee for the new ratios is exact: the forest depends on
+        localizer points only. Comparing a known and an estimated ratio, or
+        weighted and unweighted, costs one fit.
 
         Examples
         --------
@@ -186,6 +208,20 @@ class LCPForestCalibrator(Calibrator):
 
 #: options of guarantee="pac" (calibrators/pac.py); None means forest_setup.PAC_DEFAULTS
 PAC_OPTIONS = tuple(PAC_DEFAULTS)
+#: which population LCP-RF's forest tuning scores candidates for under covariate shift
+SHIFT_TUNING = ("calibration", "target")
+
+
+def check_shift_tuning(value: Any) -> str:
+    """``shift_tuning``: "calibration" or "target", with an error that names both."""
+    if not isinstance(value, str) or value not in SHIFT_TUNING:
+        raise InputError(
+            f"shift_tuning must be 'calibration' (the forest's tuning ignores the likelihood ratios) or 'target' "
+            f"(it scores candidate forests by the target population's loss), got {value!r}."
+        )
+    return value
+
+
 #: where the forest is grown: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
 LOCALIZER_DATA = ("calibration", "training")
 
@@ -199,7 +235,13 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
             "the training data (not prefit=True), honest=True and guarantee='marginal'; use "
             "localizer_data='calibration' otherwise."
         )
+    shift_tuning = check_shift_tuning(opts["shift_tuning"])
     if opts["guarantee"] == "pac":
+        if shift_tuning != "calibration":
+            raise InputError(
+                "shift_tuning applies to covariate shift, which guarantee='pac' does not weight for; drop it or use "
+                "guarantee='marginal'."
+            )
         if opts["scale"] is not None:
             raise InputError(
                 "option 'scale' applies only with guarantee='marginal' (the PAC correction works on "
@@ -212,7 +254,9 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     if stray:
         raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
     scale = "tune" if opts["scale"] is None else opts["scale"]  # checked by the localizer when it grows
-    return LCPForestCalibrator(make_forest_localizer(est, seed, tune=True, scale=scale), est.localizer_size, est.n_jobs)
+    return LCPForestCalibrator(
+        make_forest_localizer(est, seed, tune=True, scale=scale), est.localizer_size, est.n_jobs, shift_tuning
+    )
 
 
 register(
@@ -226,6 +270,7 @@ register(
             "localizer_data": "calibration",
             "cv": 5,
             "scale": None,
+            "shift_tuning": "calibration",
         },
         title="LCP-RF (exact localized conformal, forest weights)",
         needs_training=lambda opts: opts["localizer_data"] == "training",
