@@ -420,7 +420,7 @@ def _table(sub: pd.DataFrame, names: dict[str, str]) -> list[str]:
     return lines
 
 
-def _header(args: argparse.Namespace, meta: dict[str, Any], title: str) -> list[str]:
+def _header(args: argparse.Namespace, meta: dict[str, Any], title: str, columns: bool = True) -> list[str]:
     return [
         f"## {title}",
         "",
@@ -431,13 +431,18 @@ def _header(args: argparse.Namespace, meta: dict[str, Any], title: str) -> list[
         "directions per data set, fixed before the results were seen) are in the script's docstring; the theory "
         'in [docs/theory.md](../theory.md) ("Covariate shift").',
         "",
-        "Columns: target coverage (mean over seeds ± its standard error), worst-slab coverage on the target "
-        "(slabs of at least 20 % of the target rows, 200 directions), median width (median over seeds of the "
-        "median over target rows), mean width and mean interval score (Gneiting and Raftery's, width + "
-        "(2/α) × distance outside, the proper scoring rule of the interval; lower is better) over target rows "
-        f"and seeds, with an infinite half-width counted as {INF_CAP:g} × the largest calibration score, "
-        "share of infinite intervals, Kish effective sample size of the calibration ratios (conformal points), "
-        "seconds per seed. Paired differences are means over seeds ± their standard error.",
+        f"{'Columns' if columns else 'Metrics'}: target coverage (mean over seeds ± its standard error), "
+        + (
+            "worst-slab coverage on the target (slabs of at least 20 % of the target rows, 200 directions), "
+            if columns
+            else ""
+        )
+        + "median width (median over seeds of the median over target rows), mean width and mean interval score "
+        "(Gneiting and Raftery's, width + (2/α) × distance outside, the proper scoring rule of the interval; lower "
+        f"is better) over target rows and seeds, with an infinite half-width counted as {INF_CAP:g} × the largest "
+        "calibration score, share of infinite intervals, Kish effective sample size of the calibration ratios "
+        f"(conformal points){', seconds per seed' if columns else ''}. Paired differences are means over seeds ± "
+        "their standard error.",
         "",
     ]
 
@@ -536,7 +541,8 @@ def _cov_gap(sub: pd.DataFrame, m: str) -> str:
 
 
 def report_levers(df: pd.DataFrame, args: argparse.Namespace, meta: dict[str, Any]) -> str:
-    lines = _header(args, meta, "Covariate shift: levers of weighted LCP-RF's width")
+    lines = _header(args, meta, "Covariate shift: levers of weighted LCP-RF's width", columns=False)
+    lines += [meta["note"], ""] if meta.get("note") else []
     lines += [
         "Weighted LCP-RF with the known ratio, four ways: its forest tuned for the calibration population (the "
         "tuning unweighted; the forest then reweighted) or for the target population (the tuning's simulated "
@@ -570,13 +576,14 @@ def report_levers(df: pd.DataFrame, args: argparse.Namespace, meta: dict[str, An
                 if _narrower(sub, m, "w-split"):
                     wins[m].append(key)
             lines.append(row + f"{r['infinite'].mean():.1%} | {r['ess'].mean():.0f} |")
-    lines += ["", "Pairwise, the same shifts (paired over seeds, median width):", ""]
-    for a, b in (("target-0.5", "cal-0.5"), ("target-0.3", "cal-0.3"), ("target-0.3", "target-0.5")):
-        lines.append(
-            f"* {LEVERS[a]} minus {LEVERS[b]}: "
-            + "; ".join(f"{key} {_paired(df[df['setting'] == key], a, b, 'median_width')}" for key in keys)
-            + "."
-        )
+    lines += ["", "Pairwise, the same shifts (paired over seeds; negative: the first is narrower / better):", ""]
+    for a, b in (("target-0.5", "cal-0.5"), ("cal-0.3", "cal-0.5"), ("target-0.3", "target-0.5")):
+        for col in ("median_width", "interval_score"):
+            lines.append(
+                f"* {LEVERS[a]} minus {LEVERS[b]}, {col.replace('_', ' ')}: "
+                + "; ".join(f"{key} {_paired(df[df['setting'] == key], a, b, col)}" for key in keys)
+                + "."
+            )
     lines += ["", "Narrower than weighted SPLIT (median width, paired difference more than 2 s.e. below 0):", ""]
     lines += [f"* {LEVERS[m]}: {len(v)} of {len(keys)} shifts ({', '.join(v) or 'none'})." for m, v in wins.items()]
     return "\n".join(lines) + "\n"
