@@ -606,11 +606,14 @@ def main(argv: list[str] | None = None) -> int:
         df = pd.read_csv(args.report_only)
         with open(args.report_only + ".meta.json") as fh:
             meta = json.load(fh)
+        for name, value in meta.get("settings", {}).items():  # the run's sizes, for the page's header
+            setattr(args, name, value)
     else:
         meta = {
             "command": "python benchmarks/bench_shift.py " + " ".join(sys.argv[1:] if argv is None else argv),
             "date": datetime.date.today().isoformat(),
             "load": ", ".join(f"{x:.1f}" for x in os.getloadavg()),
+            "settings": {k: getattr(args, k) for k in ("seeds", "n_source", "n_target", "cc_seeds", "cc_points")},
         }
         t0 = time.perf_counter()
         cache: dict = {}
