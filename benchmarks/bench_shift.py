@@ -394,9 +394,9 @@ def _paired(sub: pd.DataFrame, a: str, b: str, col: str) -> str:
     return f"{d.mean():+.4g} ± {d.std(ddof=1) / np.sqrt(len(d)):.2g}"
 
 
-def _narrower(sub: pd.DataFrame, a: str, b: str) -> bool:
-    """Paired mean difference of the median widths more than 2 s.e. below 0."""
-    d = _diff(sub, a, b, "median_width")
+def _narrower(sub: pd.DataFrame, a: str, b: str, col: str = "median_width") -> bool:
+    """Paired mean difference of ``col`` (default: the median widths) more than 2 s.e. below 0."""
+    d = _diff(sub, a, b, col)
     return len(d) > 1 and d.mean() + 2 * d.std(ddof=1) / np.sqrt(len(d)) < 0
 
 
@@ -495,6 +495,14 @@ def report(df: pd.DataFrame, args: argparse.Namespace, meta: dict[str, Any]) -> 
                 checks.append((key, m, "estimated", cov, se, cov >= 0.88))
         widths.append((key, _narrower(sub, "w-lcp-rf", "w-split"), _narrower(sub, "w-split", "w-lcp-rf")))
     lines += _targets(df, checks, widths)
+    for col in ("mean_width", "interval_score"):
+        better = [k for k, _, _ in widths if _narrower(df[df["setting"] == k], "w-lcp-rf", "w-split", col)]
+        worse = [k for k, _, _ in widths if _narrower(df[df["setting"] == k], "w-split", "w-lcp-rf", col)]
+        lines.append(
+            f"* Not a target, the same comparison by {col.replace('_', ' ')}: weighted LCP-RF lower on "
+            f"{len(better)} of {len(widths)} shifts ({', '.join(better) or 'none'}), higher on {len(worse)} "
+            f"({', '.join(worse) or 'none'})."
+        )
     return "\n".join(lines) + "\n"
 
 
