@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ._estimator_base import _user_stacklevel
 from ._validation import _is_number, check_real
+from ._warnings import user_stacklevel
 from .exceptions import InputError, LevelWarning
 
 __all__ = ["resolve_alpha", "alpha_from_level"]
@@ -56,7 +56,7 @@ def _warn_low_coverage(alpha: float, given: str) -> None:
         f"{_percent(other)} of the time); for {_percent(other)} intervals use level={1 - other:g} "
         f"or alpha={other:g}.",
         LevelWarning,
-        stacklevel=_user_stacklevel(),
+        stacklevel=user_stacklevel(),
     )
 
 

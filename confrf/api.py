@@ -10,6 +10,7 @@ import numpy as np
 from ._formula_common import OPTIONS, FitCall, FitRows, split_indices
 from ._levels import resolve_alpha
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
+from ._warnings import user_stacklevel
 from .calibrators import METHODS, get_method
 from .classification.api import conformal_sets
 from .estimator import ConformalRegressor
@@ -46,7 +47,7 @@ def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str
             "scikit-learn's random forest casts X to float32 and cannot split on them, so the base model "
             "ignores them (the intervals stay valid). Rescale them, e.g. I((x - 1) * 1e9), or use model='gbm'.",
             ConfrfWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
 
 

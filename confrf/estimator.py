@@ -37,6 +37,7 @@ from ._validation import (
     feature_names,
     is_boolean,
 )
+from ._warnings import user_stacklevel
 from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
 from .calibrators.shift import calibration_ratios, check_ratio, prediction_ratios, too_small_ess_message
@@ -271,7 +272,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         shift = getattr(self.calibrator_, "shift_", None)
         message = None if shift is None else too_small_ess_message(shift.ess, self.alpha)
         if message:
-            warnings.warn(message, InfiniteIntervalWarning, stacklevel=3)
+            warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
         return self
 
     @governs_threads

@@ -624,12 +624,15 @@ def test_one_row_series_and_frame_like_objects(df):
         def to_pandas(self):
             return df.head(3)
 
-    class NeedsPyarrow(FrameLike):  # polars without pyarrow: to_pandas() fails, the interchange protocol works
+    pa = pytest.importorskip("pyarrow")
+    table = pa.Table.from_pandas(df.head(3), preserve_index=False)
+
+    class NeedsPyarrow(FrameLike):  # to_pandas() fails, the interchange protocol (read by pyarrow) works
         def to_pandas(self):
             raise ModuleNotFoundError("No module named 'pyarrow'")
 
-        def __dataframe__(self, *args, **kwargs):
-            return df.head(3).__dataframe__(*args, **kwargs)
+        def __dataframe__(self, *args, **kwargs):  # pandas' own producer is deprecated: pyarrow's
+            return table.__dataframe__(*args, **kwargs)
 
     class Broken(NeedsPyarrow):
         def __dataframe__(self, *args, **kwargs):
@@ -638,7 +641,7 @@ def test_one_row_series_and_frame_like_objects(df):
     np.testing.assert_array_equal(design.transform(df.iloc[1]), X[1:2])
     np.testing.assert_array_equal(design.transform(FrameLike()), X[:3])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas deprecates the interchange protocol
+        warnings.simplefilter("error")  # read by pyarrow: no warning of pandas' deprecated interchange protocol
         np.testing.assert_array_equal(design.transform(NeedsPyarrow()), X[:3])
     with pytest.raises(InputError, match="pyarrow.*convert it yourself"):
         design.transform(Broken())

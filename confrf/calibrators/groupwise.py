@@ -30,6 +30,7 @@ from .._validation import (
     min_calibration_size,
     required_count,
 )
+from .._warnings import user_stacklevel
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..localizers.forest import ForestLocalizer
 from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
@@ -268,7 +269,7 @@ class GroupwiseCalibrator(Calibrator):
                 f"are infinite at alpha={alpha:g}: {shown}. Give more calibration data, raise min_group_size "
                 "(merges small groups into '(rest)', decided on the localizer part), or use coarser groups.",
                 InfiniteIntervalWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
 
     # -- queries -------------------------------------------------------------

@@ -19,12 +19,10 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from .._tolerance import TIE_TOL
 from .._validation import as_float_array, required_count
 from ..exceptions import InputError
 from .shift import ShiftWeights, check_ratio
-
-#: Weight sums closer than this are treated as equal; this can only widen a set.
-TIE_TOL = 1e-10
 
 
 class LCPThreshold(NamedTuple):

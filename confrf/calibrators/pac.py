@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector, check_fraction, check_int
+from .._warnings import user_stacklevel
 from ..exceptions import InfiniteIntervalWarning, InputError, PACTargetWarning
 from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
@@ -130,7 +131,7 @@ def warn_infinite(name: str, c: Correction) -> None:
             "infinite, which keeps the training-conditional guarantee. Give more data to D1 or the forest, a "
             "larger alpha, or pac_bound='binomial'.",
             PACTargetWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
         return
     if c.d2_infinite <= MAX_INFINITE_SHARE:
@@ -150,7 +151,7 @@ def warn_infinite(name: str, c: Correction) -> None:
         f"{name}: about {c.d2_infinite:.1%} of the intervals will be infinite (share on the D2 points at "
         f"a_hat = {c.a_hat:.4g}; n2 = {c.n2}, D2 target {c.k}/{c.n2} = {c.k / c.n2:.3f}).{hint}",
         InfiniteIntervalWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
 
 

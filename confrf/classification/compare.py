@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._format import format_interval
 from ..exceptions import InputError
 from ..results.summary import Summary, _fmt, frame_table, text_table
 from .evaluation import MIN_STRATUM, ClassEvaluation
@@ -65,7 +66,7 @@ class ClassComparison:
         for name in f.columns:
             c = f[name]
             vals = {k: _fmt(c[k]) for k, _ in _ROWS if k in c.index}
-            vals["ci"] = f"[{c['ci_lower']:.3f}, {c['ci_upper']:.3f}]"
+            vals["ci"] = format_interval(c["ci_lower"], c["ci_upper"], digits=3)
             vals["guarantee"] = f"{c['guarantee']}{'' if c['certified'] else ' (NOT cert.)'}"
             shown[name] = [vals[k] for k, _ in _ROWS]
         table = pd.DataFrame(shown, index=[label for _, label in _ROWS])

@@ -23,6 +23,7 @@ from .._estimator_base import EstimatorChecks, check_predict_args, check_same_ro
 from .._levels import resolve_alpha
 from .._parallel import concat_chunks, governs_threads, map_row_chunks
 from .._validation import as_float_matrix, check_alpha, min_calibration_size
+from .._warnings import user_stacklevel
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
 from ..calibrators.shift import calibration_ratios, prediction_ratios, shift_guarantee, too_small_ess_message
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
@@ -385,7 +386,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
                 f"alpha={self.alpha:g}, so they are in every prediction set: {shown}; a finite threshold needs at "
                 f"least {min_calibration_size(self.alpha)} per class. Give more calibration data or a larger alpha.",
                 InfiniteIntervalWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     @property

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._format import format_interval, format_number
 from .._validation import check_alpha
 from ..exceptions import InputError
 from ..formula import as_frame
@@ -159,7 +160,7 @@ class ClassEvaluation:
             ("Test rows", int(m["n"])),
             ("Target coverage", 1 - self.alpha),
             ("Coverage", m["coverage"]),
-            (f"{pct} CI (exact)", f"[{m['ci_lower']:.3f}, {m['ci_upper']:.3f}]"),
+            (f"{pct} CI (exact)", format_interval(m["ci_lower"], m["ci_upper"])),
             ("Mean set size", m["mean_size"]),
             ("Share singletons", m["share_singleton"]),
             ("Share empty", m["share_empty"]),
@@ -182,7 +183,8 @@ class ClassEvaluation:
                     f"CI: exact (Clopper-Pearson) {pct} intervals. Worst size-stratified coverage (non-empty "
                     "sizes with at "
                     f"least {MIN_STRATUM} rows): "
-                    f"{m['worst_size_coverage']:.3f}; worst class coverage: {m['worst_class_coverage']:.3f}. "
+                    f"{format_number(m['worst_size_coverage'])}; worst class coverage: "
+                    f"{format_number(m['worst_class_coverage'])}. "
                     "The guarantee "
                     "is marginal unless the method is class-conditional; strata with few rows vary a lot."
                 ]

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._format import format_number
 from .._formula_common import FitCall, FitRows
 from .._levels import resolve_alpha
 from .._validation import check_alphas, min_calibration_size
+from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
@@ -256,7 +258,11 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
                 f"sets hold every class: a finite threshold needs at least {need} conformal calibration points "
                 f"(this fit: {parts}; localized methods need that much forest weight near the row)"
             )
-        warnings.warn(what + ". Give more calibration data or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
+        warnings.warn(
+            what + ". Give more calibration data or a larger alpha.",
+            InfiniteIntervalWarning,
+            stacklevel=user_stacklevel(),
+        )
 
     def _set_frame(self, d: dict[str, np.ndarray], index: pd.Index) -> pd.DataFrame:
         sets = d["sets"]
@@ -359,7 +365,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
                     "points (alpha-tilde: "
                     "the localizer's mass at or below the threshold; 1 for an infinite threshold; per class for "
                     "class-conditional methods). On them: mean set size "
-                    f"{facts['mean_size']:.3f}, singletons {facts['share_singleton']:.1%}, empty "
+                    f"{format_number(facts['mean_size'])}, singletons {facts['share_singleton']:.1%}, empty "
                     f"{facts['share_empty']:.1%}, "
                     f"full {facts['share_full']:.1%}."
                 ]

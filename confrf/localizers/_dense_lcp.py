@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..calibrators.lcp import TIE_TOL
+from .._tolerance import TIE_TOL  # shared with calibrators.lcp, which imports this package
 
 
 def dense_lcp_thresholds(

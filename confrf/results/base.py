@@ -19,14 +19,21 @@ _SHARED = ("fit", "group")
 
 
 def _multi_alpha_frame(
-    frames: list[pd.DataFrame], alphas: list[float], shared: tuple[str, ...] = _SHARED
+    frames: list[pd.DataFrame],
+    alphas: list[float],
+    shared: tuple[str, ...] = _SHARED,
+    suffixes: list[str] | None = None,
 ) -> pd.DataFrame:
-    """One frame for several levels: ``shared`` columns once, then ``lwr_<alpha>``, ``upr_<alpha>``, ... per level."""
+    """One frame for several levels: ``shared`` columns once, then ``lwr_<alpha>``, ``upr_<alpha>``, ... per level.
+
+    ``suffixes`` names the levels otherwise (the CLI: the level in percent, ``lwr_90``).
+    """
     first = frames[0]
     parts = [first[[c for c in shared if c in first.columns]]]
-    for a, f in zip(alphas, frames):
+    # repr: distinct levels, distinct names
+    for suffix, f in zip([repr(a) for a in alphas] if suffixes is None else suffixes, frames):
         per = f[[c for c in f.columns if c not in shared]]
-        parts.append(per.set_axis([f"{c}_{a!r}" for c in per.columns], axis=1))  # repr: distinct levels, distinct names
+        parts.append(per.set_axis([f"{c}_{suffix}" for c in per.columns], axis=1))
     return pd.concat(parts, axis=1)
 
 

@@ -6,8 +6,10 @@ from typing import Any
 
 import pandas as pd
 
+from .._format import format_interval, format_number, format_value
 from .._levels import resolve_alpha
 from ..exceptions import InputError
+from ..models import model_name
 from .evaluation import Evaluation, evaluate
 from .result import ConformalResult
 from .summary import Summary, _fmt, frame_table, text_table
@@ -44,7 +46,7 @@ class Comparison:
                 + [
                     _fmt(c["alpha"]),
                     _fmt(c["coverage"]),
-                    f"[{c['ci_lower']:.3f}, {c['ci_upper']:.3f}]",
+                    format_interval(c["ci_lower"], c["ci_upper"], digits=3),
                     _fmt(c["width_mean"]),
                     _fmt(c["width_median"]),
                     _fmt(c["share_infinite"]),
@@ -140,7 +142,9 @@ def compare(
     test : DataFrame
         Held-out rows with the response.
     names : list of str, optional
-        Column names; by default the method names (numbered when repeated).
+        Column names; by default the method names, and where a method
+        repeats, what tells its fits apart (the base model, the response,
+        alpha, the guarantee, an option: ``split (gbm)``, ``split (ols)``).
     alpha, level : float, optional
         Evaluate every result at this miscoverage (or R's ``level``, 1 -
         alpha; one or the other) instead of each fit's own.
@@ -216,11 +220,68 @@ def compare(
 
 
 def _names(results: tuple, names: list[str] | None) -> list[str]:
-    """Column names: given, or the method names (numbered when repeated)."""
-    if names is None:
-        methods = [r.method for r in results]
-        names = [m if methods.count(m) == 1 else f"{m} ({methods[: i + 1].count(m)})" for i, m in enumerate(methods)]
-    names = [str(n) for n in names]
+    """Column names: given, or the method names, told apart by what differs when a method repeats."""
+    names = default_names(results) if names is None else [str(n) for n in names]
     if len(names) != len(results) or len(set(names)) != len(names):
         raise InputError(f"names must give one distinct name per result ({len(results)}), got {names}.")
+    return names
+
+
+def _model_label(res: Any) -> str:
+    est = res.estimator
+    model = getattr(est, "model", None)
+    label = model if isinstance(model, str) else model_name(model)
+    return f"prefit {label}" if getattr(est, "prefit", False) else label
+
+
+def _facts(res: Any) -> list[tuple[str, str]]:
+    """What can tell fits of one method apart, most telling first: (key, how it reads in a name)."""
+    facts = [
+        ("model", _model_label(res)),
+        ("response", str(getattr(res.design, "response_name", ""))),
+        ("alpha", f"alpha={format_number(res.alpha)}"),
+        ("guarantee", res.guarantee.kind),
+        ("formula", res.formula),
+    ]
+    options = getattr(res, "options", None) or {}
+    facts += [(f"option {k}", f"{k}={format_value(v)}") for k, v in options.items() if k not in ("n_jobs",)]
+    facts.append(("random_state", f"random_state={format_value(res.random_state)}"))
+    return facts
+
+
+def default_names(results: tuple) -> list[str]:
+    """The method names; a method that repeats is followed by what differs among its fits.
+
+    ``compare(split_gbm, lcp_gbm, split_ols, lcp_ols)`` gives ``split (gbm)``,
+    ``lcp-rf (gbm)``, ``split (ols)``, ``lcp-rf (ols)``; fits that differ in
+    nothing shown are numbered ``#1``, ``#2``.
+    """
+    methods = [r.method for r in results]
+    names = list(methods)
+    for method in set(methods):
+        same = [i for i, m in enumerate(methods) if m == method]
+        if len(same) == 1:
+            continue
+        facts = [dict(_facts(results[i])) for i in same]
+        every = list(dict.fromkeys(k for f in facts for k in f))  # an option may be given to one fit only
+        keys = [k for k in every if len({f.get(k) for f in facts}) > 1]
+        if "formula" in keys and max(len(f["formula"]) for f in facts) > 30:
+            keys.remove("formula")  # too long for a column name
+        # the fewest facts, most telling first, that tell the fits apart: a fact joins when it splits a tie
+        chosen: list[str] = []
+        for k in keys:
+            before = len({tuple(f.get(c) for c in chosen) for f in facts})
+            if len({tuple(f.get(c) for c in [*chosen, k]) for f in facts}) > before:
+                chosen.append(k)
+            if len({tuple(f.get(c) for c in chosen) for f in facts}) == len(facts):
+                break
+        for i, f in zip(same, facts):
+            shown = [f.get(k, f"{k.removeprefix('option ')} not set") for k in chosen]
+            names[i] = f"{method} ({', '.join(shown)})" if shown else method
+    # still the same name (fits that differ in nothing shown): number them
+    for name in set(names):
+        dup = [i for i, n in enumerate(names) if n == name]
+        if len(dup) > 1:
+            for k, i in enumerate(dup, 1):
+                names[i] = f"{name} #{k}"
     return names

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._format import format_interval, format_number
 from .._validation import check_alpha
 from ..datasets import SimulatedData
 from ..exceptions import InputError
@@ -147,6 +148,7 @@ class Evaluation:
         slab: SlabCoverage,
         oracle: pd.Series | None,
         reject: pd.Series | None,
+        n_bins: int = 10,
     ) -> None:
         self.method = method
         self.title = title
@@ -159,6 +161,7 @@ class Evaluation:
         self.slab = slab
         self.oracle = oracle
         self.reject = reject
+        self.n_bins = n_bins
 
     @property
     def coverage(self) -> float:
@@ -224,7 +227,7 @@ class Evaluation:
             ("Target coverage", 1 - self.alpha),
             ("Test rows", int(m["n"])),
             ("Coverage", m["coverage"]),
-            (f"{pct} CI (exact)", f"[{m['ci_lower']:.4f}, {m['ci_upper']:.4f}]"),
+            (f"{pct} CI (exact)", format_interval(m["ci_lower"], m["ci_upper"])),
             ("Share infinite", m["share_infinite"]),
             ("Predict time (s)", m["predict_time"]),
         ]
@@ -246,9 +249,7 @@ class Evaluation:
             ("Directions searched", slab.n_directions),
         ]
         s.add_section("slab", two_column_table(adapt, title="Adaptivity"), self._slab_frame())
-        s.add_section(
-            "by_width", frame_table(self.by_width, title="Coverage by width decile (1 = narrowest)"), self.by_width
-        )
+        s.add_section("by_width", frame_table(self.by_width, title=self._by_width_title()), self.by_width)
         if self.by_group is not None:
             s.add_section("by_group", frame_table(self.by_group, title="Coverage by group"), self.by_group)
         if self.oracle is not None:
@@ -269,7 +270,7 @@ class Evaluation:
                 ("Accepted rows", int(r["n_accepted"])),
                 ("Acceptance rate", r["acceptance_rate"]),
                 ("Coverage (accepted)", r["coverage_accepted"]),
-                (f"{pct} CI (accepted)", _ci_text(r["ci_lower"], r["ci_upper"])),
+                (f"{pct} CI (accepted)", format_interval(r["ci_lower"], r["ci_upper"])),
                 ("Coverage (rejected)", r["coverage_rejected"]),
             ]
             s.add_section(
@@ -292,14 +293,23 @@ class Evaluation:
         )
         return s
 
+    def _by_width_title(self) -> str:
+        finite = sum(1 for b in self.by_width.index if b != "inf")
+        title = "Coverage by width decile (1 = narrowest)"
+        if finite < self.n_bins and finite < int(np.isfinite(self.rows["width"]).sum()):
+            # repeated widths share a bin: say why there are fewer rows than deciles
+            title = f"Coverage by width ({finite} bins, 1 = narrowest; equal widths share a bin)"
+        return title
+
     def __str__(self) -> str:
         return str(self.summary())
 
     def __repr__(self) -> str:
         m = self.metrics
         return (
-            f"<Evaluation {self.method}: coverage {m['coverage']:.4f} [{m['ci_lower']:.4f}, {m['ci_upper']:.4f}] "
-            f"on {int(m['n'])} rows, median width {m['width_median']:.4g}>"
+            f"<Evaluation {self.method}: coverage {format_number(m['coverage'])} "
+            f"{format_interval(m['ci_lower'], m['ci_upper'])} on {int(m['n'])} rows, "
+            f"median width {format_number(m['width_median'])}>"
         )
 
     def _repr_html_(self) -> str:
@@ -307,10 +317,6 @@ class Evaluation:
 
     def as_latex(self) -> str:
         return self.summary().as_latex()
-
-
-def _ci_text(lo: float, hi: float) -> str:
-    return "-" if np.isnan(lo) else f"[{lo:.4f}, {hi:.4f}]"
 
 
 def evaluate(
@@ -416,4 +422,5 @@ def evaluate(
         slab=slab,
         oracle=oracle_s,
         reject=reject_s,
+        n_bins=n_bins,
     )

@@ -13,7 +13,9 @@ import scipy.sparse as sp
 from .._formula_common import FitCall, FitRows
 from .._levels import resolve_alpha
 from .._validation import check_alphas, check_bool, check_real
+from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
+from ..calibrators.grouping import groups_shown
 from ..calibrators.shift import shift_guarantee
 from ..estimator import ConformalRegressor
 from ..exceptions import InfiniteIntervalWarning, InputError
@@ -29,7 +31,7 @@ from .report import add_diagnostics, add_header
 from .response_scale import ResponseScale, add_response_scale
 from .rstyle import RegressionVocabulary
 from .shift_section import add_shift_section, predict_shift_facts
-from .summary import Summary, frame_table, two_column_table
+from .summary import Summary, frame_table, text_table, two_column_table
 
 
 def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
@@ -292,7 +294,7 @@ class ConformalResult(RegressionVocabulary, ResultBase):
                 "point's leaves or the calibration set is too small for this alpha); they are reported as -inf/+inf"
                 + ("." if support is None else f", then clipped to the support {support.describe()}."),
                 InfiniteIntervalWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         return _multi_alpha_frame(frames, alphas) if several else frames[0]
 
@@ -474,9 +476,12 @@ class ConformalResult(RegressionVocabulary, ResultBase):
                 "group_settings", two_column_table(list(info.items()), title="Groups"), pd.DataFrame({"value": info})
             )
             table = est.calibrator_.group_table(self.alpha)
+            shown, note = groups_shown(table, ("localizer", "conformal", "D2"))
             s.add_section(
-                "groups", frame_table(table, title=f"Group sizes (coverage >= {1 - self.alpha:g} within each)"), table
+                "groups", frame_table(shown, title=f"Group sizes (coverage >= {1 - self.alpha:g} within each)"), table
             )
+            if note:
+                s.tables.append(text_table([note]))
         if hasattr(est.calibrator_, "pac_report"):
             pac = self.pac_report()
             s.add_section(
