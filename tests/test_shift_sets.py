@@ -20,7 +20,7 @@ from test_classification_exact import _conformal_rows, _data, _GridModel
 
 import confrf as cf
 from confrf.classification import ConformalClassifier
-from confrf.exceptions import InputError
+from confrf.exceptions import InfiniteIntervalWarning, InputError
 
 SLACK = Fraction(1, 10**9)  # calibrators/shift.py: SHIFT_TOL
 RATIOS = [0.5, 1.0, 2.0, 3.0]
@@ -186,6 +186,10 @@ def test_array_level_ratio_function_and_checks():
     for values, message in ((-ratio(X), "negative"), (np.full(400, np.nan), "missing"), (np.zeros(400), "0 in every")):
         with pytest.raises(InputError, match=message):
             bad.conformalize(X, y, likelihood_ratio=values)
+    one_heavy = np.ones(400)
+    one_heavy[0] = 1e6  # one point carries all the weight: an effective sample of about 1
+    with pytest.warns(InfiniteIntervalWarning, match="effective sample size of 1.0 .* expect many full sets"):
+        ConformalClassifier(_GridModel(), method="split", prefit=True).conformalize(X, y, likelihood_ratio=one_heavy)
     mond = ConformalClassifier(_GridModel(), method="split-g", prefit=True, random_state=0)
     g = mond.conformalize(X, y, likelihood_ratio=ratio).guarantee()
     assert g.kind == "class-conditional (target)" and "P(Y in C(X) | Y = k) >= 0.9 for every class k" in g.sentence

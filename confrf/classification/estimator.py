@@ -259,7 +259,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
                 # said for sets: an infinite threshold puts every class in the set
                 message.replace("infinite intervals", "full sets").replace("finite intervals", "finite thresholds"),
                 InfiniteIntervalWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         return self
 
