@@ -60,6 +60,7 @@ tuning exactly.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +71,7 @@ from .._parallel import kernel_threads
 from .._validation import min_calibration_size, required_count
 from . import screening
 from .screening import SCREENED
+from .weighted import ForestShiftIndex, weighted_forest_thresholds, weighted_requirement
 
 #: the value of ``min_samples_leaf`` that asks for tuning
 TUNE = "tune"
@@ -199,6 +201,7 @@ def tune_forest(
     n_jobs: int | None,
     conformal_ratio: float = 1.0,
     scales: list[str] | None = None,
+    make_localizer: Callable[..., Any],
     ratio: np.ndarray | None = None,
 ) -> ForestTuning:
     """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
@@ -225,9 +228,11 @@ def tune_forest(
     simulations are weighted calibrations and the losses the target
     population's (module docstring); None or equal ratios: unweighted.
     Deterministic given ``random_state``; ``n_jobs`` only parallelizes.
+    ``make_localizer``: the localizer class (keyword settings in, ``grow``,
+    ``index``, ``thresholds`` and a settable ``scale_``), passed in by
+    :class:`confrf.localizers.forest.ForestLocalizer` so that this module
+    does not import it back.
     """
-    from .forest import ForestLocalizer  # forest.py calls this module from grow()
-
     scales = ["none"] if scales is None else list(scales)
     # "screened" among other max_features is a later stage (below), not part of the grid
     grid_mf = [f for f in max_features if f != SCREENED] or [SCREENED]
@@ -276,7 +281,7 @@ def tune_forest(
             cols = screened[fold] if mf == SCREENED else np.arange(Xu.shape[1])
             Xc = Xu[:, cols]
             # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
-            loc = ForestLocalizer(
+            loc = make_localizer(
                 n_estimators=TUNE_TREES,
                 min_samples_leaf=m_t,
                 max_features=1.0 if mf == SCREENED else mf,
@@ -356,8 +361,6 @@ def _simulated_thresholds(
     threads = kernel_threads(n_jobs)
     if wu is None:
         return loc.thresholds(X_test, required_count(alpha, conf.shape[0]), n_threads=threads)[0]
-    from .weighted import ForestShiftIndex, weighted_forest_thresholds, weighted_requirement  # imports forest.py
-
     w_conf = wu[conf]
     shift_index = ForestShiftIndex.build(loc.index_, w_conf)
     req = weighted_requirement(alpha, float(np.sum(w_conf)), conf.shape[0], wu[test])

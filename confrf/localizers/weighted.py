@@ -10,12 +10,15 @@ O(m log m + log n log m).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .. import _kernels
-from .forest import ForestLocalizer
 from .leaf_index import LeafIndex
+
+if TYPE_CHECKING:  # pragma: no cover - tuning.py imports this module, and forest.py imports tuning.py
+    from .forest import ForestLocalizer
 
 #: relative tolerance of the weighted comparison: accept while the computed mass < (1 - alpha + tol) * total.
 #: Only ever enlarges a set; at least 4 (n + 2) eps, which bounds the rounding error of a sum of n weights.
