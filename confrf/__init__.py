@@ -7,6 +7,8 @@ Quick start::
 """
 
 from . import datasets, metrics
+from ._show_versions import show_versions
+from ._version import __version__
 from .api import conformal, lcp_rf, qrf_tc, split_cp
 from .calibrators import LCPThreshold, PACReport, lcp_threshold, pac_delta, pac_epsilon, pac_n2
 from .classification import ConformalClassifier
@@ -16,8 +18,6 @@ from .results import Comparison, ConformalResult, Evaluation, Summary, compare
 
 # isort: split
 from . import dask  # noqa: F401 - cf.dask; after the results package, which it uses
-
-__version__ = "0.1.0"
 
 __all__ = [
     "conformal",
@@ -44,5 +44,6 @@ __all__ = [
     "FormulaError",
     "ArgumentTypeError",
     "NotFittedError",
+    "show_versions",
     "__version__",
 ]
