@@ -11,6 +11,7 @@ import sys
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,8 @@ def check_predict_args(alpha: Any, n_jobs: Any, chunk_size: Any, progress: Any) 
 def _user_stacklevel() -> int:
     """``stacklevel`` that points a warning raised by the caller at the first frame outside confrf."""
     package = str(Path(__file__).resolve().parent)
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
         frame, level = frame.f_back, level + 1
     return level

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from .group_labels import kept_positions, split_group_option
 from .localizers._float32 import F32_MAX, blurred_columns
 from .models import adapt_formula_results, check_linear_scale, no_predictor_model
 from .results import ConformalResult
+
+if TYPE_CHECKING:  # classification imports this module's helpers
+    from .classification import ClassificationResult
 
 #: options accepted by :func:`conformal` besides its named arguments
 OPTIONS = {
@@ -88,7 +91,7 @@ def conformal(
     calib_size: float = 0.5,
     random_state: Any = None,
     **options: Any,
-) -> ConformalResult:
+) -> ConformalResult | ClassificationResult:
     """Fit a base model and calibrate conformal prediction intervals, from a formula.
 
     Parameters
@@ -247,7 +250,7 @@ def conformal(
         X_tr, y_tr = X, y
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
-        cal = slice(None)
+        cal: slice | np.ndarray = slice(None)
     else:
         tr, cal = split_indices(X.shape[0], calib_size, seed)
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
@@ -290,7 +293,7 @@ def conformal(
     )
 
 
-def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """Split conformal prediction: :func:`conformal` with ``method="split"``.
 
     Examples
@@ -303,7 +306,7 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     return conformal(formula, data, method="split", **kwargs)
 
 
-def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default).
 
     ``guarantee="pac"`` (with ``delta``, ``pac_size``, ``pac_bound`` as in
@@ -320,7 +323,7 @@ def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     return conformal(formula, data, method="lcp-rf", **kwargs)
 
 
-def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """QRF-TC: forest quantiles with only a training-conditional (PAC) calibration.
 
     The calibration set is split into three disjoint parts: D2 (``pac_size``,

@@ -165,7 +165,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         seeds = self._seeds()
         t0 = time.perf_counter()
         score = get_score(self.score)
-        kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
+        kw: dict[str, Any] = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
         for stale in ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_"):  # a refit voids the calibration
             self.__dict__.pop(stale, None)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
@@ -286,10 +286,11 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
         extra: dict[str, np.ndarray] = {}
+        th: Thresholds
         if isinstance(self.calibrator_, GroupwiseCalibrator):
             th, extra["group"] = self.calibrator_.grouped_thresholds(X, a, **labels)
         else:
-            th: Thresholds = self.calibrator_.thresholds(X, a)
+            th = self.calibrator_.thresholds(X, a)
         lwr, upr = self.score_.interval(pred, th.t)
         return {
             "fit": self.score_.center(pred),

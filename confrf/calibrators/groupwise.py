@@ -408,7 +408,7 @@ def group_label_kwargs(calibrator: Calibrator, groups: Any, n_rows: int) -> dict
 
 
 def _make(cls: type[GroupwiseCalibrator]):
-    def factory(est: Any, opts: dict[str, Any], seed: int | None) -> GroupwiseCalibrator:
+    def factory(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
         if opts["guarantee"] == "pac":
             return get_variant(cls.name, "pac")(est, opts, seed)  # registered by calibrators/groupwise_pac.py
         if opts["guarantee"] != "marginal":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from decimal import Decimal
 from numbers import Real
 from typing import Any
@@ -95,7 +95,7 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
 _NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
 
 
-def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str, bare: set[str] = frozenset()) -> pd.DataFrame:
+def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str, bare: Set[str] = frozenset()) -> pd.DataFrame:
     """Check and convert the raw `columns` a formula reads, before formulaic sees them.
 
     * datetime and timedelta columns raise: a formula needs numbers or

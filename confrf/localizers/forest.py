@@ -261,6 +261,7 @@ class ForestLocalizer:
     def growing_multiplicity(self) -> np.ndarray:
         """(n_grow, k) times each growing point was drawn by each tree (1 without bootstrap)."""
         forest = self._forest()
+        assert self.n_grow_ is not None  # grow() sets it with the forest
         n = int(self.n_grow_)
         if self.bootstrap:
             return np.stack([np.bincount(s, minlength=n) for s in forest.estimators_samples_], axis=1)
@@ -290,6 +291,7 @@ class ForestLocalizer:
 
     def _scale_of(self, leaves: np.ndarray) -> np.ndarray:
         # scikit-learn's forest prediction (mean over trees of the leaf means), from leaves already looked up
+        assert self.leaf_values_ is not None and self.scale_floor_ is not None  # grow() sets both when scaled
         return np.maximum(self.leaf_values_[leaves].mean(axis=1), self.scale_floor_)
 
     def indexed_scores(self) -> np.ndarray:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..calibrators import PACReport
+from ..calibrators import Guarantee, PACReport
 from ..exceptions import InputError
 from .report import short_text
 
@@ -40,6 +40,11 @@ class ResultBase:
 
     #: fix named in the error of :meth:`pac_report` for a method without PAC calibration
     _PAC_HINT: str
+
+    if TYPE_CHECKING:  # each subclass says its own
+
+        @property
+        def guarantee(self) -> Guarantee: ...
 
     def __init__(
         self, *, design: Any, estimator: Any, options: dict[str, Any], nobs: dict[str, int], random_state: Any

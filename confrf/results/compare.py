@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -10,6 +10,10 @@ from ..exceptions import InputError
 from .evaluation import Evaluation, evaluate
 from .result import ConformalResult
 from .summary import Summary, _fmt, frame_table, text_table
+
+if TYPE_CHECKING:  # classification imports results
+    from ..classification import ClassificationResult
+    from ..classification.compare import ClassComparison
 
 
 class Comparison:
@@ -118,7 +122,7 @@ class Comparison:
 
 
 def compare(
-    *results: ConformalResult,
+    *results: ConformalResult | ClassificationResult,
     test: Any,
     names: list[str] | None = None,
     oracle: Any = None,
@@ -126,7 +130,7 @@ def compare(
     delta: float = 0.1,
     n_directions: int = 1000,
     random_state: int | None = 0,
-) -> Comparison:
+) -> Comparison | ClassComparison:
     """Compare fitted results on the same held-out data, side by side.
 
     Parameters
@@ -179,7 +183,7 @@ def compare(
     names = _names(results, names)
     evaluations: dict[str, Evaluation] = {}
     columns: dict[str, pd.Series] = {}
-    for name, res in zip(names, results):
+    for name, res in zip(names, cast(tuple[ConformalResult, ...], results)):  # checked just above
         ev = evaluate(
             res, test, oracle=oracle, level=level, delta=delta, n_directions=n_directions, random_state=random_state
         )

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import ConformalResult
 
 
-def _pyplot():
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as err:
@@ -28,7 +28,7 @@ def _pyplot():
     return plt
 
 
-def _axes(ax: Any):
+def _axes(ax: Any) -> Any:
     if ax is None:
         _, ax = _pyplot().subplots()
     return ax
