@@ -200,6 +200,7 @@ def conformal(
     (2, 3)
     """
     alpha = check_alpha(alpha)
+    data = as_training_frame(data, "data")  # a polars or pyarrow frame too: label detection reads pandas dtypes
     if label_column(formula, data) is not None:  # a class-label response: prediction sets
         from .classification.api import conformal_sets
 
@@ -233,7 +234,6 @@ def conformal(
             "trained; pass the calibration rows as data= and drop calib=."
         )
 
-    data = as_training_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
     _refuse_classification_settings(design, model, opts["score"])
     _warn_float32_trees(model, prefit, X, design.column_names)
@@ -296,6 +296,8 @@ def conformal(
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """Split conformal prediction: :func:`conformal` with ``method="split"``.
 
+    A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
+
     Examples
     --------
     >>> import confrf as cf
@@ -308,6 +310,8 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult | Classi
 
 def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default).
+
+    A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
     ``guarantee="pac"`` (with ``delta``, ``pac_size``, ``pac_bound`` as in
     :func:`qrf_tc`) adds a training-conditional correction learned on a
@@ -342,7 +346,8 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult | Classifi
     form (D2 target 1 - alpha, guarantee 1 - alpha - epsilon). The same options
     apply to :func:`lcp_rf` with ``guarantee="pac"``, whose base level is the
     exact LCP alpha-tilde(x) on D1. ``result.pac_report()`` gives the numbers;
-    ``cf.pac_n2(alpha=0.1, delta=0.1)`` plans the D2 size.
+    ``cf.pac_n2(alpha=0.1, delta=0.1)`` plans the D2 size. A class-label response
+    (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
     Examples
     --------

@@ -114,10 +114,17 @@ def _refuse_regression_settings(design: LabelDesign, model: Any, score: Any) -> 
     wrong = [f"model={model!r}"] if isinstance(model, str) and model in ("ols", "qr", "qgbm") else []
     wrong += [f"score={score!r}"] if isinstance(score, str) and score in ("absolute", "quantile", "scaled") else []
     if wrong:
+        name = design.response_name
+        # pd.to_numeric leaves a bool column bool (still a label): name the conversion that gives numbers
+        if all(isinstance(v, (bool, np.bool_)) for v in design.levels):
+            what = f"boolean, which is a class label (levels {design.levels})"
+            numbers = f"for prediction intervals of the 0/1 values, convert it: df[{name!r}] = df[{name!r}].astype(int)"
+        else:
+            what = f"a class label ({len(design.levels)} levels)"
+            numbers = "convert the response to numbers (pd.to_numeric) for prediction intervals"
         raise InputError(
-            f"the response {design.response_name!r} is a class label ({len(design.levels)} levels), so conformal() "
-            f"builds prediction sets, but {' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to "
-            "regression. Use a classifier ('gbm', 'rf', "
-            "'logit' or one with predict_proba) and a classification score ('lac', 'aps', 'raps'), or convert the "
-            "response to numbers (pd.to_numeric) for prediction intervals."
+            f"the response {name!r} is {what}, so cf.conformal() and its aliases (lcp_rf, split_cp, qrf_tc) build "
+            f"prediction sets, but {' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to regression. Use a "
+            "classifier ('gbm', 'rf', 'logit' or one with predict_proba) and a classification score ('lac', 'aps', "
+            f"'raps'), or {numbers}."
         )

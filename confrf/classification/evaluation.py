@@ -210,7 +210,8 @@ def evaluate_sets(
         alpha = check_alpha(alpha)  # one level: the evaluation is of one set per row
     codes = result.design.codes(test)  # unseen labels raise here, before any prediction
     pred = result.predict(test, alpha)
-    sets = pred[result.level_columns].to_numpy(dtype=bool)
+    # by position: a list of bool levels ([False, True]) would be read by pandas as a row mask
+    sets = pred.iloc[:, pred.columns.get_indexer(result.level_columns)].to_numpy(dtype=bool)
     covered = sets[np.arange(sets.shape[0]), codes]
     rows = pd.DataFrame(
         {
