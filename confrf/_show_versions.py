@@ -87,8 +87,8 @@ def _kernel_info() -> dict[str, Any]:
         "path": os.path.dirname(os.path.abspath(_forest.__file__)),
         "OpenMP": f"on (_OPENMP {version})" if info.pop("openmp") else "off: the kernels run on one thread",
         "OpenMP max threads": info.pop("openmp_max_threads"),
-        "compiler": info.pop("compiler"),
-        "Cython": info.pop("cython"),
+        "C compiler": info.pop("compiler"),
+        "Cython used": info.pop("cython"),
         **info,
     }
 
@@ -154,7 +154,9 @@ def show_versions() -> None:
         "Optional dependencies",
         {name: f"{_distribution_version(name) or 'not installed':<13} ({use})" for name, use in OPTIONAL.items()},
     )
-    lines += _format("Build tools", {name: _distribution_version(name) or "not installed" for name in BUILD})
+    lines += _format(
+        "Build tools (installed now)", {name: _distribution_version(name) or "not installed" for name in BUILD}
+    )
     lines += _format("Compiled kernels", _kernel_info())
     settings, pools = _thread_info()
     lines += _format("Threads", settings)

@@ -30,6 +30,14 @@ def _value(text: str, key: str) -> str:
     return match.group(1)
 
 
+def _section(text: str, title: str) -> str:
+    """The lines of the section headed ``title:``, up to the next blank line."""
+    text = "\n" + text
+    start = text.index(f"\n{title}:\n") + len(title) + 3
+    end = text.find("\n\n", start)
+    return text[start : None if end < 0 else end]
+
+
 def test_show_versions_is_public():
     assert "show_versions" in confrf.__all__
     assert confrf.show_versions is _show_versions.show_versions
@@ -37,29 +45,34 @@ def test_show_versions_is_public():
 
 def test_show_versions_names_confrf_python_and_the_installed_versions(capsys):
     text = _shown(capsys)
-    assert _value(text, "version") == confrf.__version__
-    assert _value(text, "path") == str(Path(confrf.__file__).resolve().parent)
-    assert _value(text, "python").startswith(platform.python_version())
-    assert _value(text, "executable") == sys.executable
+    about, system = _section(text, "confrf"), _section(text, "System")
+    assert _value(about, "version") == confrf.__version__
+    assert _value(about, "path") == str(Path(confrf.__file__).resolve().parent)
+    assert _value(system, "python").startswith(platform.python_version())
+    assert _value(system, "executable") == sys.executable
+    required, optional = _section(text, "Python dependencies"), _section(text, "Optional dependencies")
     for name in _show_versions.REQUIRED:
-        assert _value(text, name) == importlib.metadata.version(name), name
+        assert _value(required, name) == importlib.metadata.version(name), name
     for name in _show_versions.OPTIONAL:
         try:
             expected = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             expected = "not installed"
-        assert _value(text, name).split()[0] == expected, name
+        assert _value(optional, name).split()[0] == expected, name
 
 
 def test_show_versions_reports_the_kernels_build_and_the_threads(capsys):
     text = _shown(capsys)
     info = _forest.build_info()
-    assert _value(text, "OpenMP") == (
+    kernels = _section(text, "Compiled kernels")
+    assert _value(kernels, "path") == str(Path(_forest.__file__).resolve().parent)
+    assert _value(kernels, "OpenMP") == (
         f"on (_OPENMP {info['openmp_version']})" if info["openmp"] else "off: the kernels run on one thread"
     )
-    assert _value(text, "Cython") == info["cython"]
+    assert _value(kernels, "Cython used") == info["cython"]
+    assert _value(kernels, "C compiler") == str(info["compiler"])
     # confrf's own default: one thread for every pool
-    assert _value(text, "n_jobs default") == "None (1 thread for joblib, OpenMP and BLAS)"
+    assert _value(_section(text, "Threads"), "n_jobs default") == "None (1 thread for joblib, OpenMP and BLAS)"
     pools = text[text.index("Thread pools (threadpoolctl):") :]
     apis = set(re.findall(r"user_api: (\w+)", pools))
     assert "blas" in apis  # numpy's BLAS is always loaded
