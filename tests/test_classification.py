@@ -132,6 +132,67 @@ def test_cli_bool_response_gives_prediction_sets(tmp_path, flags):
     assert pred["False"].tolist() == sets[False].tolist() and pred["True"].tolist() == sets[True].tolist()
 
 
+@pytest.mark.parametrize(
+    "entry", [cf.conformal, cf.lcp_rf, cf.split_cp, cf.qrf_tc], ids=["conformal", "lcp_rf", "split_cp", "qrf_tc"]
+)
+@pytest.mark.parametrize("lhs", ["I(v > 0)", "np.logical_not(y)"])
+def test_boolean_response_expression_is_refused_through_every_formula_entry_point(flags, entry, lhs):
+    """formulaic casts a bool-valued expression to 0/1, which used to give intervals like [0.9997, 1.0002]: a
+    boolean response is a class label whether it is a column or an expression."""
+    train, _ = flags
+    data = train.assign(v=train["x1"] - 0.5)
+    with pytest.raises(InputError, match=r"is boolean \(True/False\), which is a class label.*cf\.conformal\("):
+        entry(f"{lhs} ~ x1 + x2", data=data, random_state=0, n_estimators=20)
+
+
+@pytest.mark.filterwarnings("ignore::confrf.exceptions.InfiniteIntervalWarning")
+def test_boolean_response_expression_fixes_named_in_the_message_work(flags):
+    train, test = flags
+    data, new = train.assign(v=train["x1"] - 0.5), test.assign(v=test["x1"] - 0.5)
+    with pytest.raises(InputError) as info:
+        cf.split_cp("I(v > 0) ~ x2", data=data)
+    msg = str(info.value)
+    assert "df['label'] = df['v'] > 0" in msg and "cf.conformal('label ~ x2', data=df)" in msg
+    assert "I((v > 0) * 1)" in msg
+    df = data.copy()  # the first fix, as written in the message: prediction sets
+    df["label"] = df["v"] > 0
+    sets = cf.conformal("label ~ x2", data=df, method="split", model="logit", random_state=0)
+    assert isinstance(sets, ClassificationResult) and sets.levels == [False, True]
+    intervals = cf.split_cp("I((v > 0) * 1) ~ x2", data=data, random_state=0)  # the second: intervals on 0/1
+    assert isinstance(intervals, cf.ConformalResult)
+    assert intervals.evaluate(new).metrics["n"] == len(new)
+    # a response numeric at fit is not read as 0/1 when held-out rows (evaluate, calib=) give booleans
+    numeric = cf.split_cp("yi ~ x1 + x2", data=train.assign(yi=train["y"].astype(int)), random_state=0)
+    with pytest.raises(InputError, match=r"'yi' is boolean \(True/False\) in data, but it was numeric at fit"):
+        numeric.evaluate(test.assign(yi=test["y"]))
+    with pytest.raises(InputError, match=r"in calib, but it was numeric at fit"):
+        cf.split_cp("yi ~ x1 + x2", data=train.assign(yi=train["y"].astype(int)), calib=test.assign(yi=test["y"]))
+
+
+def test_cli_boolean_response_expression_is_refused(tmp_path, flags, capsys):
+    from confrf.__main__ import main
+
+    train, test = flags
+    train.assign(v=train["x1"] - 0.5).to_csv(tmp_path / "train.csv", index=False)
+    test.to_csv(tmp_path / "new.csv", index=False)
+    rc = main(["fit", "I(v > 0) ~ x2", "--data", str(tmp_path / "train.csv"), "--newdata", str(tmp_path / "new.csv")])
+    assert rc == 2
+    assert "is boolean (True/False), which is a class label" in capsys.readouterr().err
+
+
+def test_conformal_classifier_takes_a_bool_y(flags):
+    """The array-level mirror of a bool response: ConformalClassifier's classes are [False, True]."""
+    train, test = flags
+    X, y = train[["x1", "x2"]].to_numpy(), train["y"].to_numpy()
+    clf = ConformalClassifier(model="logit", method="split", random_state=0).fit(X[:250], y[:250])
+    clf.conformalize(X[250:], y[250:])
+    assert clf.classes_ == [False, True]
+    sets = clf.predict_sets(test[["x1", "x2"]].to_numpy())
+    assert sets.shape == (len(test), 2) and sets.dtype == bool
+    formula = cf.split_cp("y ~ x1 + x2", data=train, model="logit", calib=test)  # same classes by formula
+    assert formula.levels == clf.classes_
+
+
 def test_levels_follow_categorical_order(wine):
     train, _ = wine
     df = train.copy()

@@ -41,6 +41,7 @@ from .pac_bounds import binomial_k, min_d2_size, open_unit
 from .pac_correction import ForestPACMap, binomial_correction
 from .pac_report import IID, PACReport, shown
 from .registry import register_variant
+from .shift import PAC_REFUSAL
 
 
 def pac_min_size(alpha: float, delta: float) -> int:
@@ -61,6 +62,10 @@ class GroupPACMixin(_Groupwise):
     pac_part = "conformal"
     #: each class that mixes this in says how a group's correction is computed
     _group_correction: Callable[[int, float], dict[str, Any]]
+    supports_shift = False
+
+    def shift_refusal(self) -> str:
+        return f"method {self.name!r} with guarantee='pac': {PAC_REFUSAL}"
 
     def _init_pac(self, delta: float) -> None:
         self.delta = open_unit(delta, "delta")
@@ -220,7 +225,8 @@ class PACLCPForestGroupCalibrator(GroupPACMixin, LCPForestGroupCalibrator):
         self._init_pac(delta)
         self.pac_size = check_fraction(pac_size, "pac_size")
 
-    def calibrate(self, X, scores, *, alpha, rng, labels=None) -> PACLCPForestGroupCalibrator:
+    # no likelihood_ratio: PAC calibration refuses covariate shift before calibrating (supports_shift = False)
+    def calibrate(self, X, scores, *, alpha, rng, labels=None) -> PACLCPForestGroupCalibrator:  # type: ignore[override]
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         labels = self._labels(labels, X.shape[0])
