@@ -27,6 +27,7 @@ REQUIRED = (
     "joblib",
     "tqdm",
     "threadpoolctl",
+    "narwhals",
 )
 #: optional packages, and what confrf uses them for
 OPTIONAL = {
@@ -34,7 +35,8 @@ OPTIONAL = {
     "matplotlib": 'result.plot; extra "plot"',
     "dask": 'predicting a Dask DataFrame; extra "dask"',
     "distributed": 'a Dask cluster; extra "dask"',
-    "pyarrow": "Arrow-backed pandas columns",
+    "pyarrow": "Arrow-backed columns and frames",
+    "polars": "polars frames as data",
 }
 #: build tools and the packaging around them
 BUILD = ("pip", "setuptools", "Cython")
