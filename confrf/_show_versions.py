@@ -102,7 +102,7 @@ def _thread_info() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     default = inspect.signature(ConformalRegressor).parameters["n_jobs"].default
     try:
         usable = len(os.sched_getaffinity(0))  # type: ignore[attr-defined, unused-ignore]
-    except AttributeError:  # not on macOS and Windows
+    except AttributeError:  # macOS and Windows have no sched_getaffinity
         usable = os.cpu_count() or 1
     settings: dict[str, Any] = {
         "n_jobs default": f"{default!r} ({resolve_jobs(default)} thread for joblib, OpenMP and BLAS)",
@@ -151,7 +151,7 @@ def show_versions() -> None:
     """
     lines = _format("confrf", _confrf_info())
     lines += _format("System", _system_info())
-    lines += _format("Python dependencies", {name: _distribution_version(name) for name in REQUIRED})
+    lines += _format("Python dependencies", {name: _distribution_version(name) or "not installed" for name in REQUIRED})
     lines += _format(
         "Optional dependencies",
         {name: f"{_distribution_version(name) or 'not installed':<13} ({use})" for name, use in OPTIONAL.items()},
