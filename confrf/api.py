@@ -14,6 +14,7 @@ from ._warnings import user_stacklevel
 from .calibrators import METHODS, get_method
 from .classification import ClassificationResult
 from .classification.api import conformal_sets
+from .dask import DaskRows, is_dask_collection
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
 from .formula import Design
@@ -111,8 +112,12 @@ def conformal(
         With ``score="quantile"``: "qr" (statsmodels QuantReg; "ols" means it
         too), "qgbm" (quantile-loss boosting; "gbm" means it too), or a pair
         ``(est_lo, est_hi)``.
-    calib : DataFrame, optional
-        Calibration data; then all of ``data`` trains the model.
+    calib : DataFrame or dask.dataframe.DataFrame, optional
+        Calibration data; then all of ``data`` trains the model. A Dask
+        DataFrame (``method="lcp-rf"``) is calibrated on the cluster: scores
+        and leaf lookups run on the workers partition by partition, the forest
+        grows on the client from at most ``max_localizer_size`` rows, and the
+        fit equals the one on the same rows in memory (docs/guide/scale.md).
     calib_size : float
         Share of ``data`` used for calibration when ``calib`` is not given.
     random_state : int, Generator, RandomState or None
@@ -152,7 +157,9 @@ def conformal(
         localize the scores ``abs(y - mu)``; "forest": they localize
         ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the
         score, learned on the localizer part, so the guarantee stays exact)
-        for "lcp-rf";
+        and ``max_localizer_size`` ("auto": at most 50,000 calibration rows
+        grow the forest, the others are conformal points; None: no cap; or
+        an integer) for "lcp-rf";
         ``delta``, ``pac_size``, ``pac_bound`` ("binomial" or "hoeffding"),
         ``grid_size``, ``pac_form`` (Hoeffding only) for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).
@@ -279,7 +286,15 @@ def conformal(
         model = no_predictor_model(model, design, method, prefit)
     kept_pos = np.arange(len(data)) if design.kept_positions is None else design.kept_positions
     scale_parts = [(data, design.kept_positions, y, "data")]
-    if calib is not None:
+    dask_calib = calib is not None and is_dask_collection(calib)
+    if dask_calib:  # built on the workers, partition by partition (confrf.dask.DaskRows)
+        if labeler is not None or shift_opts or support is not None:
+            raise InputError(
+                "with Dask calibration data, groups=, the covariate-shift options and support= are not offered; "
+                "compute the frame first (calib.compute()) to use them."
+            )
+        X_tr, y_tr, rows = X, y, None  # rows: once the partitions' row count is known
+    elif calib is not None:
         calib = as_training_frame(calib, "calib")
         X_cal = design.transform(calib, what="calib")
         y_cal = design.response(calib, what="calib")
@@ -335,7 +350,13 @@ def conformal(
     if not prefit:
         est.fit(X_tr, y_tr, sample_weight=sample_weight)
         name_model_terms(est.model_, design)  # OLS / QuantReg summaries show the formula's names
-    est.conformalize(X_cal, y_cal, groups=groups_cal, likelihood_ratio=ratio)
+    if dask_calib:
+        est._conformalize_rows(
+            lambda: DaskRows.from_formula(calib, design, est.model_, est.score_), X.shape[1], None, None
+        )
+        rows = FitRows.from_split(len(data), kept_pos, None, None, est.n_calib_, None)
+    else:
+        est.conformalize(X_cal, y_cal, groups=groups_cal, likelihood_ratio=ratio)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     result = ConformalResult(
         design=design,

@@ -50,6 +50,7 @@ infinite. At large n the tuning runs on a random subsample of
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,6 +184,7 @@ def tune_forest(
     n_jobs: int | None,
     conformal_ratio: float = 1.0,
     scales: list[str] | None = None,
+    make_localizer: Callable[..., Any],
 ) -> ForestTuning:
     """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
 
@@ -205,9 +207,11 @@ def tune_forest(
     conformal folds are TUNE_FOLDS - 2 times as large as the growing one), so its
     tuning leaves hold as many conformal points as the final ones will.
     Deterministic given ``random_state``; ``n_jobs`` only parallelizes.
+    ``make_localizer``: the localizer class (keyword settings in, ``grow``,
+    ``index``, ``thresholds`` and a settable ``scale_``), passed in by
+    :class:`confrf.localizers.forest.ForestLocalizer` so that this module
+    does not import it back.
     """
-    from .forest import ForestLocalizer  # forest.py calls this module from grow()
-
     scales = ["none"] if scales is None else list(scales)
     # "screened" among other max_features is a later stage (below), not part of the grid
     grid_mf = [f for f in max_features if f != SCREENED] or [SCREENED]
@@ -251,7 +255,7 @@ def tune_forest(
             cols = screened[fold] if mf == SCREENED else np.arange(Xu.shape[1])
             Xc = Xu[:, cols]
             # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
-            loc = ForestLocalizer(
+            loc = make_localizer(
                 n_estimators=TUNE_TREES,
                 min_samples_leaf=m_t,
                 max_features=1.0 if mf == SCREENED else mf,
