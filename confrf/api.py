@@ -12,6 +12,7 @@ from ._levels import resolve_alpha
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from ._warnings import user_stacklevel
 from .calibrators import METHODS, get_method
+from .classification import ClassificationResult
 from .classification.api import conformal_sets
 from .dask import DaskRows, is_dask_collection
 from .estimator import ConformalRegressor
@@ -65,7 +66,7 @@ def conformal(
     random_state: Any = None,
     support: Any = None,
     **options: Any,
-) -> ConformalResult:
+) -> ConformalResult | ClassificationResult:
     """Fit a base model and calibrate conformal prediction intervals, from a formula.
 
     Parameters
@@ -308,7 +309,7 @@ def conformal(
         scale_parts.append((calib, None, y_cal, "calib"))
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
-        cal = slice(None)
+        cal: slice | np.ndarray = slice(None)
         rows = FitRows.from_split(len(data), kept_pos, np.arange(0), np.arange(X.shape[0]), None, None)
     else:
         tr, cal = split_indices(X.shape[0], calib_size, seed)
@@ -378,7 +379,7 @@ def conformal(
     return result
 
 
-def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """Split conformal prediction: :func:`conformal` with ``method="split"`` (another ``method`` is refused).
 
     A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
@@ -393,7 +394,7 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     return conformal(formula, data, method="split", **_alias_options("split_cp", "split", kwargs))
 
 
-def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default; another ``method`` is refused).
 
     A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
@@ -412,7 +413,7 @@ def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     return conformal(formula, data, method="lcp-rf", **_alias_options("lcp_rf", "lcp-rf", kwargs))
 
 
-def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """QRF-TC: forest quantiles with only a training-conditional (PAC) calibration.
 
     The calibration set is split into three disjoint parts: D2 (``pac_size``,

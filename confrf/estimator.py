@@ -207,7 +207,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         seeds = self._seeds()
         t0 = time.perf_counter()
         score = get_score(self.score)
-        kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
+        kw: dict[str, Any] = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
         if sample_weight is not None:
             kw["sample_weight"] = check_ratio(sample_weight, X.shape[0], "the training rows", name="sample_weight")
         # a refit voids the calibration
@@ -341,7 +341,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.score_ = get_score(self.score)
         seeds = self._seeds()
         calibrator = self._make_calibrator(seeds[2])
-        if not callable(getattr(calibrator, "calibrate_rows", None)):
+        calibrate_rows = getattr(calibrator, "calibrate_rows", None)  # the calibrators that read rows in chunks
+        if not callable(calibrate_rows):
             raise InputError(
                 f"method {self.method!r} calibrates rows in memory only; Dask calibration data are taken by "
                 "method='lcp-rf' (guarantee='marginal', honest=True). Compute the frame first (ddf.compute()) or "
@@ -353,7 +354,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             calibrator.set_reference(
                 self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
             )
-        self.calibrator_ = calibrator.calibrate_rows(rows, alpha=self.alpha, rng=np.random.default_rng(seeds[1]))
+        self.calibrator_ = calibrate_rows(rows, alpha=self.alpha, rng=np.random.default_rng(seeds[1]))
         self.conformalize_time_ = time.perf_counter() - t0
         keep = np.arange(rows.n) if rows.n <= DIAGNOSTIC_ROWS else diagnostic_rows(rows.n, seeds[3])
         self._keep_diagnostic_rows(rows.take(keep), rows.scores, None, seeds[3], rows.n)
@@ -441,6 +442,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             # scikit-learn refuses 0 rows: predict one calibration row for the keys and dtypes, keep none
             one = {} if self.calib_groups_ is None else {k: np.asarray(self.calib_groups_)[:1] for k in labels}
             if w is not None:
+                assert self.calib_ratio_ is not None  # new rows have ratios only after a weighted calibration
                 one["likelihood_ratio"] = self.calib_ratio_[:1]
             return {k: v[:0] for k, v in self._predict_rows(self.calib_X_[:1], a, one).items()}
         parts = map_row_chunks(
@@ -459,10 +461,11 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
         extra: dict[str, np.ndarray] = {}
+        th: Thresholds
         if isinstance(self.calibrator_, GroupwiseCalibrator):
             th, extra["group"] = self.calibrator_.grouped_thresholds(X, a, **labels)
         else:
-            th: Thresholds = self.calibrator_.thresholds(X, a, **labels)
+            th = self.calibrator_.thresholds(X, a, **labels)
         lwr, upr = self.score_.interval(pred, th.t)
         return {
             "fit": self.score_.center(pred),

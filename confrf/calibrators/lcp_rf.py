@@ -178,7 +178,7 @@ class LCPForestCalibrator(Calibrator):
 
     def _set_ratios(self, w: np.ndarray | None) -> None:
         self.shift_ = None if w is None else ShiftWeights(w)
-        self.shift_index_ = None if w is None else ForestShiftIndex.build(self.localizer.index_, w)
+        self.shift_index_ = None if w is None else ForestShiftIndex.build(self.localizer._index(), w)
 
     def reweighted(self, likelihood_ratio: object = None) -> LCPForestCalibrator:
         """The same forest and conformal points with other likelihood ratios (None: unweighted).
@@ -225,6 +225,7 @@ class LCPForestCalibrator(Calibrator):
         threads = kernel_threads(self.n_jobs)
         if shift is None:
             return Thresholds(*self.localizer.thresholds(X, required_count(alpha, self.n_conformal_), threads))
+        assert w_test is not None and self.shift_index_ is not None  # both set for a weighted calibration
         # rows whose ratio equals every calibration ratio have p_i = 1/(n+1): the exact integer rule
         plain = shift.unweighted_rows(w_test)
         t, closed, level = np.full(X.shape[0], np.inf), np.ones(X.shape[0], dtype=bool), np.ones(X.shape[0])

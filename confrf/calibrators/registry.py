@@ -86,9 +86,9 @@ def register_variant(method: str, guarantee: str, factory: Callable[..., Calibra
     VARIANTS[(method, guarantee)] = factory
 
 
-def get_variant(method: str, guarantee: str) -> Callable[..., Calibrator] | None:
-    """The factory registered for ``method`` with ``guarantee``, or None."""
-    return VARIANTS.get((method, guarantee))
+def get_variant(method: str, guarantee: str) -> Callable[..., Calibrator]:
+    """The factory registered for ``method`` with ``guarantee`` (a KeyError if no module registered one)."""
+    return VARIANTS[(method, guarantee)]
 
 
 def get_method(name: str) -> MethodSpec:

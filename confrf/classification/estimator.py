@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -166,7 +166,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.fit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]
         self.n_train_ = X.shape[0]
-        self.train_counts_ = np.bincount(codes, minlength=len(self.classes_))
+        self.train_counts_: np.ndarray | None = np.bincount(codes, minlength=len(self.classes_))
         return self
 
     def conformalize(self, X: Any, y: Any, classes: Any = None, likelihood_ratio: Any = None) -> ConformalClassifier:
@@ -244,7 +244,10 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         if self.mondrian_:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", InfiniteIntervalWarning)
-                self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng, labels=codes, **shift_kw)
+                # class-conditional: a groupwise calibrator, the classes its groups
+                self.calibrator_: Calibrator = cast(GroupwiseCalibrator, calibrator).calibrate(
+                    X, V, alpha=self.alpha, rng=rng, labels=codes, **shift_kw
+                )
             self._warn_small_classes(caught)
         else:
             self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng, **shift_kw)
@@ -339,7 +342,9 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             K, m = len(self.classes_), X.shape[0]
             t, closed, level = np.empty((m, K)), np.empty((m, K), dtype=bool), np.empty((m, K))
             for k in range(K):
-                th = self.calibrator_.thresholds(X, a, labels=np.full(m, k, dtype=np.int64), **shift_kw)
+                th = cast(GroupwiseCalibrator, self.calibrator_).thresholds(
+                    X, a, labels=np.full(m, k, dtype=np.int64), **shift_kw
+                )
                 t[:, k], closed[:, k], level[:, k] = th.t, th.closed, th.level
         else:
             th = self.calibrator_.thresholds(X, a, **shift_kw)
@@ -359,7 +364,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         """The coverage statement of this fit, for prediction sets."""
         a = self.alpha if alpha is None else alpha
         cal = self._calibrator()
-        g = mondrian_guarantee(cal, a) if self.mondrian_ else cal.guarantee(a)
+        g = mondrian_guarantee(cast(GroupwiseCalibrator, cal), a) if self.mondrian_ else cal.guarantee(a)
         if getattr(self, "calib_ratio_", None) is not None:
             # the estimated ratio of shift= (a RatioEstimator) gives an approximate statement
             g = shift_guarantee(g, a, isinstance(getattr(self, "ratio_model_", None), RatioEstimator))
@@ -378,7 +383,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             if not issubclass(w.category, InfiniteIntervalWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if any(issubclass(w.category, InfiniteIntervalWarning) for w in caught):
-            table = self.calibrator_.group_table(self.alpha)
+            table = cast(GroupwiseCalibrator, self.calibrator_).group_table(self.alpha)
             small = table.index[~table["finite"]]
             shown = ", ".join(f"{self.classes_[int(c)]!r} ({int(table.loc[c, 'conformal'])})" for c in small)
             warnings.warn(

@@ -65,6 +65,7 @@ def kernel_ess(loc: KernelLocalizer) -> np.ndarray:
     X_i itself included, the test point left out, as for :func:`forest_ess`.
     """
     Z = loc._indexed()
+    assert loc.bandwidth_ is not None  # set before any point is indexed
     n = Z.shape[0]
     out = np.empty(n)
     step = max(1, _ROW_BLOCK_ENTRIES // max(n, 1))

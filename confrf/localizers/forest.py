@@ -62,7 +62,9 @@ AUTO_TREES_BUDGET_POINTS = 5000
 LOOKUP_CHUNK = 50_000
 
 
-def stack_lookups(parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, k: int) -> tuple[np.ndarray, ...]:
+def stack_lookups(
+    parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row-wise concatenation of ``n`` rows of :meth:`ForestLocalizer.lookup` results, in order.
 
     ``parts`` is consumed one at a time (a generator keeps the peak at the
@@ -328,6 +330,7 @@ class ForestLocalizer:
     def growing_multiplicity(self) -> np.ndarray:
         """(n_grow, k) times each growing point was drawn by each tree (1 without bootstrap)."""
         forest = self._forest()
+        assert self.n_grow_ is not None  # grow() sets it with the forest
         n = int(self.n_grow_)
         if self.bootstrap:
             return np.stack([np.bincount(s, minlength=n) for s in forest.estimators_samples_], axis=1)
@@ -357,6 +360,7 @@ class ForestLocalizer:
 
     def _scale_of(self, leaves: np.ndarray) -> np.ndarray:
         # scikit-learn's forest prediction (mean over trees of the leaf means), from leaves already looked up
+        assert self.leaf_values_ is not None and self.scale_floor_ is not None  # grow() sets both when scaled
         return np.maximum(self.leaf_values_[leaves].mean(axis=1), self.scale_floor_)
 
     def indexed_scores(self) -> np.ndarray:

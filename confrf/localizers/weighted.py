@@ -70,6 +70,7 @@ def weighted_forest_thresholds(
     idx = localizer.index_
     if idx is None:
         localizer.leaves(X)  # raises the localizer's own not-fitted error
+    assert idx is not None  # leaves() raised above otherwise
     leaves = localizer.leaves(X)
     t, closed, level = _kernels.lcp_rf_thresholds_weighted(
         leaves,

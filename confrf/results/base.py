@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .._formula_common import FitCall, FitRows
 from .._levels import resolve_alpha
-from ..calibrators import PACReport
+from ..calibrators import Guarantee, PACReport
 from ..exceptions import InputError
 from ..formula import as_frame
 from .report import short_text
@@ -51,6 +51,11 @@ class ResultBase:
 
     #: fix named in the error of :meth:`pac_report` for a method without PAC calibration
     _PAC_HINT: str
+
+    if TYPE_CHECKING:  # each subclass says its own
+
+        @property
+        def guarantee(self) -> Guarantee: ...
 
     def __init__(
         self,

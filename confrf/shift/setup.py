@@ -86,12 +86,14 @@ class ShiftSetup:
     def describe(self) -> str:
         if self.estimator is not None:
             return self.estimator.describe()
+        assert self.source is not None  # a known ratio when none is estimated
         return f"known: {self.source.describe()}"
 
     def ratios(self, newdata: pd.DataFrame, X: np.ndarray) -> np.ndarray:
         """The ratios of new rows (``X``: their design)."""
         if self.estimator is not None:
             return self.estimator(X)
+        assert self.source is not None  # a known ratio when none is estimated
         return self.source(newdata, "newdata", allow_all_zero=True)
 
 
