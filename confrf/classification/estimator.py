@@ -311,7 +311,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
             # classifiers refuse 0 rows: predict one calibration row for the keys and dtypes, keep none
-            w1 = None if w is None else self.calib_ratio_[:1]
+            w1 = None if w is None else np.ones(1)  # any ratio: the row is only there for the keys and dtypes
             one = self._predict_rows(self.calib_X_[:1], a, uniforms(self.score_, 1, PREDICTION_STREAM, 0), w1)
             return {k: v[:0] for k, v in one.items()}
         u = uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3])
