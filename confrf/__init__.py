@@ -7,7 +7,7 @@ Quick start::
 """
 
 from . import datasets, metrics
-from .api import conformal, lcp_rf, qrf_tc, split_cp
+from .api import conformal, cv_plus, lcp_rf, qrf_tc, split_cp
 from .calibrators import LCPThreshold, PACReport, lcp_threshold, pac_delta, pac_epsilon, pac_n2
 from .classification import ConformalClassifier
 from .estimator import ConformalRegressor
@@ -24,6 +24,7 @@ __all__ = [
     "lcp_rf",
     "split_cp",
     "qrf_tc",
+    "cv_plus",
     "pac_epsilon",
     "pac_delta",
     "pac_n2",

@@ -85,7 +85,7 @@ def conformal(
     alpha: float = 0.1,
     model: Any = "gbm",
     calib: Any = None,
-    calib_size: float = 0.5,
+    calib_size: float | None = None,
     random_state: Any = None,
     **options: Any,
 ) -> ConformalResult:
@@ -104,8 +104,9 @@ def conformal(
         "logit" (docs/guide/classification.md).
     data : DataFrame
         Training data. Without ``calib`` it is split at random into a training
-        part (fits the model) and a calibration part (``calib_size``).
-    method : {"lcp-rf", "split", "qrf-tc", "split-g", "lcp-rf-g", "lcp", "slcp"}
+        part (fits the model) and a calibration part (``calib_size``). The
+        cross-conformal methods use all of it for both.
+    method : {"lcp-rf", "split", "qrf-tc", "split-g", "lcp-rf-g", "lcp", "slcp", "cv+", "jackknife+", "jackknife+ab"}
         ``"lcp-rf"``: exact localized conformal prediction with random-forest
         weights (honest by default). ``"split"``: split conformal.
         ``"lcp"``: the same exact LCP with Guan's kernel weights. ``"slcp"``:
@@ -113,6 +114,8 @@ def conformal(
         ``"qrf-tc"``: forest quantiles with a training-conditional correction
         (see :func:`qrf_tc`). ``"split-g"``, ``"lcp-rf-g"``: split conformal or
         LCP-RF within each group, with coverage >= 1 - alpha within every group.
+        ``"cv+"``, ``"jackknife+"``, ``"jackknife+ab"``: every row of ``data``
+        trains and calibrates (see :func:`cv_plus`); for small data sets.
     alpha : float
         Miscoverage in (0, 1): intervals aim at 1 - alpha coverage.
     model : str, estimator or pair
@@ -130,8 +133,9 @@ def conformal(
         ``(est_lo, est_hi)``.
     calib : DataFrame, optional
         Calibration data; then all of ``data`` trains the model.
-    calib_size : float
-        Share of ``data`` used for calibration when ``calib`` is not given.
+    calib_size : float, optional
+        Share of ``data`` used for calibration when ``calib`` is not given
+        (default 0.5).
     random_state : int, Generator, RandomState or None
         Makes the split, the model and the forest reproducible. A numpy
         ``Generator`` or ``RandomState`` is drawn from once for an int seed,
@@ -161,6 +165,9 @@ def conformal(
         ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the
         score, learned on the localizer part, so the guarantee stays exact)
         for "lcp-rf";
+        For "cv+": ``cv`` (5: the number of folds K, or a scikit-learn
+        splitter); for "jackknife+ab": ``n_bootstrap`` (30), ``aggregation``
+        ("mean" or "median"), ``bag_size`` (None: n), ``replace`` (True).
         ``delta``, ``pac_size``, ``pac_bound`` ("binomial" or "hoeffding"),
         ``grid_size``, ``pac_form`` (Hoeffding only) for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).
@@ -222,8 +229,10 @@ def conformal(
     opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}
     labeler, est_opts = split_group_option(method_opts)  # user groups: labels read from the rows
-    calib_size = check_fraction(calib_size, "calib_size")
     prefit = check_bool(opts["prefit"], "prefit")
+    if spec.fits_models:
+        _refuse_calibration_set(method, calib, calib_size, prefit)
+    calib_size = check_fraction(0.5 if calib_size is None else calib_size, "calib_size")
     if prefit and calib is not None:  # data would train nothing, yet be counted as training rows
         raise InputError(
             "prefit=True: the model is already fitted, so data= is the calibration set and nothing is "
@@ -240,7 +249,9 @@ def conformal(
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
     if X.shape[1] == 0:
         model = no_predictor_model(model, design, method, prefit)
-    if calib is not None:
+    if spec.fits_models:  # every row trains and calibrates
+        X_tr, y_tr = X, y
+    elif calib is not None:
         calib = as_training_frame(calib, "calib")
         X_cal = design.transform(calib, what="calib")
         y_cal = design.response(calib, what="calib")
@@ -278,7 +289,8 @@ def conformal(
     )
     if not prefit:
         est.fit(X_tr, y_tr)
-    est.conformalize(X_cal, y_cal, groups=groups_cal)
+    if not spec.fits_models:
+        est.conformalize(X_cal, y_cal, groups=groups_cal)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     return ConformalResult(
         design=design,
@@ -288,6 +300,26 @@ def conformal(
         random_state=seed,
         group_labeler=labeler,
     )
+
+
+def _refuse_calibration_set(method: str, calib: Any, calib_size: Any, prefit: bool) -> None:
+    """The cross-conformal methods use every row of ``data`` for both jobs: no calibration set, no prefit model."""
+    why = (
+        f"method {method!r} fits the model on folds of data= and calibrates on every row's out-of-fold score, "
+        "so all of data= trains and calibrates"
+    )
+    if calib is not None:
+        raise InputError(
+            f"{why}; a separate calib= set has no role. Pass all the rows as data= (e.g. pd.concat([train, calib])), "
+            "or use method='split' or 'lcp-rf' to calibrate on calib=."
+        )
+    if calib_size is not None:
+        raise InputError(f"{why}; calib_size= has no role: drop it.")
+    if prefit:
+        raise InputError(
+            f"{why}: it refits the model on every fold and cannot use a prefit model. Drop prefit=True and pass an "
+            "unfitted model (e.g. model='ols'), or use method='split' for a fitted model."
+        )
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
@@ -318,6 +350,33 @@ def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     'lcp-rf'
     """
     return conformal(formula, data, method="lcp-rf", **kwargs)
+
+
+def cv_plus(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+    """CV+: :func:`conformal` with ``method="cv+"``; every row of ``data`` trains and calibrates.
+
+    The model is fitted ``cv`` times (default 5), each time without one fold
+    of the rows; every row is scored by the model that did not see it, and a
+    new point's interval takes order statistics of mu_{-k(i)}(x) -/+ R_i over
+    the rows i (for the absolute score; any score's exact inversion in
+    general). The guarantee is 1 - 2 alpha - epsilon in the worst case and
+    close to 1 - alpha in practice (Barber, Candes, Ramdas & Tibshirani
+    2021); the summary prints both. ``predict`` reuses the fold models; the
+    ``fit`` column is a model fitted on all rows. Siblings:
+    ``method="jackknife+"`` (leave one out: n fits) and
+    ``method="jackknife+ab"`` (bootstrap models, Kim, Xu & Barber 2020).
+
+    Examples
+    --------
+    >>> import confrf as cf
+    >>> sim = cf.datasets.make_sim(300, random_state=0)
+    >>> res = cf.cv_plus(sim.formula, data=sim.frame, model="ols", cv=10, random_state=0)
+    >>> res.nobs
+    {'train': 300, 'scored out of fold': 300}
+    >>> res.predict(sim.frame.head(2)).columns.tolist()
+    ['fit', 'lwr', 'upr']
+    """
+    return conformal(formula, data, method="cv+", **kwargs)
 
 
 def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:

@@ -34,12 +34,15 @@ from ._validation import (
     check_response_scale,
     feature_names,
 )
-from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
+from .calibrators import Calibrator, CrossCalibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
 from .exceptions import InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
+
+#: training rows that a cross-conformal fit keeps for the summary's diagnostics (a random subset above)
+DIAGNOSTIC_ROWS = 5000
 
 
 class ConformalRegressor(EstimatorChecks, BaseEstimator):
@@ -55,7 +58,12 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         ``(fitted_mu, fitted_sigma)``.
     method : str
         Calibration method, a name in ``confrf.calibrators.METHODS``: "lcp-rf",
-        "split", "lcp" (Guan's kernel LCP), "slcp" (Han et al.), ...
+        "split", "lcp" (Guan's kernel LCP), "slcp" (Han et al.), ...; or
+        "cv+", "jackknife+", "jackknife+ab", which fit the model on folds
+        (or bootstrap bags) of the training rows and calibrate on their
+        out-of-fold scores in ``fit`` (no ``conformalize``; options ``cv``,
+        and ``n_bootstrap``, ``aggregation``, ``bag_size``, ``replace`` for
+        J+aB).
     alpha : float
         Miscoverage level in (0, 1); intervals aim at 1 - alpha coverage.
     score : str or Score
@@ -94,8 +102,10 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         numbers are refused.
     n_jobs : int or None
         Threads for everything the estimator runs: the forest, the kernels,
-        prediction, and the OpenMP/BLAS pools of the base model while it is
-        fitted and predicts (None: 1, -1: all cores). One thread by default,
+        prediction, the fold models of the cross-conformal methods (fitted
+        side by side, with identical results), and the OpenMP/BLAS pools of
+        the base model while it is fitted and predicts (None: 1, -1: all
+        cores). One thread by default,
         so a shared machine is not slowed down by busy-waiting OpenMP pools.
     options : dict or None
         Options specific to ``method`` (see ``confrf.calibrators.METHODS[method].options``).
@@ -109,6 +119,12 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     >>> reg = ConformalRegressor(alpha=0.1, random_state=0).fit(X[:200], y[:200])
     >>> reg = reg.conformalize(X[200:], y[200:])
     >>> reg.predict_interval(X[:2]).shape
+    (2, 2)
+
+    CV+ fits its fold models in ``fit`` and predicts directly:
+
+    >>> cv = ConformalRegressor(model="ols", method="cv+", options={"cv": 5}, random_state=0).fit(X, y)
+    >>> cv.predict_interval(X[:2]).shape
     (2, 2)
     """
 
@@ -153,8 +169,21 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
         Methods that learn from the training part ("lcp", "slcp") also get
         its out-of-fold scores here, at the cost of ``cv`` more model fits.
+        The cross-conformal methods ("cv+", "jackknife+", "jackknife+ab") do
+        the whole job here: K fold models (n for the jackknife+, bootstrap
+        models for J+aB, fitted side by side with ``n_jobs``), every row
+        scored out of fold, and one model on all rows for the point
+        prediction; ``predict_interval`` follows directly, without
+        ``conformalize``.
         """
         self._check_options()
+        spec = get_method(self.method)
+        if spec.fits_models and self.prefit:
+            raise InputError(
+                f"method {self.method!r} refits the model on subsets of the training rows, so it cannot use a prefit "
+                "model; pass an unfitted model (e.g. 'ols', 'gbm' or a scikit-learn regressor) with prefit=False, or "
+                "use method='split' to calibrate a fitted model on calibration data."
+            )
         self._refuse_prefit()
         names = feature_names(X)
         X = as_float_matrix(X, "X")
@@ -172,7 +201,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
         self.train_X_ = self.train_scores_ = None
         opts = method_options(self.method, self.options)
-        if get_method(self.method).uses_training(opts):
+        if spec.fits_models:
+            self._cross_fit(X, y, score, kw, seeds)
+        elif spec.uses_training(opts):
             # the method learns from the training part: keep it, with out-of-fold (not in-sample) scores
             cv = opts["cv"]
             self.train_X_, self.train_scores_ = X, out_of_fold_scores(score, X, y, self.model, cv=cv, **kw)
@@ -183,15 +214,38 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.n_train_ = X.shape[0]
         return self
 
+    def _cross_fit(self, X: np.ndarray, y: np.ndarray, score: Any, kw: dict[str, Any], seeds: list) -> None:
+        """The cross-conformal methods: fold (or bootstrap) models and out-of-fold scores, as the calibrator."""
+        cal = self._make_calibrator(seeds[2])
+        t0 = time.perf_counter()
+        self.calibrator_ = cal.fit(X, y, score=score, model=self.model, **kw)
+        self.conformalize_time_ = time.perf_counter() - t0
+        n = X.shape[0]
+        keep = (
+            np.sort(np.random.default_rng(seeds[3]).choice(n, DIAGNOSTIC_ROWS, replace=False))
+            if n > DIAGNOSTIC_ROWS
+            else slice(None)
+        )
+        # the summary's diagnostics treat these training rows as new points
+        self.calib_X_, self.calib_scores_, self.calib_groups_ = X[keep], cal.scores_, None
+
     @governs_threads
     def conformalize(self, X: Any, y: Any, groups: Any = None) -> ConformalRegressor:
         """Calibrate on data disjoint from the training data.
 
         ``groups``: one group label per row, for methods "split-g" and
         "lcp-rf-g" with ``options={"groups": "labels"}`` (then also pass the
-        labels of new rows when predicting).
+        labels of new rows when predicting). Not for the cross-conformal
+        methods, which calibrate in ``fit``.
         """
         self._check_options()
+        if get_method(self.method).fits_models:
+            raise InputError(
+                f"method {self.method!r} calibrates during fit(), on the out-of-fold scores of the training rows "
+                "(every row trains some of the models and is scored by the others), so there is no calibration "
+                "step: call predict_interval right after fit. To calibrate on separate data, use method='split' "
+                "or 'lcp-rf'."
+            )
         names = feature_names(X)
         X = as_float_matrix(X, "X")
         y = check_response_scale(as_float_vector(y, "y"), "y")
@@ -256,7 +310,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
         Rows are predicted in chunks of ``chunk_size`` (default 10,000), so
         memory stays bounded; ``n_jobs`` chunks run at once (default: the
-        estimator's ``n_jobs``). ``progress``: None shows a progress bar on
+        estimator's ``n_jobs``). The cross-conformal methods have no score
+        threshold: ``t`` is NaN (+inf where the interval is infinite) and
+        ``level`` is the share of the n + 1 upper ends at or below ``upr``. ``progress``: None shows a progress bar on
         stderr only when prediction takes more than about 2 seconds, True
         always, False never. Thresholds do not depend on ``n_jobs`` or
         ``chunk_size``; a linear base model's predictions may change in the
@@ -285,6 +341,18 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
+        if isinstance(self.calibrator_, CrossCalibrator):
+            # no score threshold: t is NaN (+inf for an infinite interval), level the upper end's
+            lwr, upr, level = self.calibrator_.intervals(X, a)
+            infinite = np.isinf(lwr) | np.isinf(upr)
+            return {
+                "fit": self.score_.center(pred),
+                "lwr": lwr,
+                "upr": upr,
+                "t": np.where(infinite, np.inf, np.nan),
+                "closed": np.ones(X.shape[0], dtype=bool),
+                "level": level,
+            }
         extra: dict[str, np.ndarray] = {}
         if isinstance(self.calibrator_, GroupwiseCalibrator):
             th, extra["group"] = self.calibrator_.grouped_thresholds(X, a, **labels)

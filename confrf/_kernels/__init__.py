@@ -4,6 +4,7 @@ import os
 from importlib.machinery import EXTENSION_SUFFIXES
 
 try:
+    from ._cross import cross_bounds_folds, cross_bounds_rows
     from ._forest import (
         build_leaf_index,
         calibration_p2,
@@ -33,6 +34,8 @@ except ModuleNotFoundError as exc:
     ) from None
 
 __all__ = [
+    "cross_bounds_folds",
+    "cross_bounds_rows",
     "build_leaf_index",
     "calibration_p2",
     "forest_weight_rows",

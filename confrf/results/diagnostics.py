@@ -126,10 +126,17 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
         )
     rows["alpha-tilde"] = distribution_row(d["level"])
     rows["width"] = distribution_row(width)
-    notes.append(
-        f"alpha-tilde and width: the {X.shape[0]} calibration rows treated as new test points "
-        "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval)."
-    )
+    if hasattr(est.calibrator_, "intervals"):  # a cross-conformal method: no threshold, training rows
+        notes.append(
+            f"alpha-tilde and width: {X.shape[0]} training rows (each scored out of fold) treated as new test "
+            "points (alpha-tilde: here the share of the n + 1 upper interval ends at or below the upper bound, the "
+            "order statistic's level; 1 for an infinite interval)."
+        )
+    else:
+        notes.append(
+            f"alpha-tilde and width: the {X.shape[0]} calibration rows treated as new test points "
+            "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval)."
+        )
     table = pd.DataFrame.from_dict(rows, orient="index")
     return CalibrationDiagnostics(
         table, int(X.shape[0]), int(np.isinf(width).sum()), 0 if ess is None else int(ess.shape[0]), notes
