@@ -144,11 +144,16 @@ def test_auto_and_integers_are_not_tuned():
             ForestLocalizer(min_samples_leaf=bad).grow(X, V)
 
 
-def test_too_few_points_fall_back_to_the_sqrt_rule():
+def test_too_few_points_fall_back_to_no_localization():
+    """Too few localizer points to simulate a calibration: localization cannot be shown to pay, so none is used
+    (the sqrt rule without the no-localization candidate, i.e. when only max_features or the scale is tuned)."""
     X, V = _data(40)
     loc = ForestLocalizer(n_estimators=5, random_state=0).grow(X, V)
-    assert loc.tuning_.reason and "too few" in loc.tuning_.text()
-    assert loc.min_samples_leaf_ == 7  # max(5, ceil(sqrt(40)))
+    assert loc.tuning_.reason and "too few" in loc.tuning_.text() and "no localization" in loc.tuning_.text()
+    assert loc.pooled and loc.min_samples_leaf_ == 40 and loc.forest_ is None
+    leaf_given = ForestLocalizer(n_estimators=5, min_samples_leaf="auto", scale="tune", random_state=0).grow(X, V)
+    assert leaf_given.tuning_.reason and not leaf_given.pooled
+    assert leaf_given.min_samples_leaf_ == 7  # max(5, ceil(sqrt(40)))
 
 
 def test_grids():

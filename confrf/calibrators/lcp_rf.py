@@ -95,11 +95,16 @@ class LCPForestCalibrator(Calibrator):
 
     def guarantee(self, alpha) -> Guarantee:
         if self.localizer.honest:
+            how = (
+                "no localization was chosen, on disjoint data: the thresholds are split conformal's"
+                if self.localizer.pooled
+                else "the forest was grown on disjoint data"
+            )
             return Guarantee(
                 "marginal",
                 True,
                 f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
-                "points are exchangeable (the forest was grown on disjoint data).",
+                f"points are exchangeable ({how}).",
             )
         return Guarantee(
             "none",

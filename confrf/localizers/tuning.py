@@ -45,6 +45,17 @@ will have in the final forest (``conformal_ratio``: 1 with the default
 ``localizer_size=0.5``), the mass that decides how often LCP's interval is
 infinite. At large n the tuning runs on a random subsample of
 ``MAX_TUNE_POINTS`` points, which bounds its cost.
+
+*No localization* (``pooled=True``, LCP-RF's default, where the leaf size is
+tuned) is one more candidate: every localizer point in one leaf, so the LCP
+weights are uniform and LCP-RF's threshold is split conformal's on the
+conformal points. It needs no forest; in the simulation its threshold on each
+conformal fold is the ceil((1 - alpha)(n + 1))-th smallest score. The
+localized choice above is kept only if it beats it by the same rule (more
+than one standard error of the paired per-point differences, at most
+``MAX_INFINITE`` infinite intervals); otherwise, and when the localizer part
+is too small to simulate a calibration, no localization is chosen. Like every
+other choice it reads the localizer part only, so the guarantee is unchanged.
 """
 
 from __future__ import annotations
@@ -102,6 +113,9 @@ class ForestTuning:
     n_splits : int
         Splits into folds the scores average over: 1, or TUNE_FOLDS (3) when a departure from the sqrt rule was
         rechecked.
+    pooled : (int, float, str) or None
+        The no-localization candidate (every localizer point in one leaf: min_samples_leaf is the localizer
+        part's size) when it took part.
     """
 
     candidates: tuple[tuple[int, Any, str], ...]
@@ -111,6 +125,12 @@ class ForestTuning:
     n_points: int
     reason: str = ""
     n_splits: int = 1
+    pooled: tuple[int, Any, str] | None = None
+
+    @property
+    def localizes(self) -> bool:
+        """False when the no-localization candidate was chosen (the intervals are split conformal's)."""
+        return self.pooled is None or self.chosen != self.pooled
 
     def table(self) -> pd.DataFrame:
         """One row per candidate: min_samples_leaf, max_features, scale, score, share_infinite, chosen."""
@@ -122,15 +142,19 @@ class ForestTuning:
                 "score": self.scores,
                 "share_infinite": self.infinite,
                 "chosen": [c == self.chosen for c in self.candidates],
+                "localizes": [c != self.pooled for c in self.candidates],
             }
         )
+
+    def _label(self, c: tuple[int, Any, str]) -> str:
+        return "no localization" if c == self.pooled else _label(c)
 
     def text(self) -> str:
         """``"leaf/features/scale: score, ..."`` with the choice starred, for the summary."""
         if self.reason:
-            return f"not run ({self.reason}); kept {_label(self.chosen)}"
+            return f"not run ({self.reason}); kept {self._label(self.chosen)}"
         parts = [
-            f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
+            f"{self._label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
             for c, s, i in zip(self.candidates, self.scores, self.infinite)
         ]
         return ", ".join(parts) + (f" (means over {self.n_splits} splits into folds)" if self.n_splits > 1 else "")
@@ -183,6 +207,7 @@ def tune_forest(
     n_jobs: int | None,
     conformal_ratio: float = 1.0,
     scales: list[str] | None = None,
+    pooled: bool = False,
 ) -> ForestTuning:
     """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
 
@@ -204,6 +229,10 @@ def tune_forest(
     is simulated with ``m * conformal_ratio / (TUNE_FOLDS - 2)`` growing points per leaf (the
     conformal folds are TUNE_FOLDS - 2 times as large as the growing one), so its
     tuning leaves hold as many conformal points as the final ones will.
+    ``pooled``: also compare no localization at all (every point in one
+    leaf: split conformal's threshold), which the localized choice must
+    beat by the same rule; it is also the choice when the data are too few
+    to simulate a calibration.
     Deterministic given ``random_state``; ``n_jobs`` only parallelizes.
     """
     from .forest import ForestLocalizer  # forest.py calls this module from grow()
@@ -224,11 +253,16 @@ def tune_forest(
     # (growing fold, [(conformal folds, test fold), ...]): the first split, then at small n the others (ROTATE_BELOW)
     plans = [_plan(folds, r) for r in range(k)]
     n_conf = min(conf.shape[0] for conf, _ in plans[0][1])
-    if len(cands) == 1 or n_conf < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha)):
+    no_loc = (n, grid_mf[0], "none") if pooled else None  # every localizer point in one leaf; nothing to scale
+    too_few = n_conf < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha))
+    if too_few and no_loc is not None:
+        reason = f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}: no localization"
+        return ForestTuning((no_loc,), (float("nan"),), (float("nan"),), no_loc, n_t, reason=reason, pooled=no_loc)
+    if too_few or (len(cands) == 1 and no_loc is None):
         reason = (
-            "a single candidate"
-            if len(cands) == 1
-            else f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}"
+            f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}"
+            if too_few
+            else "a single candidate"
         )
         return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
     cap = 2.0 * float(np.max(Vu))
@@ -309,8 +343,26 @@ def tune_forest(
             simulate(m, SCREENED, scales, splits)
         splits = recheck(splits)
     losses, infinite, chosen = choice()
+    best = cands[chosen]
+    if no_loc is not None:
+        # no localization: split conformal's threshold on each conformal fold; the localized choice must beat it
+        a = acc.setdefault(no_loc, [np.zeros(n_t), np.zeros(n_t), 0])
+        for _, roles in splits:
+            for conf, test in roles:
+                ordered = np.sort(Vu[conf])
+                need = required_count(alpha, conf.shape[0])
+                t = np.full(test.shape[0], ordered[need - 1] if need <= ordered.shape[0] else np.inf)
+                a[0][test] += half_interval_score(t, Vu[test], alpha, cap)
+                a[1][test] += 1
+                a[2] += int(np.sum(np.isinf(t)))
+        seen = a[1] > 0
+        losses.append(a[0][seen] / a[1][seen])
+        infinite.append(a[2] / float(np.sum(a[1])))
+        cands.append(no_loc)
+        if _choose([losses[-1], losses[chosen]], [infinite[-1], infinite[chosen]]) == 0:
+            best = no_loc
     scores = tuple(float(np.mean(x)) for x in losses)
-    return ForestTuning(tuple(cands), scores, tuple(infinite), cands[chosen], n_t, n_splits=len(splits))
+    return ForestTuning(tuple(cands), scores, tuple(infinite), best, n_t, n_splits=len(splits), pooled=no_loc)
 
 
 def _plan(folds: list[np.ndarray], r: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
