@@ -115,7 +115,7 @@ class JackknifeABCalibrator(CrossCalibrator):
         out_of_bag = np.ones((n, B), dtype=bool)
         for b, bag in enumerate(bags):
             out_of_bag[bag, b] = False
-        self.out_of_bag_ = out_of_bag
+        self.out_of_bag_, self.bags_ = out_of_bag, bags
         self.bag_size_, self.n_train_ = m, n
         R = np.full(n, np.inf)
         has = out_of_bag.any(axis=1)
@@ -139,10 +139,13 @@ class JackknifeABCalibrator(CrossCalibrator):
             masked = np.where(mask.reshape(mask.shape + (1,) * (P.ndim - 1)), P[None], np.nan)
             return np.nanmedian(masked, axis=1)
         acc = np.zeros((mask.shape[0],) + P.shape[1:])
+        term = np.empty_like(acc)
         w = mask.astype(np.float64).reshape(mask.shape + (1,) * (P.ndim - 1))
         for b in range(P.shape[0]):  # the same sum, in the same order, as _aggregate_own's
-            acc += w[:, b] * P[b][None]
-        return acc / w.sum(axis=1)
+            np.multiply(w[:, b], P[b][None], out=term)
+            acc += term
+        acc /= w.sum(axis=1)
+        return acc
 
     def _aggregate_own(self, P: np.ndarray, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """(r, ...) aggregate at each row's own point: over b with mask[i, b] of P[b, rows[i]]."""
