@@ -214,7 +214,7 @@ def conformal(
             alpha=alpha,
             model=model,
             calib=calib,
-            calib_size=calib_size,
+            calib_size=0.5 if calib_size is None else calib_size,
             random_state=random_state,
             **options,
         )
