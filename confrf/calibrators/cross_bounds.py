@@ -33,7 +33,7 @@ from .._validation import required_count
 #: most (training row, new row) pairs held at once by the generic path (and the predictions of many models)
 BLOCK_ENTRIES = 1 << 21
 #: CV+ uses the fold bisection kernel from this many scores per fold on (below, selecting among all n ends is faster)
-BISECT_FOLD_SIZE = 512
+BISECT_FOLD_SIZE = 128
 
 
 def rank_bounds(alpha: float, n: int) -> tuple[int, int]:

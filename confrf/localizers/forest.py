@@ -175,6 +175,7 @@ class ForestLocalizer:
     tune_seconds_: float | None = field(default=None, repr=False)  # the "tune" rule's simulated calibrations
     index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
     pooled_: bool | None = field(default=None, repr=False)  # every point in one leaf: no forest, no localization
+    skipped_: str | None = field(default=None, repr=False)  # why no localizer part was used at all (skip())
 
     # -- lifecycle ---------------------------------------------------------
     def grow(self, X: np.ndarray, scores: np.ndarray) -> ForestLocalizer:
@@ -182,7 +183,7 @@ class ForestLocalizer:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         msl, mf, scale = self.min_samples_leaf, self.max_features, check_scale(self.scale)
-        self.tuning_ = None
+        self.tuning_, self.skipped_ = None, None
         t0 = time.perf_counter()
         check_n_estimators(self.n_estimators)
         check_min_samples_leaf(msl)
@@ -241,6 +242,19 @@ class ForestLocalizer:
             else None
         )
         self.grow_seconds_ = time.perf_counter() - t0
+        return self
+
+    def skip(self, n_columns: int, reason: str) -> ForestLocalizer:
+        """No localizer part and no forest: every indexed point in one leaf (split conformal), for ``reason``.
+
+        The calibrator calls it when the decision not to localize is made from
+        sizes alone, before any score is seen, so that every calibration point
+        can be a conformal point without touching the guarantee.
+        """
+        self.forest_, self.leaf_values_, self.tuning_, self.rank_columns_, self.columns_ = None, None, None, None, None
+        self.pooled_, self.skipped_, self.scale_, self.scale_floor_ = True, reason, "none", 1.0
+        self.n_columns_, self.n_grow_, self.min_samples_leaf_, self.max_features_ = int(n_columns), 0, None, None
+        self.tune_seconds_ = self.grow_seconds_ = None
         return self
 
     def index(self, X: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray | None = None) -> ForestLocalizer:
@@ -444,12 +458,18 @@ class ForestLocalizer:
         if not self.pooled:
             return None
         n = self.index_.n if self.index_ is not None else None
+        skipped = getattr(self, "skipped_", None)
+        if skipped:
+            every = f" on all {n} calibration points" if n is not None else ""
+            return f"no localization ({skipped}): the intervals are split conformal's{every}"
         on = f" on the {n} conformal points" if n is not None else ""
         if self.tuning_ is None:
             return (
                 f"no localization: min_samples_leaf={self.min_samples_leaf} puts every point in one leaf, so the "
                 f"intervals are split conformal's{on}"
             )
+        if self.tuning_.reason:
+            return f"localization could not be tried ({self.tuning_.reason}): the intervals are split conformal's{on}"
         return (
             f"localization did not pay on this data: the intervals are split conformal's{on} (no candidate forest "
             "beat the tuning's no-localization candidate, every localizer point in one leaf)"
@@ -472,8 +492,12 @@ class ForestLocalizer:
             out: dict[str, Any] = {
                 "note": self.localization_note(),
                 "n_estimators": "0 (no forest grown)",
-                "min_samples_leaf": f"{self.min_samples_leaf_} (every localizer point in one leaf)",
-                "settings_rule": self._leaf_rule(),
+                "min_samples_leaf": (
+                    "- (no localizer part)"
+                    if getattr(self, "skipped_", None)
+                    else f"{self.min_samples_leaf_} (every localizer point in one leaf)"
+                ),
+                "settings_rule": "none (no localizer part)" if getattr(self, "skipped_", None) else self._leaf_rule(),
                 "honest": self.honest,
             }
             if self.tuning_ is not None:
