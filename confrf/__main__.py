@@ -207,6 +207,7 @@ def _method_options(args: argparse.Namespace) -> dict[str, Any]:
     from .calibrators import METHODS
 
     given = {"groups": args.groups, "guarantee": args.guarantee, "delta": args.delta, "scale": args.scale}
+    given["cv"] = args.cv
     given = {k: v for k, v in given.items() if v is not None}
     for name in given:
         if name not in METHODS[args.method].options:
@@ -326,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="lcp-rf: localize the raw scores (none), the scores over the forest's prediction (forest), "
         "or choose on the localizer part (tune, the default)",
     )
+    f.add_argument("--cv", type=int, help="cv+: the number of folds K (default 5; lcp, slcp: out-of-fold folds)")
     f.add_argument(
         "--max-width",
         type=_positive_float,
