@@ -49,6 +49,8 @@ class CrossCalibrator(Calibrator):
 
     #: title of the summary section that :meth:`describe` fills
     localizer_title = "Cross-fitting"
+    #: after fit: the training rows' out-of-fold scores (+inf for a row without a predictor)
+    scores_: np.ndarray
 
     def __init__(self, n_jobs: int | None = None, seed: int | None = None) -> None:
         self.n_jobs = n_jobs

@@ -116,7 +116,7 @@ class CVPlusCalibrator(CrossCalibrator):
                     "KFold's do), at least 2 of them; pass an int to let confrf make the folds."
                 )
             return folds, np.empty(0, dtype=np.int64)
-        K = check_int(cv, "cv", minimum=2, hint="the number of folds K, or a scikit-learn splitter such as KFold")
+        K = int(check_int(cv, "cv", minimum=2, hint="the number of folds K, or a scikit-learn splitter such as KFold"))
         if K > n:
             raise InputError(f"cv={K} folds need at least {K} rows, got {n}; give a smaller cv.")
         size, spare = n // K, n % K
