@@ -182,7 +182,7 @@ _median_scale_of = _quantile_scale_of(0.5)
 
 #: name -> (patches of confrf.localizers.tuning, forest.py or ForestLocalizer; estimator settings).
 #: Every variant includes today's sqrt(2) refinement of the leaf grid unless it says "norefine" (the default
-#: before it); the rows of docs/benchmarks/tuning_levers.md above the "new default" were run before the
+#: before it); the rows of benchmarks/tuning_levers.md above the "new default" were run before the
 #: refinement existed.
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),

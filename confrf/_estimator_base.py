@@ -7,15 +7,14 @@ scikit-learn's ``get_params``/``set_params``/``clone`` read.
 from __future__ import annotations
 
 import inspect
-import sys
 import warnings
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ._validation import check_alpha, check_bool, check_int, check_n_jobs, seed_entropy
+from ._warnings import user_stacklevel
 from .exceptions import InputError, NotFittedError, UnusedSettingWarning
 
 
@@ -45,15 +44,6 @@ def check_predict_args(alpha: Any, n_jobs: Any, chunk_size: Any, progress: Any) 
         check_int(chunk_size, "chunk_size", allow_none=True),
         None if progress is None else check_bool(progress, "progress"),
     )
-
-
-def _user_stacklevel() -> int:
-    """``stacklevel`` that points a warning raised by the caller at the first frame outside confrf."""
-    package = str(Path(__file__).resolve().parent)
-    frame, level = sys._getframe(1), 1
-    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 class EstimatorChecks:
@@ -97,7 +87,7 @@ class EstimatorChecks:
         }
         message = unused_settings_message(method, options, changed)
         if message is not None:
-            warnings.warn(message, UnusedSettingWarning, stacklevel=_user_stacklevel())
+            warnings.warn(message, UnusedSettingWarning, stacklevel=user_stacklevel())
 
     def _refuse_prefit(self) -> None:
         """``fit`` with ``prefit=True``: the model is fitted already."""

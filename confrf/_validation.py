@@ -4,7 +4,7 @@ Numbers (:func:`check_real`, :func:`check_int`, :func:`check_fraction`),
 booleans (:func:`check_bool`), seeds (:func:`check_random_state`,
 :func:`seed_entropy`), miscoverage levels (:func:`check_alpha`,
 :func:`check_alphas`), exact conformal counts, and arrays
-(:func:`as_float_matrix`, :func:`as_float_vector`).  Each raises an
+(:func:`as_float_matrix`, :func:`as_float_vector`, :func:`is_boolean`).  Each raises an
 :class:`~confrf.exceptions.InputError` (or :class:`ArgumentTypeError`) that
 names the argument and the fix.
 """
@@ -18,6 +18,7 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from .exceptions import ArgumentTypeError, InputError
@@ -269,6 +270,35 @@ def _numeric_col(col: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def is_boolean(values: object) -> bool:
+    """Whether ``values`` are booleans: a bool dtype (numpy, pandas' nullable or Arrow ``bool``), or only bools.
+
+    The dtype decides, never the values: a numeric 0/1 array is not boolean.  An object array (or list) is
+    boolean when every non-missing entry is a bool.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> is_boolean(np.array([True, False])), is_boolean(pd.Series([True, None], dtype="boolean"))
+    (True, True)
+    >>> is_boolean(np.array([1.0, 0.0])), is_boolean([True, 1])
+    (False, False)
+    """
+    if isinstance(values, pd.DataFrame):
+        return values.shape[1] > 0 and all(is_boolean(values.iloc[:, j]) for j in range(values.shape[1]))
+    dtype = getattr(values, "dtype", None)
+    if not isinstance(dtype, (np.dtype, pd.api.extensions.ExtensionDtype)):
+        try:  # a list, or a foreign array (polars) whose dtype pandas does not know
+            values = np.asarray(values)
+        except (TypeError, ValueError):  # ragged: as_float_vector reports it
+            return False
+        dtype = values.dtype
+    if not (isinstance(dtype, np.dtype) and dtype.kind == "O"):
+        return pd.api.types.is_bool_dtype(dtype)
+    flat = np.ravel(np.asarray(values, dtype=object))
+    return flat.size > 0 and pd.api.types.infer_dtype(flat, skipna=True) == "boolean"
 
 
 def as_float_matrix(X: object, name: str = "X") -> np.ndarray:

@@ -7,8 +7,12 @@ from typing import Any
 
 import numpy as np
 
+from ._formula_common import OPTIONS, FitCall, FitRows, split_indices
+from ._levels import resolve_alpha
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
-from .calibrators import get_method
+from ._warnings import user_stacklevel
+from .calibrators import METHODS, get_method
+from .classification.api import conformal_sets
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
 from .formula import Design
@@ -16,29 +20,12 @@ from .formula.frame import as_training_frame
 from .formula.labels import label_column
 from .group_labels import kept_positions, split_group_option
 from .localizers._float32 import F32_MAX, blurred_columns
-from .models import adapt_formula_results, check_linear_scale, no_predictor_model
+from .models import adapt_formula_results, check_linear_scale, name_model_terms, no_predictor_model
 from .results import ConformalResult
+from .results.response_scale import build_response_scale
+from .shift.setup import SHIFT_OPTIONS, pop_shift_options, refuse_for_sets, resolve_shift
 
-#: options accepted by :func:`conformal` besides its named arguments
-OPTIONS = {
-    "score": "absolute",
-    "prefit": False,
-    "honest": True,
-    "localizer_size": 0.5,
-    "n_estimators": "auto",
-    "min_samples_leaf": "tune",
-    "max_features": "tune",
-    "max_depth": None,
-    "na_action": "raise",
-    "n_jobs": None,
-}
-
-
-def _split_rng(seed: int | None) -> np.random.Generator:
-    # a stream of its own, so the train/calibration split does not share draws with the model
-    if seed is None:
-        return np.random.default_rng()
-    return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(1,)))
+__all__ = ["OPTIONS", "conformal", "lcp_rf", "qrf_tc", "split_cp", "split_indices"]
 
 
 def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str]) -> None:
@@ -60,21 +47,8 @@ def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str
             "scikit-learn's random forest casts X to float32 and cannot split on them, so the base model "
             "ignores them (the intervals stay valid). Rescale them, e.g. I((x - 1) * 1e9), or use model='gbm'.",
             ConfrfWarning,
-            stacklevel=3,
+            stacklevel=user_stacklevel(),
         )
-
-
-def split_indices(n: int, calib_size: float, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (training, calibration) row positions of a random split of ``n`` rows."""
-    n_cal = int(round(calib_size * n))
-    if n_cal < 1 or n - n_cal < 2:
-        raise InputError(
-            f"{n} rows cannot be split into training and calibration parts with calib_size={calib_size} "
-            "(the training part needs at least 2 rows, the calibration part at least 1); give more "
-            "rows, or pass separate calibration data as calib=."
-        )
-    perm = _split_rng(seed).permutation(n)
-    return np.sort(perm[n_cal:]), np.sort(perm[:n_cal])
 
 
 def conformal(
@@ -82,11 +56,13 @@ def conformal(
     data: Any,
     *,
     method: str = "lcp-rf",
-    alpha: float = 0.1,
+    alpha: float | None = None,
+    level: float | None = None,
     model: Any = "gbm",
     calib: Any = None,
     calib_size: float | None = None,
     random_state: Any = None,
+    support: Any = None,
     **options: Any,
 ) -> ConformalResult:
     """Fit a base model and calibrate conformal prediction intervals, from a formula.
@@ -116,8 +92,14 @@ def conformal(
         LCP-RF within each group, with coverage >= 1 - alpha within every group.
         ``"cv+"``, ``"jackknife+"``, ``"jackknife+ab"``: every row of ``data``
         trains and calibrates (see :func:`cv_plus`); for small data sets.
-    alpha : float
-        Miscoverage in (0, 1): intervals aim at 1 - alpha coverage.
+    alpha : float, optional
+        Miscoverage in (0, 1): intervals aim at 1 - alpha coverage (default
+        0.1). An alpha above 0.5 warns (:class:`~confrf.exceptions.LevelWarning`):
+        ``alpha=0.95`` gives 5% intervals, not 95% ones.
+    level : float, optional
+        R's name for the coverage, instead of ``alpha``: ``level=0.95`` is
+        ``alpha=0.05`` exactly (read as the decimal typed). A probability in
+        (0, 1), as in R; giving both ``alpha`` and ``level`` is an error.
     model : str, estimator or pair
         "gbm" (HistGradientBoostingRegressor), "rf", "ols" (statsmodels), a
         scikit-learn regressor (cloned and fitted), or with ``prefit=True`` a
@@ -141,6 +123,15 @@ def conformal(
         ``Generator`` or ``RandomState`` is drawn from once for an int seed,
         which ``result.random_state`` keeps. Floats, strings, bools and
         negative numbers are refused.
+    support : tuple or str, optional
+        The range of the response column: ``(lower, upper)`` with None for
+        no bound, or ``"nonnegative"`` [0, inf), ``"positive"`` (0, inf),
+        ``"unit"`` [0, 1], ``"count"`` (whole numbers >= 0). Interval bounds
+        (and the point prediction) are clipped to it, and for ``"count"``
+        the bounds are rounded inward to whole numbers; the response never
+        lies outside it, so the coverage is unchanged, and the summary says
+        so. Responses outside it are an error. For a transformed response
+        (``np.log(y) ~ x``) it is the range of the column ``y``.
     **options
         ``score`` ("absolute"; "quantile" is CQR's max(q_lo - y, y - q_hi),
         "scaled" is ``|y - mu| / sigma``; or a :class:`confrf.scores.Score`),
@@ -190,24 +181,69 @@ def conformal(
         delta, None = alpha/2), ``cv`` (5: folds of the out-of-fold training
         scores these rules learn from), ``reference_size`` (0.3 / 0.5: share
         of the calibration set held out for them when ``prefit=True``).
+        Covariate shift (docs/guide/shift.md): ``likelihood_ratio`` (the
+        rows to predict come from a target population with dP_target(x) =
+        w(x) dP_calibration(x), w known: a column name present in the
+        calibration rows and in new rows, an expression such as
+        ``"np.exp(0.5 * x1)"``, or a function of the data frame; the
+        calibration is weighted, and covers target rows with probability
+        >= 1 - alpha exactly) or ``shift`` (a DataFrame of unlabeled target
+        rows: w is estimated by a classifier of them against the training
+        part, ``shift_model`` "logit" (default), "gbm" or a scikit-learn
+        classifier, its probability clipped to [``shift_clip``,
+        1 - ``shift_clip``], default 0.01). Methods "split", "lcp-rf",
+        "lcp", "slcp", "split-g", "lcp-rf-g" (not the PAC variants).
+        ``weights``: case weights of the base model's fit, R's
+        ``lm(weights=)`` (a column, an expression or a function of the
+        frame; "ols" becomes WLS); they do not enter the calibration.
 
     Returns
     -------
     ConformalResult
+        ``predict(newdata, level=..., interval=..., scale=...)``, ``summary()``,
+        and R's vocabulary: ``fitted()``, ``residuals()``, ``coef()``,
+        ``update()``, ``plot()``, ``tidy()``, ``glance()``, ``augment()``.
+        A formula whose response is a monotone transform of a column
+        (``np.log(y) ~ x``) predicts on that transform's scale; add
+        ``scale="response"`` to ``predict`` for intervals for ``y`` itself.
 
     Examples
     --------
     >>> import confrf as cf
     >>> df = cf.datasets.load_diamonds().sample(3000, random_state=1)
-    >>> res = cf.lcp_rf("price ~ carat + C(cut) + C(color)", data=df, alpha=0.1, random_state=0)
+    >>> res = cf.lcp_rf("price ~ carat + C(cut) + C(color)", data=df, level=0.9, random_state=0)
     >>> res.predict(df.head(2)).shape
     (2, 3)
+    >>> res.alpha
+    0.1
     """
-    alpha = check_alpha(alpha)
+    alpha = check_alpha(resolve_alpha(alpha, level, 0.1))
+    data = as_training_frame(data, "data")  # a polars or pyarrow frame too: label detection reads pandas dtypes
+    seed = seed_entropy(random_state)  # drawn once: a Generator gives one seed, which update() reuses
+    call = FitCall(
+        conformal,
+        formula,
+        dict(
+            data=data,
+            method=method,
+            alpha=alpha,
+            model=model,
+            calib=calib,
+            calib_size=calib_size,
+            random_state=seed,
+            **({} if support is None else {"support": support}),
+            **options,
+        ),
+    )
+    shift_opts = pop_shift_options(options)  # after the call record, which keeps them for update()
     if label_column(formula, data) is not None:  # a class-label response: prediction sets
-        from .classification.api import conformal_sets
-
-        return conformal_sets(
+        refuse_for_sets(shift_opts)
+        if support is not None:
+            raise InputError(
+                "support= clips prediction intervals to the range of a numeric response; the response of "
+                f"{formula!r} is a class label (prediction sets), so drop support=."
+            )
+        sets = conformal_sets(
             formula,
             data,
             method=method,
@@ -215,23 +251,24 @@ def conformal(
             model=model,
             calib=calib,
             calib_size=0.5 if calib_size is None else calib_size,
-            random_state=random_state,
+            random_state=seed,
             **options,
         )
-    seed = seed_entropy(random_state)
+        sets.fit_call = call
+        return sets
     spec = get_method(method)
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
         raise InputError(
-            f"unknown option(s) {unknown}; valid options are {sorted(OPTIONS)} and, for method {method!r}, "
-            f"{sorted(spec.options) or 'none'}."
+            f"unknown option(s) {unknown}; valid options are {sorted({**OPTIONS, **SHIFT_OPTIONS})} and, for method "
+            f"{method!r}, {sorted(spec.options) or 'none'}."
         )
     opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}
     labeler, est_opts = split_group_option(method_opts)  # user groups: labels read from the rows
     prefit = check_bool(opts["prefit"], "prefit")
     if spec.fits_models:
-        _refuse_calibration_set(method, calib, calib_size, prefit)
+        _refuse_calibration_set(method, calib, calib_size, prefit, shift_opts)
     calib_size = check_fraction(0.5 if calib_size is None else calib_size, "calib_size")
     if prefit and calib is not None:  # data would train nothing, yet be counted as training rows
         raise InputError(
@@ -239,7 +276,6 @@ def conformal(
             "trained; pass the calibration rows as data= and drop calib=."
         )
 
-    data = as_training_frame(data, "data")
     design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
     _refuse_classification_settings(design, model, opts["score"])
     _warn_float32_trees(model, prefit, X, design.column_names)
@@ -249,19 +285,42 @@ def conformal(
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
     if X.shape[1] == 0:
         model = no_predictor_model(model, design, method, prefit)
+    kept_pos = np.arange(len(data)) if design.kept_positions is None else design.kept_positions
+    scale_parts = [(data, design.kept_positions, y, "data")]
     if spec.fits_models:  # every row trains and calibrates
-        X_tr, y_tr = X, y
+        X_tr, y_tr, X_cal = X, y, X[:0]
+        every = np.arange(X.shape[0])
+        rows = FitRows.from_split(len(data), kept_pos, every, every, None, None)
     elif calib is not None:
         calib = as_training_frame(calib, "calib")
         X_cal = design.transform(calib, what="calib")
         y_cal = design.response(calib, what="calib")
         X_tr, y_tr = X, y
+        rows = FitRows.from_split(len(data), kept_pos, None, None, len(calib), None)
+        scale_parts.append((calib, None, y_cal, "calib"))
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
         cal = slice(None)
+        rows = FitRows.from_split(len(data), kept_pos, np.arange(0), np.arange(X.shape[0]), None, None)
     else:
         tr, cal = split_indices(X.shape[0], calib_size, seed)
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
+        rows = FitRows.from_split(len(data), kept_pos, tr, cal, None, None)
+    response_scale = build_response_scale(design, support, scale_parts)
+    sample_weight, ratio, shift_setup = None, None, None
+    if shift_opts:  # docs/theory.md, "Covariate shift"
+        kept_rows = data.iloc[kept_pos]
+        sample_weight, ratio, shift_setup = resolve_shift(
+            shift_opts,
+            design=design,
+            train_rows=None if prefit else (kept_rows if calib is not None or spec.fits_models else kept_rows.iloc[tr]),
+            calib_rows=calib
+            if calib is not None
+            else (kept_rows if prefit or spec.fits_models else kept_rows.iloc[cal]),
+            X_tr=X_tr,
+            X_cal=X_cal,
+            seed=seed,
+        )
     groups_cal = None
     if labeler is not None:
         groups_cal = (
@@ -288,21 +347,27 @@ def conformal(
         options=est_opts,
     )
     if not prefit:
-        est.fit(X_tr, y_tr)
-    if not spec.fits_models:
-        est.conformalize(X_cal, y_cal, groups=groups_cal)
+        est.fit(X_tr, y_tr, sample_weight=sample_weight)
+        name_model_terms(est.model_, design)  # OLS / QuantReg summaries show the formula's names
+    if not spec.fits_models:  # the cross-conformal methods calibrated in fit
+        est.conformalize(X_cal, y_cal, groups=groups_cal, likelihood_ratio=ratio)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
-    return ConformalResult(
+    result = ConformalResult(
         design=design,
         estimator=est,
         options={**opts, **method_opts},
         nobs=nobs,
         random_state=seed,
         group_labeler=labeler,
+        response_scale=response_scale,
+        fit_call=call,
+        rows=rows,
     )
+    result.shift = shift_setup
+    return result
 
 
-def _refuse_calibration_set(method: str, calib: Any, calib_size: Any, prefit: bool) -> None:
+def _refuse_calibration_set(method: str, calib: Any, calib_size: Any, prefit: bool, shift_opts: dict) -> None:
     """The cross-conformal methods use every row of ``data`` for both jobs: no calibration set, no prefit model."""
     why = (
         f"method {method!r} fits the model on folds of data= and calibrates on every row's out-of-fold score, "
@@ -320,10 +385,19 @@ def _refuse_calibration_set(method: str, calib: Any, calib_size: Any, prefit: bo
             f"{why}: it refits the model on every fold and cannot use a prefit model. Drop prefit=True and pass an "
             "unfitted model (e.g. model='ols'), or use method='split' for a fitted model."
         )
+    shifted = sorted(k for k in ("likelihood_ratio", "shift") if shift_opts.get(k) is not None)
+    if shifted:
+        raise InputError(
+            f"{shifted} (covariate shift) are not offered with method {method!r}: its weighted version is not "
+            "built. Use method='split' or 'lcp-rf', whose weighted calibration is exact (weights= for the model's "
+            "case weights is accepted)."
+        )
 
 
 def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
-    """Split conformal prediction: :func:`conformal` with ``method="split"``.
+    """Split conformal prediction: :func:`conformal` with ``method="split"`` (another ``method`` is refused).
+
+    A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
     Examples
     --------
@@ -332,11 +406,13 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> cf.split_cp(sim.formula, data=sim.frame, random_state=0).method
     'split'
     """
-    return conformal(formula, data, method="split", **kwargs)
+    return conformal(formula, data, method="split", **_alias_options("split_cp", "split", kwargs))
 
 
 def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
-    """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default).
+    """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default; another ``method`` is refused).
+
+    A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
 
     ``guarantee="pac"`` (with ``delta``, ``pac_size``, ``pac_bound`` as in
     :func:`qrf_tc`) adds a training-conditional correction learned on a
@@ -349,7 +425,7 @@ def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> cf.lcp_rf(sim.formula, data=sim.frame, random_state=0).method
     'lcp-rf'
     """
-    return conformal(formula, data, method="lcp-rf", **kwargs)
+    return conformal(formula, data, method="lcp-rf", **_alias_options("lcp_rf", "lcp-rf", kwargs))
 
 
 def cv_plus(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
@@ -365,6 +441,7 @@ def cv_plus(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     ``fit`` column is a model fitted on all rows. Siblings:
     ``method="jackknife+"`` (leave one out: n fits) and
     ``method="jackknife+ab"`` (bootstrap models, Kim, Xu & Barber 2020).
+    Another ``method`` is refused.
 
     Examples
     --------
@@ -376,7 +453,7 @@ def cv_plus(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> res.predict(sim.frame.head(2)).columns.tolist()
     ['fit', 'lwr', 'upr']
     """
-    return conformal(formula, data, method="cv+", **kwargs)
+    return conformal(formula, data, method="cv+", **_alias_options("cv_plus", "cv+", kwargs))
 
 
 def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
@@ -398,7 +475,10 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     form (D2 target 1 - alpha, guarantee 1 - alpha - epsilon). The same options
     apply to :func:`lcp_rf` with ``guarantee="pac"``, whose base level is the
     exact LCP alpha-tilde(x) on D1. ``result.pac_report()`` gives the numbers;
-    ``cf.pac_n2(alpha=0.1, delta=0.1)`` plans the D2 size.
+    ``cf.pac_n2(alpha=0.1, delta=0.1)`` plans the D2 size. A class-label response
+    (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
+    This is :func:`conformal` with ``method="qrf-tc"``, whose only guarantee is the PAC one:
+    another ``method``, or ``guarantee`` other than "pac", is refused.
 
     Examples
     --------
@@ -408,7 +488,36 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     >>> res.pac_report().reached
     True
     """
-    return conformal(formula, data, method="qrf-tc", **kwargs)
+    return conformal(formula, data, method="qrf-tc", **_alias_options("qrf_tc", "qrf-tc", kwargs))
+
+
+#: the alias of each method that has one
+_ALIASES = {"split": "split_cp", "lcp-rf": "lcp_rf", "qrf-tc": "qrf_tc", "cv+": "cv_plus"}
+
+
+def _alias_options(alias: str, method: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options an alias passes on to :func:`conformal`: no ``method`` (the alias fixes it), nor a conflicting one.
+
+    ``method`` equal to the alias's own, or ``guarantee="pac"`` for :func:`qrf_tc` (its only guarantee), are
+    accepted and dropped: they ask for what the alias does.
+    """
+    kwargs = dict(kwargs)
+    given = kwargs.pop("method", method)
+    if not (isinstance(given, str) and given == method):
+        fixed = f"cf.{alias}() is cf.conformal() with method={method!r}, so it cannot take method={given!r}"
+        if not (isinstance(given, str) and given in METHODS):
+            raise InputError(f"{fixed}; the methods of cf.conformal() are {sorted(METHODS)}.")
+        other = f" or its alias cf.{_ALIASES[given]}(formula, data)" if given in _ALIASES else ""
+        raise InputError(f"{fixed}; call cf.conformal(formula, data, method={given!r}){other} instead.")
+    if alias == "qrf_tc" and "guarantee" in kwargs:
+        guarantee = kwargs.pop("guarantee")
+        if not (isinstance(guarantee, str) and guarantee == "pac"):
+            raise InputError(
+                f"cf.qrf_tc() always gives the training-conditional guarantee (guarantee='pac'), so it cannot take "
+                f"guarantee={guarantee!r}; drop it, or for a marginal guarantee call cf.lcp_rf(formula, data) "
+                "(exact LCP-RF) or cf.split_cp(formula, data)."
+            )
+    return kwargs
 
 
 def _refuse_classification_settings(design: Design, model: Any, score: Any) -> None:

@@ -15,12 +15,15 @@ from typing import Any
 
 import pandas as pd
 
+from ._levels import resolve_alpha
 from ._validation import check_alpha
 
 __all__ = ["predict"]
 
 
-def predict(result: Any, newdata: Any, alpha: float | None = None, **options: Any) -> Any:
+def predict(
+    result: Any, newdata: Any, alpha: float | None = None, *, level: float | None = None, **options: Any
+) -> Any:
     """Predict every partition of a Dask DataFrame; returns a lazy Dask DataFrame.
 
     ``result.predict(ddf)`` calls this for a Dask DataFrame ``ddf``.
@@ -33,9 +36,11 @@ def predict(result: Any, newdata: Any, alpha: float | None = None, **options: An
         Rows to predict; needs the predictors of the formula.
     alpha : float, optional
         As in the result's ``predict``.
+    level : float, optional
+        R's name for 1 - alpha, instead of ``alpha``.
     **options
-        Further arguments of the result's ``predict``: ``details`` and
-        ``max_width`` for :meth:`ConformalResult.predict`.
+        Further arguments of the result's ``predict``: ``details``,
+        ``max_width``, ``interval`` and ``scale`` for :meth:`ConformalResult.predict`.
 
     Returns
     -------
@@ -63,10 +68,11 @@ def predict(result: Any, newdata: Any, alpha: float | None = None, **options: An
             f"newdata must be a dask.dataframe.DataFrame, got {type(newdata).__name__}; "
             "for a pandas DataFrame call result.predict(newdata)."
         )
+    alpha = resolve_alpha(alpha, level)
     if alpha is not None:
         check_alpha(alpha)  # now, not when the graph runs
     # one task holds the fitted result; every partition depends on it instead of embedding a copy
-    fitted = dask.delayed(result, pure=True)
+    fitted = dask.delayed(result._for_prediction(), pure=True)  # not the training data the result refers to
     return newdata.map_partitions(
         _predict_partition,
         fitted,

@@ -7,6 +7,7 @@ Lifecycle: ``fit`` (base model) -> ``conformalize`` (calibration) ->
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from ._estimator_base import (
     check_predict_args,
     check_same_rows,
 )
+from ._levels import resolve_alpha
 from ._parallel import concat_chunks, governs_threads, map_row_chunks
 from ._validation import (
     as_float_matrix,
@@ -33,16 +35,30 @@ from ._validation import (
     check_random_state,
     check_response_scale,
     feature_names,
+    is_boolean,
 )
+from ._warnings import user_stacklevel
 from .calibrators import Calibrator, CrossCalibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
-from .exceptions import InputError, NotFittedError
+from .calibrators.shift import check_ratio, new_row_ratios, too_small_ess_message
+from .exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
 
 #: training rows that a cross-conformal fit keeps for the summary's diagnostics (a random subset above)
 DIAGNOSTIC_ROWS = 5000
+
+
+def _numeric_response(y: Any) -> np.ndarray:
+    """``y`` as float64; a boolean ``y`` is a class label, refused as the formula API refuses it."""
+    if is_boolean(y):
+        raise InputError(
+            "y is boolean (True/False), which is a class label, not a number: ConformalRegressor builds prediction "
+            "intervals for numbers. For prediction sets use cf.ConformalClassifier (the same fit/conformalize "
+            "lifecycle, then predict_sets); for prediction intervals of the 0/1 values pass y.astype(float)."
+        )
+    return check_response_scale(as_float_vector(y, "y"), "y")
 
 
 class ConformalRegressor(EstimatorChecks, BaseEstimator):
@@ -164,11 +180,18 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     # -- lifecycle ---------------------------------------------------------
     @governs_threads
-    def fit(self, X: Any, y: Any) -> ConformalRegressor:
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> ConformalRegressor:
         """Fit the base model on training data (not with ``prefit=True``).
 
         Methods that learn from the training part ("lcp", "slcp") also get
         its out-of-fold scores here, at the cost of ``cv`` more model fits.
+        ``y`` holds numbers: a bool ``y`` is a class label, refused with an
+        :class:`~confrf.exceptions.InputError` naming
+        :class:`~confrf.classification.ConformalClassifier` (or ``y.astype(float)``).
+        ``sample_weight``: case weights of the base model's fit (as R's
+        ``lm(weights=)``; "ols" becomes weighted least squares); they do not
+        enter the calibration (for covariate shift see ``likelihood_ratio``
+        of :meth:`conformalize`).
         The cross-conformal methods ("cv+", "jackknife+", "jackknife+ab") do
         the whole job here: K fold models (n for the jackknife+, bootstrap
         models for J+aB, fitted side by side with ``n_jobs``), every row
@@ -187,7 +210,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self._refuse_prefit()
         names = feature_names(X)
         X = as_float_matrix(X, "X")
-        y = check_response_scale(as_float_vector(y, "y"), "y")
+        y = _numeric_response(y)
         check_same_rows(X, y.shape[0])
         if X.shape[0] < 2:
             raise InputError(f"fit needs at least 2 training rows, got {X.shape[0]}.")
@@ -195,7 +218,10 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         t0 = time.perf_counter()
         score = get_score(self.score)
         kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
-        for stale in ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_"):  # a refit voids the calibration
+        if sample_weight is not None:
+            kw["sample_weight"] = check_ratio(sample_weight, X.shape[0], "the training rows", name="sample_weight")
+        # a refit voids the calibration
+        for stale in ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_", "calib_ratio_", "ratio_model_"):
             self.__dict__.pop(stale, None)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
         self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
@@ -230,13 +256,23 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.calib_X_, self.calib_scores_, self.calib_groups_ = X[keep], cal.scores_, None
 
     @governs_threads
-    def conformalize(self, X: Any, y: Any, groups: Any = None) -> ConformalRegressor:
+    def conformalize(self, X: Any, y: Any, groups: Any = None, likelihood_ratio: Any = None) -> ConformalRegressor:
         """Calibrate on data disjoint from the training data.
 
         ``groups``: one group label per row, for methods "split-g" and
         "lcp-rf-g" with ``options={"groups": "labels"}`` (then also pass the
         labels of new rows when predicting). Not for the cross-conformal
         methods, which calibrate in ``fit``.
+
+        ``likelihood_ratio``: covariate shift (docs/theory.md). The rows to
+        predict come from a target population with dP_target(x) =
+        w(x) dP_calibration(x); give w at every calibration row (an array),
+        or a function ``w(X)`` of design rows (e.g. a fitted
+        :class:`confrf.shift.RatioEstimator`), which then also gives the new
+        rows' ratios. The calibration is weighted (Tibshirani et al., 2019,
+        carried over to LCP) and covers target rows with probability >=
+        1 - alpha exactly when w is the true ratio. With an array, pass the
+        new rows' ratios to the predict methods too.
         """
         self._check_options()
         if get_method(self.method).fits_models:
@@ -248,7 +284,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             )
         names = feature_names(X)
         X = as_float_matrix(X, "X")
-        y = check_response_scale(as_float_vector(y, "y"), "y")
+        y = _numeric_response(y)
         check_same_rows(X, y.shape[0])
         if self.prefit:
             self.model_ = prefit_score_models(get_score(self.score), self.model, X.shape[1])
@@ -266,8 +302,14 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.score_ = get_score(self.score)
         seeds = self._seeds()
         t0 = time.perf_counter()
+        ratio_model = likelihood_ratio if callable(likelihood_ratio) else None
+        w_cal = None
+        if likelihood_ratio is not None:
+            w_cal = check_ratio(ratio_model(X) if ratio_model else likelihood_ratio, X.shape[0], "the calibration rows")
         V = self.score_.score(y, self.model_.predict(X))
         calibrator = self._make_calibrator(seeds[2])
+        if w_cal is not None and not calibrator.supports_shift:
+            raise InputError(f"likelihood_ratio (covariate shift) cannot be used here: {calibrator.shift_refusal()}")
         if getattr(self, "train_X_", None) is not None and hasattr(calibrator, "set_reference"):
             calibrator.set_reference(
                 self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
@@ -278,10 +320,16 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             alpha=self.alpha,
             rng=np.random.default_rng(seeds[1]),
             **group_label_kwargs(calibrator, groups, X.shape[0]),
+            **({} if w_cal is None else {"likelihood_ratio": w_cal}),
         )
         self.conformalize_time_ = time.perf_counter() - t0
         # kept for the summary's calibration diagnostics (calibration rows treated as test points)
         self.calib_X_, self.calib_scores_, self.calib_groups_ = X, V, groups
+        self.calib_ratio_, self.ratio_model_ = w_cal, ratio_model
+        shift = getattr(self.calibrator_, "shift_", None)
+        message = None if shift is None else too_small_ess_message(shift.ess, self.alpha)
+        if message:
+            warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
         return self
 
     @governs_threads
@@ -299,36 +347,51 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         alpha: float | None = None,
         groups: Any = None,
         *,
+        level: float | None = None,
         n_jobs: int | None = None,
         chunk_size: int | None = None,
         progress: bool | None = None,
+        likelihood_ratio: Any = None,
     ) -> dict[str, np.ndarray]:
         """fit, lwr, upr, and the score thresholds (t, closed, level) per row.
+
+        ``alpha`` (default: the estimator's) or R's ``level`` (1 - alpha,
+        exactly: ``level=0.95`` is ``alpha=0.05``), not both.
 
         Groupwise methods add ``group``, each row's group (``groups``: the rows'
         labels when the method calibrates within given labels).
 
         Rows are predicted in chunks of ``chunk_size`` (default 10,000), so
         memory stays bounded; ``n_jobs`` chunks run at once (default: the
-        estimator's ``n_jobs``). The cross-conformal methods have no score
-        threshold: ``t`` is NaN (+inf where the interval is infinite) and
-        ``level`` is the share of the n + 1 upper ends at or below ``upr``. ``progress``: None shows a progress bar on
+        estimator's ``n_jobs``). ``progress``: None shows a progress bar on
         stderr only when prediction takes more than about 2 seconds, True
-        always, False never. Thresholds do not depend on ``n_jobs`` or
+        always, False never. The cross-conformal methods have no score
+        threshold: ``t`` is NaN (+inf where the interval is infinite) and
+        ``level`` is the share of the n + 1 upper ends at or below ``upr``. Thresholds do not depend on ``n_jobs`` or
         ``chunk_size``; a linear base model's predictions may change in the
         last bit (BLAS blocks matrix products by row count).
+
+        ``likelihood_ratio``: after a calibration weighted for covariate
+        shift with an array of ratios, the new rows' ratios (one per row);
+        after one with a ratio function, it is applied to X unless given.
         """
         X = self._check_X(X)
+        alpha = resolve_alpha(alpha, level)
         a, n_jobs, chunk_size, progress = check_predict_args(
             self.alpha if alpha is None else alpha, n_jobs, chunk_size, progress
         )
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
         labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
+        w = self._test_ratios(X, likelihood_ratio)
+        if w is not None:
+            labels = {**labels, "likelihood_ratio": w}  # cut into chunks with the rows, like the labels
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
             # scikit-learn refuses 0 rows: predict one calibration row for the keys and dtypes, keep none
             one = {} if self.calib_groups_ is None else {k: np.asarray(self.calib_groups_)[:1] for k in labels}
+            if w is not None:
+                one["likelihood_ratio"] = self.calib_ratio_[:1]
             return {k: v[:0] for k, v in self._predict_rows(self.calib_X_[:1], a, one).items()}
         parts = map_row_chunks(
             lambda rows: self._predict_rows(X[rows], a, {k: v[rows] for k, v in labels.items()}),
@@ -338,6 +401,14 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             progress=progress,
         )
         return concat_chunks(parts)
+
+    def _test_ratios(self, X: np.ndarray, likelihood_ratio: Any) -> np.ndarray | None:
+        """The new rows' likelihood ratios after a weighted calibration (None after an unweighted one), checked."""
+        weighted = getattr(self, "calib_ratio_", None) is not None  # absent from objects pickled before it existed
+        model = getattr(self, "ratio_model_", None)
+        if likelihood_ratio is None and weighted and model is not None:
+            likelihood_ratio = model(X)
+        return new_row_ratios(likelihood_ratio, X.shape[0], weighted)
 
     def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
@@ -357,7 +428,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         if isinstance(self.calibrator_, GroupwiseCalibrator):
             th, extra["group"] = self.calibrator_.grouped_thresholds(X, a, **labels)
         else:
-            th: Thresholds = self.calibrator_.thresholds(X, a)
+            th: Thresholds = self.calibrator_.thresholds(X, a, **labels)
         lwr, upr = self.score_.interval(pred, th.t)
         return {
             "fit": self.score_.center(pred),
@@ -372,7 +443,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     def predict_interval(self, X: Any, alpha: float | None = None, groups: Any = None, **kwargs: Any) -> np.ndarray:
         """(n, 2) array of [lwr, upr]; infinite bounds are -inf/+inf.
 
-        ``kwargs``: ``n_jobs``, ``chunk_size``, ``progress`` of :meth:`predict_details`.
+        ``kwargs``: ``level`` (R's 1 - alpha, instead of ``alpha``), ``n_jobs``,
+        ``chunk_size``, ``progress``, ``likelihood_ratio`` of :meth:`predict_details`.
         """
         d = self.predict_details(X, alpha, groups, **kwargs)
         return np.column_stack([d["lwr"], d["upr"]])

@@ -16,6 +16,7 @@ __all__ = [
     "InfiniteIntervalWarning",
     "PACTargetWarning",
     "UnusedSettingWarning",
+    "LevelWarning",
 ]
 
 
@@ -53,3 +54,10 @@ class PACTargetWarning(ConfrfWarning):
 
 class UnusedSettingWarning(ConfrfWarning):
     """A setting moved from its default that the chosen method does not read: it has no effect."""
+
+
+class LevelWarning(ConfrfWarning):
+    """alpha above 0.5 (or level below 0.5): intervals that cover less than half the time.
+
+    Usually alpha and level mixed up: R's ``level=0.95`` is ``alpha=0.05``.
+    """

@@ -58,13 +58,20 @@ class StatsmodelsRegressor(RegressorMixin, BaseEstimator):
         X = np.asarray(X, dtype=np.float64)
         return np.column_stack([np.ones(X.shape[0]), X]) if self.fit_intercept else X
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> StatsmodelsRegressor:
+    def fit(self, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> StatsmodelsRegressor:
+        """Fit; ``sample_weight`` (case weights, R's ``lm(weights=)``) turns OLS into WLS."""
         import statsmodels.api as sm
 
         cls = self.model_class if self.model_class is not None else sm.OLS
-        self.results_ = cls(np.asarray(y, dtype=np.float64), self._exog(X), **(self.model_kwargs or {})).fit(
-            **(self.fit_kwargs or {})
-        )
+        kwargs = dict(self.model_kwargs or {})
+        if sample_weight is not None:
+            if cls not in (sm.OLS, sm.WLS):
+                raise InputError(
+                    f"case weights (weights=) are passed to statsmodels OLS as WLS; {cls.__name__} takes no case "
+                    "weights here. Use model='ols', or drop weights=."
+                )
+            cls, kwargs["weights"] = sm.WLS, np.asarray(sample_weight, dtype=np.float64)
+        self.results_ = cls(np.asarray(y, dtype=np.float64), self._exog(X), **kwargs).fit(**(self.fit_kwargs or {}))
         rank = getattr(self.results_.model, "rank", None)  # statsmodels' rank (a looser cutoff than its pinv's)
         if (
             getattr(cls, "__name__", "") in _PINV_MODELS
@@ -203,6 +210,18 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
             "with scikit-learn's clone, which needs get_params()/set_params(): pass a scikit-learn estimator, or fit "
             "the model yourself and pass prefit=True."
         ) from None
+
+
+def fit_weighted(est: Any, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> Any:
+    """Fit ``est`` with case weights, or say that it takes none."""
+    from sklearn.utils.validation import has_fit_parameter
+
+    if isinstance(est, StatsmodelsRegressor) or has_fit_parameter(est, "sample_weight"):
+        return est.fit(X, y, sample_weight=sample_weight)
+    raise InputError(
+        f"case weights (weights=) go to the base model's fit as sample_weight, but {type(est).__name__}.fit takes "
+        "no sample_weight; use model='gbm', 'rf' or 'ols', or a regressor that accepts sample_weight."
+    )
 
 
 def _refuse_statsmodels_model(model: Any) -> None:
@@ -431,3 +450,27 @@ def base_model(fitted: Any) -> Any:
     if isinstance(fitted, StatsmodelsRegressor):
         return fitted.results_
     return fitted
+
+
+def name_model_terms(fitted: Any, design: Any) -> None:
+    """Give statsmodels models that confrf fitted on arrays the formula's names.
+
+    ``model="ols"`` fits on the design matrix, so statsmodels would call the
+    response ``y`` and the columns ``const, x1, ...``; its ``summary()``
+    then shows the formula's response and term names instead (``Intercept``
+    as formulaic and statsmodels' formula API name it). Pairs of models
+    (``score="quantile"`` with ``"qr"``) are named member by member.
+    """
+    parts = getattr(fitted, "component_models", None)
+    if parts is not None:
+        for m in parts:
+            name_model_terms(m, design)
+        return
+    if not isinstance(fitted, StatsmodelsRegressor):
+        return
+    data = getattr(fitted.results_.model, "data", None)
+    names = (["Intercept"] if fitted.fit_intercept else []) + list(design.column_names)
+    if data is None or len(names) != fitted.results_.model.exog.shape[1]:
+        return
+    data.xnames = names
+    data.ynames = design.response_name

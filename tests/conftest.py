@@ -1,5 +1,7 @@
+import importlib.util
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -35,6 +37,69 @@ def _single_openmp_thread():
 
     with threadpool_limits(limits=1, user_api="openmp"):
         yield
+
+
+class VignetteRuns:
+    """Every vignette executed at most once per test session, at the test sizes of
+    ``vignettes/run_all.py``, in a real Jupyter kernel with one OpenMP thread.
+
+    ``tests/test_vignettes.py`` checks each run, and the documentation build
+    (``tests/test_docs.py``) shows the executed copies instead of executing the notebooks again.
+    A failed run is kept and raised again to every test that asks for it.
+    """
+
+    #: one OpenMP thread in the kernel, as in this session: busy-waiting OpenMP threads make
+    #: HistGradientBoosting many times slower on shared cores
+    KERNEL_ENV = {"OMP_NUM_THREADS": "1"}
+
+    def __init__(self, base: Path):
+        root = Path(__file__).resolve().parent.parent
+        spec = importlib.util.spec_from_file_location("confrf_vignette_runner", root / "vignettes" / "run_all.py")
+        self.runner = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.runner)
+        self.folder = base / "executed"  # the executed copies, under the notebooks' own names
+        self.folder.mkdir()
+        self._base = base
+        self._runs: dict = {}
+
+    def run(self, path: Path) -> dict:
+        """The run of the notebook at ``path``: ``nb`` (executed), ``confrf_file`` (the kernel's
+        ``confrf.__file__``), ``left`` (what it left in its working directory), ``file`` (the
+        executed copy)."""
+        if path.name not in self._runs:
+            import nbformat
+
+            cwd = self._base / f"cwd-{path.stem}"
+            cwd.mkdir()
+            sizes = {**self.KERNEL_ENV, **self.runner.TEST_SIZES[path.stem]}
+            try:
+                nb, confrf_file = self.runner.execute(path, sizes, cwd=cwd, timeout=600)
+            except Exception as exc:  # kept, and raised to every test that asks for this run
+                self._runs[path.name] = exc
+            else:
+                nbformat.write(nb, self.folder / path.name)
+                left = sorted(p.name for p in cwd.iterdir())
+                self._runs[path.name] = {
+                    "nb": nb,
+                    "confrf_file": confrf_file,
+                    "left": left,
+                    "file": self.folder / path.name,
+                }
+        run = self._runs[path.name]
+        if isinstance(run, Exception):
+            raise run
+        return run
+
+    def all(self, paths) -> Path:
+        """Run every notebook in ``paths``; the folder of the executed copies."""
+        for path in paths:
+            self.run(path)
+        return self.folder
+
+
+@pytest.fixture(scope="session")
+def vignette_runs(tmp_path_factory):
+    return VignetteRuns(tmp_path_factory.mktemp("vignettes"))
 
 
 @pytest.fixture

@@ -128,11 +128,56 @@ def test_bad_options(diamonds):
         cf.conformal("price ~ nonexistent", data=d)
 
 
+@pytest.mark.parametrize(
+    "alias, own, other, fix",
+    [
+        (cf.lcp_rf, "lcp-rf", "split", r"cf\.conformal\(formula, data, method='split'\) or its alias cf\.split_cp\("),
+        (cf.split_cp, "split", "lcp-rf", r"method='lcp-rf'\) or its alias cf\.lcp_rf\("),
+        (cf.qrf_tc, "qrf-tc", "lcp", r"cf\.conformal\(formula, data, method='lcp'\) instead"),
+        (cf.lcp_rf, "lcp-rf", "magic", r"the methods of cf\.conformal\(\) are \["),
+        (cf.split_cp, "split", ["split"], r"cannot take method=\['split'\]"),
+    ],
+    ids=["lcp_rf-split", "split_cp-lcp_rf", "qrf_tc-lcp", "unknown", "not-a-string"],
+)
+def test_alias_with_another_method_names_conformal_and_the_alias(diamonds, alias, own, other, fix):
+    """The aliases fix method=: another one used to end in a bare TypeError ('got multiple values')."""
+    d = diamonds.iloc[:400]
+    with pytest.raises(InputError, match=rf"cf\.{alias.__name__}\(\) is cf\.conformal\(\) with method='{own}'.*{fix}"):
+        alias("price ~ carat", data=d, method=other)
+
+
+def test_alias_with_its_own_method_and_qrf_tc_guarantee(diamonds):
+    """Restating what the alias does is accepted (e.g. keyword dicts forwarded as **kw); contradicting it is not."""
+    d = diamonds.iloc[:1500]
+    plain = cf.split_cp("price ~ carat", data=d, random_state=0).predict(d.head(5))
+    same = cf.split_cp("price ~ carat", data=d, method="split", random_state=0).predict(d.head(5))
+    pd.testing.assert_frame_equal(same, plain)
+    kw = dict(random_state=0, n_estimators=20)
+    res = cf.qrf_tc("price ~ carat", data=d, method="qrf-tc", guarantee="pac", **kw)
+    assert res.method == "qrf-tc" and "guarantee" not in res.options
+    pd.testing.assert_frame_equal(res.predict(d.head(5)), cf.qrf_tc("price ~ carat", data=d, **kw).predict(d.head(5)))
+    for guarantee in ("marginal", None):
+        with pytest.raises(
+            InputError,
+            match=r"cf\.qrf_tc\(\) always gives the training-conditional guarantee.*"
+            r"cf\.lcp_rf\(formula, data\)",
+        ):
+            cf.qrf_tc("price ~ carat", data=d, guarantee=guarantee)
+    # a bool response goes to prediction sets through the aliases, with the same checks
+    flags = d.assign(big=d["price"] > 3000)
+    with pytest.raises(InputError, match=r"cf\.qrf_tc\(\) is cf\.conformal\(\) with method='qrf-tc'"):
+        cf.qrf_tc("big ~ carat", data=flags, method="split")
+
+
 def test_too_small_calibration_set_is_an_error(diamonds):
     with pytest.raises(InputError, match="at least 19"):
         cf.split_cp("price ~ carat", data=diamonds.iloc[:30], alpha=0.05, calib_size=0.5)
-    with pytest.raises(InputError, match="conformal part"):
-        cf.lcp_rf("price ~ carat", data=diamonds.iloc[:40], alpha=0.05, calib_size=0.5)
+    with pytest.raises(InputError, match="conformal part"):  # a given leaf size splits off a localizer part
+        cf.lcp_rf("price ~ carat", data=diamonds.iloc[:40], alpha=0.05, calib_size=0.5, min_samples_leaf=5)
+    # the tuned default does not split 20 calibration points (fewer than ceil(10/alpha) localizer points): split
+    # conformal on all 20, which is enough at alpha = 0.05
+    res = cf.lcp_rf("price ~ carat", data=diamonds.iloc[:40], alpha=0.05, calib_size=0.5, random_state=0)
+    assert res.nobs == {"train": 20, "calibration": 20}
 
 
 def test_infinite_intervals_are_inf_counted_and_warned(diamonds):

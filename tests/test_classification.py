@@ -70,6 +70,129 @@ def test_detection_of_label_responses():
     assert cf.conformal("y ~ x", data=pd.DataFrame({"y": x, "x": x}), method="split", random_state=0).method == "split"
 
 
+@pytest.fixture(scope="module")
+def flags():
+    """A boolean response."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(600, 2))
+    df = pd.DataFrame({"x1": x[:, 0], "x2": x[:, 1], "y": x[:, 0] + rng.normal(size=600) > 0})
+    return df.iloc[:450], df.iloc[450:]
+
+
+@pytest.mark.filterwarnings("ignore::confrf.exceptions.InfiniteIntervalWarning")
+@pytest.mark.parametrize(
+    "entry, method",
+    [(cf.conformal, "lcp-rf"), (cf.lcp_rf, "lcp-rf"), (cf.split_cp, "split"), (cf.qrf_tc, "qrf-tc")],
+    ids=["conformal", "lcp_rf", "split_cp", "qrf_tc"],
+)
+def test_bool_response_gives_prediction_sets_through_every_formula_entry_point(flags, entry, method):
+    """A bool response is a class label for conformal() and its aliases alike; the set columns are named
+    False and True, which pandas would read as a row mask if selected as a list (evaluate() used to fail so);
+    a pyarrow table is read as its pandas frame (it used to skip label detection and regress on 0/1)."""
+    pa = pytest.importorskip("pyarrow")
+    train, test = flags
+    res = entry("y ~ x1 + x2", data=train, model="logit", random_state=0, n_estimators=20)
+    assert isinstance(res, ClassificationResult) and res.method == method and res.levels == [False, True]
+    pred = res.predict(test)
+    assert pred.columns.tolist() == ["pred", "size", False, True]
+    assert (pred["size"] == pred[False].astype(int) + pred[True].astype(int)).all()
+    covered = np.where(test["y"], pred[True], pred[False])
+    ev = res.evaluate(test)
+    assert ev.metrics["n"] == len(test) and ev.metrics["coverage"] == covered.mean()
+    assert ev.rows["covered"].tolist() == covered.tolist()
+    arrow = entry("y ~ x1 + x2", data=pa.Table.from_pandas(train), model="logit", random_state=0, n_estimators=20)
+    assert isinstance(arrow, ClassificationResult)
+    pd.testing.assert_frame_equal(arrow.predict(test), pred)
+
+
+def test_bool_response_with_regression_settings_names_the_classification_route_and_the_conversion(flags):
+    """pd.to_numeric leaves a bool column bool, so the advice for a bool response is astype(int)."""
+    train, test = flags
+    for kw in ({"model": "ols"}, {"score": "absolute"}):
+        with pytest.raises(InputError, match=r"boolean, which is a class label .* cf\.conformal\(\) .*\.astype\(int\)"):
+            cf.lcp_rf("y ~ x1 + x2", data=train, **kw)
+    numeric = train.assign(y=train["y"].astype(int))
+    res = cf.lcp_rf("y ~ x1 + x2", data=numeric, model="ols", random_state=0, n_estimators=20)
+    assert isinstance(res, cf.ConformalResult) and res.predict(test).columns.tolist() == ["fit", "lwr", "upr"]
+
+
+def test_cli_bool_response_gives_prediction_sets(tmp_path, flags):
+    from confrf.__main__ import main
+
+    train, test = flags
+    train.to_csv(tmp_path / "train.csv", index=False)
+    test.drop(columns="y").to_csv(tmp_path / "new.csv", index=False)
+    args = ["fit", "y ~ x1 + x2", "--data", str(tmp_path / "train.csv"), "--newdata", str(tmp_path / "new.csv")]
+    rc = main(args + ["--method", "split", "--model", "logit", "--random-state", "0", "--out", str(tmp_path / "p.csv")])
+    assert rc == 0
+    pred = pd.read_csv(tmp_path / "p.csv")
+    assert pred.columns.tolist() == ["row", "pred", "size", "False", "True"] and len(pred) == len(test)
+    want = cf.split_cp("y ~ x1 + x2", data=pd.read_csv(tmp_path / "train.csv"), model="logit", random_state=0)
+    sets = want.predict(test)
+    assert pred["False"].tolist() == sets[False].tolist() and pred["True"].tolist() == sets[True].tolist()
+
+
+@pytest.mark.parametrize(
+    "entry", [cf.conformal, cf.lcp_rf, cf.split_cp, cf.qrf_tc], ids=["conformal", "lcp_rf", "split_cp", "qrf_tc"]
+)
+@pytest.mark.parametrize("lhs", ["I(v > 0)", "np.logical_not(y)"])
+def test_boolean_response_expression_is_refused_through_every_formula_entry_point(flags, entry, lhs):
+    """formulaic casts a bool-valued expression to 0/1, which used to give intervals like [0.9997, 1.0002]: a
+    boolean response is a class label whether it is a column or an expression."""
+    train, _ = flags
+    data = train.assign(v=train["x1"] - 0.5)
+    with pytest.raises(InputError, match=r"is boolean \(True/False\), which is a class label.*cf\.conformal\("):
+        entry(f"{lhs} ~ x1 + x2", data=data, random_state=0, n_estimators=20)
+
+
+@pytest.mark.filterwarnings("ignore::confrf.exceptions.InfiniteIntervalWarning")
+def test_boolean_response_expression_fixes_named_in_the_message_work(flags):
+    train, test = flags
+    data, new = train.assign(v=train["x1"] - 0.5), test.assign(v=test["x1"] - 0.5)
+    with pytest.raises(InputError) as info:
+        cf.split_cp("I(v > 0) ~ x2", data=data)
+    msg = str(info.value)
+    assert "df['label'] = df['v'] > 0" in msg and "cf.conformal('label ~ x2', data=df)" in msg
+    assert "I((v > 0) * 1)" in msg
+    df = data.copy()  # the first fix, as written in the message: prediction sets
+    df["label"] = df["v"] > 0
+    sets = cf.conformal("label ~ x2", data=df, method="split", model="logit", random_state=0)
+    assert isinstance(sets, ClassificationResult) and sets.levels == [False, True]
+    intervals = cf.split_cp("I((v > 0) * 1) ~ x2", data=data, random_state=0)  # the second: intervals on 0/1
+    assert isinstance(intervals, cf.ConformalResult)
+    assert intervals.evaluate(new).metrics["n"] == len(new)
+    # a response numeric at fit is not read as 0/1 when held-out rows (evaluate, calib=) give booleans
+    numeric = cf.split_cp("yi ~ x1 + x2", data=train.assign(yi=train["y"].astype(int)), random_state=0)
+    with pytest.raises(InputError, match=r"'yi' is boolean \(True/False\) in data, but it was numeric at fit"):
+        numeric.evaluate(test.assign(yi=test["y"]))
+    with pytest.raises(InputError, match=r"in calib, but it was numeric at fit"):
+        cf.split_cp("yi ~ x1 + x2", data=train.assign(yi=train["y"].astype(int)), calib=test.assign(yi=test["y"]))
+
+
+def test_cli_boolean_response_expression_is_refused(tmp_path, flags, capsys):
+    from confrf.__main__ import main
+
+    train, test = flags
+    train.assign(v=train["x1"] - 0.5).to_csv(tmp_path / "train.csv", index=False)
+    test.to_csv(tmp_path / "new.csv", index=False)
+    rc = main(["fit", "I(v > 0) ~ x2", "--data", str(tmp_path / "train.csv"), "--newdata", str(tmp_path / "new.csv")])
+    assert rc == 2
+    assert "is boolean (True/False), which is a class label" in capsys.readouterr().err
+
+
+def test_conformal_classifier_takes_a_bool_y(flags):
+    """The array-level mirror of a bool response: ConformalClassifier's classes are [False, True]."""
+    train, test = flags
+    X, y = train[["x1", "x2"]].to_numpy(), train["y"].to_numpy()
+    clf = ConformalClassifier(model="logit", method="split", random_state=0).fit(X[:250], y[:250])
+    clf.conformalize(X[250:], y[250:])
+    assert clf.classes_ == [False, True]
+    sets = clf.predict_sets(test[["x1", "x2"]].to_numpy())
+    assert sets.shape == (len(test), 2) and sets.dtype == bool
+    formula = cf.split_cp("y ~ x1 + x2", data=train, model="logit", calib=test)  # same classes by formula
+    assert formula.levels == clf.classes_
+
+
 def test_levels_follow_categorical_order(wine):
     train, _ = wine
     df = train.copy()

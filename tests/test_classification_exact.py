@@ -71,6 +71,39 @@ def _conformal_rows(clf, n):
     return conf
 
 
+@pytest.mark.parametrize(
+    "score",
+    [
+        APSScore(randomized=True, random_state=7),
+        RAPSScore(lam=0.05, k_reg=1, randomized=True, random_state=7),
+        APSScore(randomized=True),  # U's seed derived from the estimator's random_state
+    ],
+    ids=["aps-seeded", "raps-seeded", "aps-estimator-seed"],
+)
+def test_randomized_scores_draw_new_uniforms_at_prediction(score):
+    """The coverage proof needs the test point's U independent of the calibration points' Us. Predicting the
+    calibration rows themselves must therefore not reproduce their calibration scores: the prediction call
+    draws its Us from another stream of the seed than the calibration did."""
+    from confrf.classification.scores import CALIBRATION_STREAM, PREDICTION_STREAM, uniforms
+
+    rng = np.random.default_rng(4)
+    X, y = _data(rng, 200)
+    clf = ConformalClassifier(_GridModel(), method="split", score=score, prefit=True, random_state=0)
+    clf.conformalize(X, y)
+    d = clf.predict_details(X)  # the calibration rows, predicted as new points
+    rows = np.arange(X.shape[0])
+    assert (d["proba"] > 0).all()  # the premise: every score moves with its row's U
+    # no observed-label score of the calibration rows is reproduced at prediction ...
+    assert int(np.sum(d["scores"][rows, clf.calib_codes_] == clf.calib_scores_)) == 0
+    # ... because each side's scores are exactly the score at its own stream's U, and the streams differ
+    fallback = clf._seeds()[3]  # used when the score has no random_state of its own
+    u_cal = uniforms(clf.score_, X.shape[0], CALIBRATION_STREAM, fallback)
+    u_pred = uniforms(clf.score_, X.shape[0], PREDICTION_STREAM, fallback)
+    np.testing.assert_array_equal(clf.calib_scores_, clf.score_.matrix(d["proba"], u_cal)[rows, clf.calib_codes_])
+    np.testing.assert_array_equal(d["scores"], clf.score_.matrix(d["proba"], u_pred))
+    assert not np.isin(u_pred, u_cal).any()
+
+
 @pytest.mark.parametrize("alpha", ["0.1", "0.2", "0.35"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_lcp_rf_sets_match_reference(alpha, seed):
@@ -99,6 +132,39 @@ def test_lcp_rf_sets_match_reference(alpha, seed):
         assert d["sets"][i].tolist() == ref
     if alpha != "0.1":  # at 0.1 the 13 conformal points often give infinite thresholds
         assert not d["sets"].all()  # some label is left out: not a comparison of full sets
+
+
+def test_a_label_whose_score_equals_an_open_threshold_is_left_out():
+    """LCP's set can be (-inf, t) with t a calibration score: a candidate label whose score is exactly t is then
+    not in the set. The grid-valued probabilities make candidate scores land on open thresholds; each such
+    label is checked against Guan's definition, enumerated."""
+    alpha = "0.25"
+    rng = np.random.default_rng(4)
+    X, y = _data(rng, 30)
+    Xt, _ = _data(rng, 100)
+    clf = ConformalClassifier(
+        _GridModel(),
+        method="lcp-rf",
+        alpha=float(alpha),
+        prefit=True,
+        n_estimators=4,
+        min_samples_leaf=3,
+        random_state=4,
+    ).conformalize(X, y)
+    d = clf.predict_details(Xt)
+    on_open = (d["scores"] == d["t"][:, None]) & ~d["closed"][:, None]
+    assert on_open.sum() >= 3  # the premise: candidate scores lie exactly on open thresholds
+    assert not d["sets"][on_open].any()
+    below = d["scores"] < d["t"][:, None]
+    assert d["sets"][below].all()  # the labels strictly below the same thresholds are in
+    conf = _conformal_rows(clf, X.shape[0])
+    V = list(clf.calib_scores_[conf])
+    loc = clf.calibrator_.localizer
+    leaves_cal, leaves_test = loc.leaves(X[conf]), loc.leaves(Xt)
+    m_req = exact_m_req(alpha, len(V))
+    for i, k in zip(*np.nonzero(on_open)):
+        assert d["t"][i] in V  # an open threshold is a calibration score
+        assert not lcp_accepts(forest_lcp_matrix(leaves_cal, leaves_test[i]), V, float(d["scores"][i, k]), m_req)
 
 
 @pytest.mark.parametrize("alpha", ["0.1", "0.25"])

@@ -1,9 +1,11 @@
 """The command line: ``confrf fit`` on CSV files, ``confrf demo``, and errors in argparse's convention."""
 
+import argparse
 import os
 import re
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -302,3 +304,187 @@ def test_method_option_for_another_method(csvs, capsys, no_fitting):
     rc, _, err = _run(_fit_args(csvs) + ["--groups", "x1"], capsys)  # --method split
     assert rc == 2
     assert "--groups does not apply to --method split; it applies to --method lcp-rf-g, split-g" in _error_line(err)
+
+
+# -- saving a fit, predicting later, several levels, an id column -------------------------------
+def _env():
+    return {**os.environ, "PYTHONPATH": str(Path(cf.__file__).resolve().parents[1]), "OMP_NUM_THREADS": "1"}
+
+
+def _process(args, cwd):
+    proc = subprocess.run(
+        [sys.executable, "-m", "confrf", *args], cwd=cwd, env=_env(), capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_round_trip_in_a_new_process_equals_the_in_process_prediction(csvs):
+    # fit and save in one process, predict in another: the same numbers as one fit in this process
+    _process(["fit", "y ~ x1 + x2", "--data", "train.csv", "--save", "model.joblib", "--random-state", "0"], csvs)
+    levels = ["--level", "0.9", "0.8", "0.95"]  # the fit's own level (alpha 0.1) and two others
+    _process(["predict", "--fit", "model.joblib", "--newdata", "new.csv", *levels, "--out", "pred.csv"], csvs)
+    res = cf.conformal("y ~ x1 + x2", data=pd.read_csv(csvs / "train.csv"), random_state=0)
+    new = pd.read_csv(csvs / "new.csv")
+    pred = pd.read_csv(csvs / "pred.csv", index_col="row")
+    assert pred.columns.tolist() == ["fit", "lwr_90", "upr_90", "lwr_80", "upr_80", "lwr_95", "upr_95"]
+    for level, alpha in (("90", None), ("80", 0.2), ("95", 0.05)):
+        p = res.predict(new, alpha)
+        np.testing.assert_array_equal(pred[f"lwr_{level}"], p["lwr"])  # exactly: CSV keeps every digit
+        np.testing.assert_array_equal(pred[f"upr_{level}"], p["upr"])
+        np.testing.assert_array_equal(pred["fit"], p["fit"])
+
+
+def test_several_levels_in_one_call(csvs):
+    assert main(_fit_args(csvs, out=csvs / "a.csv") + ["--level", "0.8", "0.95", "--max-width", "1.5"]) == 0
+    assert main(_fit_args(csvs, out=csvs / "b.csv") + ["--alpha", "0.2", "--alpha", "0.05", "--max-width", "1.5"]) == 0
+    a, b = pd.read_csv(csvs / "a.csv"), pd.read_csv(csvs / "b.csv")
+    pd.testing.assert_frame_equal(a, b)
+    assert a.columns.tolist() == ["row", "fit", "lwr_80", "upr_80", "rejected_80", "lwr_95", "upr_95", "rejected_95"]
+    # the fit itself is at the first level; each level's interval is the library's at that alpha
+    res = cf.split_cp("y ~ x1 + x2", data=pd.read_csv(csvs / "train.csv"), alpha=0.2, random_state=0)
+    p = res.predict(pd.read_csv(csvs / "new.csv"), alpha=[0.2, 0.05])
+    np.testing.assert_array_equal(a["lwr_95"], p["lwr_0.05"])
+    np.testing.assert_array_equal(a["upr_80"], p["upr_0.2"])
+    assert (a["rejected_95"] == (a["upr_95"] - a["lwr_95"] > 1.5)).all()
+
+
+def test_level_labels():
+    from confrf.__main__ import level_label
+
+    assert [level_label(Decimal(v)) for v in ("0.9", "0.95", "0.975", "0.5", "1E-1")] == [
+        "90",
+        "95",
+        "97.5",
+        "50",
+        "10",
+    ]
+
+
+def test_id_column_is_passed_through(csvs):
+    new = pd.read_csv(csvs / "new.csv")
+    new.insert(0, "id", [f"{i:04d}" for i in range(len(new))])  # "0002" stays "0002", not the number 2
+    new.to_csv(csvs / "new_id.csv", index=False)
+    assert (
+        main(_fit_args(csvs, newdata=csvs / "new_id.csv", out=csvs / "p.csv", save=csvs / "m.joblib") + ["--id", "id"])
+        == 0
+    )
+    pred = pd.read_csv(csvs / "p.csv", dtype={"id": str})
+    assert pred.columns.tolist() == ["id", "fit", "lwr", "upr"] and pred["id"].tolist() == new["id"].tolist()
+    argv = ["predict", "--fit", str(csvs / "m.joblib"), "--newdata", str(csvs / "new_id.csv"), "--id", "id"]
+    assert main(argv + ["--out", str(csvs / "q.csv")]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(csvs / "q.csv", dtype={"id": str}), pred)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--id", "nope"], "--id nope: no such column in --newdata"),
+        (["--id", "x1", "--level", "0.9", "0.9"], "--level 0.9 is given twice"),
+    ],
+)
+def test_id_and_level_errors(csvs, capsys, no_fitting, extra, message):
+    rc, _, err = _run(_fit_args(csvs) + extra, capsys)
+    assert rc == 2 and message in _error_line(err)
+
+
+def test_fit_needs_something_to_do(csvs, capsys, no_fitting):
+    base = ["fit", "y ~ x1", "--data", str(csvs / "train.csv")]
+    rc, _, err = _run(base, capsys)
+    assert rc == 2 and "nothing to do with the fit: give --newdata" in _error_line(err)
+    rc, _, err = _run(base + ["--out", str(csvs / "p.csv")], capsys)
+    assert rc == 2 and "--out is about predictions: give --newdata" in _error_line(err)
+    rc, _, err = _run(base + ["--save", str(csvs)], capsys)
+    assert rc == 2 and f"--save {csvs}: is a directory" in _error_line(err)
+
+
+def test_an_id_named_like_an_output_column(csvs, capsys):
+    new = pd.read_csv(csvs / "new.csv").assign(fit=range(100))
+    new.to_csv(csvs / "new_fit.csv", index=False)
+    rc, _, err = _run(_fit_args(csvs, newdata=csvs / "new_fit.csv") + ["--id", "fit"], capsys)
+    assert rc == 2 and "the output already has a column 'fit'" in _error_line(err)
+
+
+def test_predict_refuses_files_that_are_not_fits(csvs, capsys):
+    import pickle
+
+    res = cf.split_cp("y ~ x1", data=pd.read_csv(csvs / "train.csv"), random_state=0)
+    cf.save_fit(res, csvs / "m.joblib")
+    with open(csvs / "m.joblib", "rb") as f:
+        envelope = pickle.load(f)
+    with open(csvs / "old.joblib", "wb") as f:
+        pickle.dump({**envelope, "confrf": "0.0.1"}, f)
+    with open(csvs / "plain.pkl", "wb") as f:
+        pickle.dump(res, f)
+    cases = {
+        "train.csv": "is not a confrf fit file",
+        "old.joblib": f"was saved by confrf 0.0.1 (python {envelope['python']}",
+        "plain.pkl": "holds a pickled confrf object, not a file of confrf.save_fit()",
+        "nope.joblib": "--fit " + str(csvs / "nope.joblib") + ": no such file",
+    }
+    for name, message in cases.items():
+        rc, _, err = _run(["predict", "--fit", str(csvs / name), "--newdata", str(csvs / "new.csv")], capsys)
+        assert rc == 2 and message in _error_line(err), name
+    assert (
+        f"this is confrf {cf.__version__}"
+        in _run(["predict", "--fit", str(csvs / "old.joblib"), "--newdata", str(csvs / "new.csv")], capsys)[2]
+    )
+
+
+def test_classification_at_several_levels(tmp_path):
+    sim = cf.datasets.make_sim(600, random_state=0).frame[["y", "x1", "x2"]]
+    sim["c"] = np.where(sim["y"] > sim["y"].median(), "hi", "lo")
+    sim.drop(columns="y").to_csv(tmp_path / "d.csv", index=False)
+    argv = ["fit", "c ~ x1 + x2", "--data", str(tmp_path / "d.csv"), "--newdata", str(tmp_path / "d.csv")]
+    assert main(argv + ["--method", "split", "--level", "0.8", "0.95", "--out", str(tmp_path / "p.csv")]) == 0
+    pred = pd.read_csv(tmp_path / "p.csv")
+    assert pred.columns.tolist() == ["row", "pred", "size_80", "hi_80", "lo_80", "size_95", "hi_95", "lo_95"]
+    assert (pred["size_95"] >= pred["size_80"]).all()
+
+
+# -- --help: every default shown, and fast (no library imported) ----------------------------------
+def test_help_shows_every_default_as_the_library_has_it():
+    import inspect
+
+    from confrf.__main__ import METHOD_NAMES, MODEL_NAMES, build_parser
+    from confrf.calibrators import METHODS
+    from confrf.calibrators.forest_setup import PAC_DEFAULTS
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for name, sub in subs.items():
+        text = " ".join(sub.format_help().split())
+        for action in sub._actions:
+            if action.default not in (None, False, argparse.SUPPRESS) and action.help:
+                assert f"(default: {action.default}" in " ".join(sub._get_formatter()._get_help_string(action).split())
+        if name != "demo":
+            assert "--level LEVEL [LEVEL ...]" in text
+    fit_help = " ".join(subs["fit"].format_help().split())
+    signature = inspect.signature(cf.conformal).parameters
+    assert (
+        f"(default: {signature['method'].default})" in fit_help
+        and f"(default: {signature['model'].default})" in fit_help
+    )
+    sim = cf.datasets.make_sim(200, random_state=0)
+    assert f"(default: {cf.split_cp(sim.formula, data=sim.frame, random_state=0).alpha})" in fit_help
+    assert f"(default: {PAC_DEFAULTS['delta']})" in fit_help
+    assert f"(default: {METHODS['lcp-rf'].options['guarantee']})" in fit_help
+    assert f"(default: {METHODS['split-g'].options['groups']})" in fit_help
+    assert METHOD_NAMES == tuple(sorted(METHODS))
+    assert set(MODEL_NAMES) >= {"gbm", "rf", "ols", "qr", "qgbm", "logit"}
+    assert "(default: the saved fit's)" in " ".join(subs["predict"].format_help().split())
+
+
+def test_help_imports_no_numerical_library(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "confrf", "fit", "--help"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and "(default: lcp-rf)" in proc.stdout
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
+    heavy = {"numpy", "pandas", "scipy", "sklearn", "statsmodels", "formulaic", "narwhals"}
+    assert "confrf" in imported and imported & heavy == set()

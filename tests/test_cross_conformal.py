@@ -390,3 +390,23 @@ def test_monte_carlo_coverage_at_n_100_long(method, mc_reps):
     print(f"{method}: coverage {mean:.4f} (se {se:.4f}) over {cover.size} draws")
     assert mean >= 0.9 - 3 * se
     assert mean <= 0.95  # and not an interval that covers everything
+
+
+def test_case_weights_reach_every_fold_model_and_shift_is_refused():
+    """weights= (the base model's case weights) are accepted: each fold model gets its rows' weights (checked
+    against weighted least squares refitted on the folds); covariate-shift options are refused with the reason."""
+    import statsmodels.api as sm
+
+    sim = cf.datasets.make_sim(120, random_state=3)
+    df = sim.frame.assign(w=np.linspace(0.5, 3.0, 120))
+    res = cf.cv_plus("y ~ x1 + x2", data=df, model="ols", weights="w", cv=4, random_state=0)
+    cal = res.estimator.calibrator_
+    X = np.column_stack([np.ones(120), df[["x1", "x2"]].to_numpy()])
+    for k in range(4):
+        fold = cal.rows_[cal.group_ == k]
+        keep = np.setdiff1d(np.arange(120), fold)
+        wls = sm.WLS(df.y.to_numpy()[keep], X[keep], weights=df.w.to_numpy()[keep]).fit()
+        np.testing.assert_allclose(cal.models_[k].predict(X[fold, 1:]), wls.predict(X[fold]), rtol=1e-10)
+    for kw, match in (({"likelihood_ratio": "w"}, "likelihood_ratio"), ({"shift": df.head(30)}, "shift")):
+        with pytest.raises(InputError, match=f"{match}.*not offered with method 'cv\\+'"):
+            cf.cv_plus("y ~ x1 + x2", data=df, model="ols", random_state=0, **kw)

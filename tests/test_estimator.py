@@ -3,6 +3,7 @@
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.linear_model import Ridge
@@ -45,6 +46,39 @@ def test_bad_arrays(xy):
         ConformalRegressor().fit(Xn, y)
     with pytest.raises(InputError, match="rows"):
         ConformalRegressor().fit(X, y[:-1])
+
+
+@pytest.mark.parametrize(
+    "as_bool",
+    [
+        lambda b: b,
+        lambda b: b.tolist(),
+        lambda b: pd.Series(b),
+        lambda b: pd.Series(b, dtype="boolean"),
+        lambda b: b.astype(object),
+        lambda b: b.reshape(-1, 1),
+    ],
+    ids=["numpy", "list", "series", "nullable", "object", "column"],
+)
+def test_bool_y_is_a_class_label(xy, as_bool):
+    """The formula API treats a bool response as a class label; the array level used to fit it as 0/1 silently."""
+    X, y = xy
+    flags = y > 0.5
+    fix = r"boolean \(True/False\), which is a class label.*cf\.ConformalClassifier.*y\.astype\(float\)"
+    with pytest.raises(InputError, match=fix):
+        ConformalRegressor(method="split").fit(X[:300], as_bool(flags[:300]))
+    reg = ConformalRegressor(method="split", random_state=0).fit(X[:300], flags[:300].astype(float))
+    with pytest.raises(InputError, match=fix):
+        reg.conformalize(X[300:600], as_bool(flags[300:600]))
+    with pytest.raises(InputError, match=fix):
+        ConformalRegressor(model=reg.model_, prefit=True).conformalize(X[300:600], as_bool(flags[300:600]))
+    # numbers that are 0 and 1 stay a regression (the dtype decides, not the values)
+    for numbers in (
+        flags[300:600].astype(float),
+        flags[300:600].astype(int),
+        pd.Series(flags[300:600]).astype("Int64"),
+    ):
+        assert reg.conformalize(X[300:600], numbers).predict_interval(X[:2]).shape == (2, 2)
 
 
 def test_clone_and_get_params_and_pipeline(xy):

@@ -50,6 +50,37 @@ def test_weights_match_per_tree_loop(data, honest):
         np.testing.assert_allclose(Ws[q], np.array(exact[-1], dtype=float), atol=1e-12)
 
 
+def test_lcp_rows_stay_normalized_where_the_test_points_leaves_hold_no_indexed_point():
+    """The LCP test row divides by all k trees: a tree whose leaf of x holds no indexed point puts its whole
+    1/k on x itself. Two blocks grow the forest, only the lower-left one is indexed; the queries lie inside it,
+    in the corners (whose trees split the root on x1 or on x2 and so disagree on the block: some leaves empty,
+    some not) and inside the other block (every leaf empty: all mass on x)."""
+    rng = np.random.default_rng(0)
+    upper = np.repeat([0, 1], 200)
+    X = np.where(upper[:, None] == 1, rng.uniform(3, 4, size=(400, 2)), rng.uniform(0, 1, size=(400, 2)))
+    V = np.where(upper == 1, 3.0, 1.0) + rng.uniform(size=400)
+    loc = ForestLocalizer(n_estimators=20, min_samples_leaf=5, max_features=1, random_state=0, scale="none")
+    grow, lower = np.arange(0, 400, 2), np.flatnonzero(upper == 0)[1::2]
+    loc.grow(X[grow], V[grow]).index(X[lower], V[lower])
+    Xt = np.array([[0.5, 0.5], [0.2, 0.9], [0.5, 3.5], [3.5, 0.5], [2.0, 2.0], [3.5, 3.5], [3.9, 3.1]])
+    cal, test = _raw_leaves(loc, X[lower]), _raw_leaves(loc, Xt)
+    k = cal.shape[1]
+    N = np.array([[np.sum(cal[:, tree] == test[q, tree]) for tree in range(k)] for q in range(Xt.shape[0])])
+    empty = (N == 0).sum(axis=1)
+    # the premise: rows with no, some, and every leaf empty
+    assert empty[0] == 0 and (empty[2:4] > 0).all() and (empty[2:4] < k).all() and (empty[5:] == k).all()
+    W, own = loc.lcp_rows(Xt)
+    Ws = loc.weights(Xt, include_self=True).toarray()
+    for q in range(Xt.shape[0]):
+        want_own = sum(Fraction(1, k * (int(N[q, tree]) + 1)) for tree in range(k))
+        assert own[q] == pytest.approx(float(want_own), rel=1e-12, abs=0)
+        assert W[q].sum() + own[q] == pytest.approx(1.0, rel=1e-12, abs=0)
+        exact = forest_lcp_matrix(cal, test[q])[-1]  # the last row of the (n + 1) x (n + 1) matrix
+        np.testing.assert_allclose(Ws[q], np.array(exact, dtype=float), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(Ws[:, -1], own)
+    assert W[5:].nnz == 0  # inside the other block the row is x's own mass alone, 1 (checked above)
+
+
 def test_qrf_mean_reproduces_forest_prediction(data):
     # non-honest bootstrap weights without the test point are exactly the forest's averaging
     X, V = data

@@ -356,6 +356,69 @@ def test_response_on_new_data(df):
         design.response({"price": [1.0, np.nan]})
 
 
+@pytest.mark.parametrize(
+    "lhs",
+    [
+        "I(price > 10)",
+        "np.logical_not(flag)",
+        "I(flag & (region > 1))",
+        "(flag)",  # a bool column the label detection (by column name) does not see
+        "flag:I(price > 10)",  # a product of booleans is their "and"
+        "np.where(flag, True, False)",  # a numpy bool array, not a Series
+    ],
+)
+def test_boolean_response_expression_is_refused_as_a_class_label(df, lhs):
+    """formulaic casts a boolean response to int64 0/1 (the matrix cannot tell), so it used to be regressed on 0/1:
+    the factor's own values decide. The message says boolean/class label and names both fixes."""
+    with pytest.raises(InputError, match=r"is boolean \(True/False\), which is a class label.*cf\.conformal\("):
+        Design.fit(f"{lhs} ~ carat + C(cut)", df)
+    nullable = df.assign(flag=df["flag"].astype("boolean"))  # pandas' nullable boolean dtype too
+    with pytest.raises(InputError, match="is boolean"):
+        Design.fit(f"{lhs} ~ carat + C(cut)", nullable)
+
+
+def test_boolean_response_message_names_the_column_to_create_and_the_0_1_response(df):
+    with pytest.raises(InputError) as info:
+        Design.fit("I(price > 10) ~ carat + C(cut)", df)
+    msg = str(info.value)
+    assert "df['label'] = df['price'] > 10" in msg and "cf.conformal('label ~ carat + C(cut)', data=df)" in msg
+    assert "I((price > 10) * 1)" in msg
+    with pytest.raises(InputError) as info:  # backquoted names, Q(), and a "label" column already taken
+        Design.fit("I(`my price` > 10) ~ carat", df.rename(columns={"price": "my price", "cut": "label"}))
+    assert "df['label1'] = df['my price'] > 10" in str(info.value) and "I((`my price` > 10) * 1)" in str(info.value)
+    with pytest.raises(InputError, match=r"df\['label'\] = np\.logical_not\(df\['flag'\]\)"):
+        Design.fit("np.logical_not(Q('flag')) ~ carat", df)
+    with pytest.raises(InputError, match=r"cf\.conformal\('flag ~ carat', data=df\).*df\['flag'\]\.astype\(int\)"):
+        Design.fit("(flag) ~ carat", df)
+    # following the advice: a numeric 0/1 response
+    design, _, y, _ = Design.fit("I((price > 10) * 1) ~ carat + C(cut)", df)
+    assert y.tolist() == (df["price"] > 10).astype(float).tolist()
+
+
+@pytest.mark.parametrize("values", [[0, 1], [0.0, 1.0]], ids=["int", "float"])
+def test_numeric_0_1_response_stays_a_regression(df, values):
+    """No 0/1 heuristic: numbers that happen to be 0 and 1 are a numeric response."""
+    frame = df.assign(y=np.resize(np.asarray(values), len(df)))
+    for lhs in ("y", "I(y * 1)", "np.where(flag, 1, 0)"):
+        design, _, y, _ = Design.fit(f"{lhs} ~ carat", frame)
+        assert set(y.tolist()) == {0.0, 1.0}
+        np.testing.assert_array_equal(design.response(frame), y)
+
+
+def test_boolean_response_on_held_out_rows_is_refused(df):
+    """A response numeric at fit but boolean in held-out rows (calib=, evaluate) is not read as 0/1 either."""
+    frame = df.assign(y=df["flag"].astype(int))
+    for lhs in ("y", "I(y)", "np.asarray(y)"):
+        design, *_ = Design.fit(f"{lhs} ~ carat", frame)
+        with pytest.raises(
+            InputError,
+            match=r"boolean \(True/False\) in calib, but it was numeric at fit.*"
+            r"calib\['y'\] = calib\['y'\]\.astype\(int\)",
+        ):
+            design.response(frame.assign(y=df["flag"]), what="calib")
+        np.testing.assert_array_equal(design.response(frame), frame["y"].to_numpy(dtype=float))
+
+
 # -------------------------------------------------------------- data type
 def test_too_few_rows(df):
     with pytest.raises(InputError, match="at least 2"):
@@ -561,12 +624,15 @@ def test_one_row_series_and_frame_like_objects(df):
         def to_pandas(self):
             return df.head(3)
 
-    class NeedsPyarrow(FrameLike):  # polars without pyarrow: to_pandas() fails, the interchange protocol works
+    pa = pytest.importorskip("pyarrow")
+    table = pa.Table.from_pandas(df.head(3), preserve_index=False)
+
+    class NeedsPyarrow(FrameLike):  # to_pandas() fails, the interchange protocol (read by pyarrow) works
         def to_pandas(self):
             raise ModuleNotFoundError("No module named 'pyarrow'")
 
-        def __dataframe__(self, *args, **kwargs):
-            return df.head(3).__dataframe__(*args, **kwargs)
+        def __dataframe__(self, *args, **kwargs):  # pandas' own producer is deprecated: pyarrow's
+            return table.__dataframe__(*args, **kwargs)
 
     class Broken(NeedsPyarrow):
         def __dataframe__(self, *args, **kwargs):
@@ -575,7 +641,7 @@ def test_one_row_series_and_frame_like_objects(df):
     np.testing.assert_array_equal(design.transform(df.iloc[1]), X[1:2])
     np.testing.assert_array_equal(design.transform(FrameLike()), X[:3])
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pandas deprecates the interchange protocol
+        warnings.simplefilter("error")  # read by pyarrow: no warning of pandas' deprecated interchange protocol
         np.testing.assert_array_equal(design.transform(NeedsPyarrow()), X[:3])
     with pytest.raises(InputError, match="pyarrow.*convert it yourself"):
         design.transform(Broken())

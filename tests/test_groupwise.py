@@ -19,6 +19,7 @@ from reference_groups import (
 from sklearn.linear_model import LinearRegression
 
 import confrf as cf
+from confrf.calibrators.base import random_split
 from confrf.calibrators.grouping import units_to_keep
 from confrf.calibrators.groupwise import (
     REST,
@@ -246,6 +247,71 @@ def test_groups_do_not_depend_on_conformal_scores(cls):
         cal.calibrate(X, scores, alpha=ALPHA, rng=np.random.default_rng(15))
         out.append((cal.grouping_.names, cal.grouping_.merged, cal.groups_of(grid).tolist()))
     assert out[0] == out[1]
+
+
+def _two_blocks(n, seed):
+    """Two blocks of the unit square (lower left, upper right) with different score levels; the off-diagonal
+    corners hold no point."""
+    rng = np.random.default_rng(seed)
+    upper = rng.integers(0, 2, size=n)
+    X = np.where(upper[:, None] == 1, rng.uniform(0.6, 1.0, size=(n, 2)), rng.uniform(0.0, 0.4, size=(n, 2)))
+    return X, np.where(upper == 1, 3.0, 1.0) + rng.uniform(size=n)
+
+
+@pytest.mark.parametrize("cls", [SplitGroupCalibrator, LCPForestGroupCalibrator])
+def test_merges_read_undecidable_counts_on_the_localizer_part_only(cls, monkeypatch):
+    """The corner (x1 < 0.5 < x2) is undecidable: half of the trees split the root on x1 (the corner goes with
+    the lower block), half on x2 (it goes with the upper one), so its masses on the two components tie (up to rounding).
+    Moving conformal points into it must change neither the inputs of the merge rule nor the groups: the
+    expected size of '(rest)' counts the undecidable *localizer* points, and reading them from the conformal
+    part would make 10 undecidable points pull the smaller group into '(rest)'."""
+    import confrf.calibrators.groupwise as groupwise
+
+    n, moved, seed = 400, 10, 3
+    X, V = _two_blocks(n, 0)
+    _, conf = random_split(n, 0.5, np.random.default_rng(seed), "localizer part", "localizer_size")
+    X2 = X.copy()
+    X2[conf[:moved]] = np.random.default_rng(1).uniform([0.05, 0.65], [0.35, 0.95], size=(moved, 2))
+    corner = np.array([[0.2, 0.8], [0.05, 0.95], [0.35, 0.65]])
+    grid = np.random.default_rng(2).uniform(size=(300, 2))
+    calls, out, undecidable = [], [], []
+    real = groupwise.units_to_keep
+
+    def recording(expected, expected_undecidable, merge, *, has_rest):
+        calls.append((np.array(expected, dtype=float), float(expected_undecidable), float(merge), has_rest))
+        return real(expected, expected_undecidable, merge, has_rest=has_rest)
+
+    monkeypatch.setattr(groupwise, "units_to_keep", recording)
+    for data in (X, X2):
+        loc = ForestLocalizer(n_estimators=20, min_samples_leaf=10, max_features=1, random_state=9, scale="none")
+        cal = cls(loc, groups="components", min_group_size=30).calibrate(
+            data, V, alpha=ALPHA, rng=np.random.default_rng(seed)
+        )
+        roots = [int(tree.tree_.feature[0]) for tree in cal.localizer.forest_.estimators_]
+        assert roots.count(0) == roots.count(1) == 10  # the premise: the corner's masses tie
+        rule = cal.grouping_.regions
+        np.testing.assert_allclose(rule.masses(corner), 0.5, rtol=0, atol=1e-12)  # a tie up to rounding
+        assert (rule.assign(corner) == UNDECIDABLE).all()
+        out.append(
+            (
+                cal.grouping_.names,
+                cal.grouping_.merged,
+                cal.grouping_.unit_codes.tolist(),
+                cal.counts_["localizer"].tolist(),
+                cal.groups_of(grid).tolist(),
+            )
+        )
+        undecidable.append(int(np.sum(rule.assign(data[conf]) == UNDECIDABLE)))
+    # the premise: exactly the moved conformal points are undecidable in the second fit, none in the first
+    assert undecidable == [0, moved]
+    # one call per fit, with identical inputs (no undecidable localizer point: with components, each one's
+    # leaves hold only its own component), and identical groups
+    assert len(calls) == 2
+    assert calls[0][1] == calls[1][1] == 0.0
+    np.testing.assert_array_equal(calls[0][0], calls[1][0])
+    assert calls[0][1:] == calls[1][1:]
+    assert out[0] == out[1]
+    assert out[0][0] == ["G1", "G2", REST] and out[0][1] == []  # with 10 pooled points G1 or G2 would join '(rest)'
 
 
 def test_min_group_size_merges_small_groups_into_rest_decided_on_localizer_part():

@@ -138,6 +138,45 @@ def test_user_given_screened_and_bad_values():
         ForestLocalizer(max_features="screen").grow(X, V)
 
 
+@pytest.mark.parametrize("seed, n_splits", [(1, 1), (3, 3)])
+def test_every_screening_in_the_tuning_sees_exactly_one_growing_fold(monkeypatch, seed, n_splits):
+    """A simulation that picks the forest must screen as the final forest does, on its growing points alone:
+    every call of the screening during the tuning receives exactly the rows (and scores) of one growing third,
+    each third at most once, never the folds that play the conformal and test points. With seed 3 the choice
+    leaves the sqrt rule and is rechecked with every third growing, so all three thirds are screened."""
+    import confrf.localizers.screening as screening
+    from confrf.localizers.tuning import MAX_TUNE_POINTS, TUNE_FOLDS, tune_forest
+
+    n = 600
+    X, V = _data(n, seed=seed)
+    row_of = {row.tobytes(): i for i, row in enumerate(X)}
+    assert len(row_of) == n  # rows are distinct, so a row identifies its point
+    calls = []
+    real = screening.screen_features
+
+    def recording(Xs, Vs, random_state, n_jobs=None):
+        calls.append(np.array([row_of[row.tobytes()] for row in Xs]))
+        np.testing.assert_array_equal(Vs, V[calls[-1]])  # the scores of the same rows
+        return real(Xs, Vs, random_state, n_jobs)
+
+    monkeypatch.setattr(screening, "screen_features", recording)
+    tun = tune_forest(
+        X, V, alpha=0.1, leaves=[25, 12], max_features=[1.0, "screened"], forest_kwargs={}, random_state=seed, n_jobs=1
+    )
+    # the tuning's thirds, recomputed from its seed: consecutive ranges of a permutation of the points
+    use = np.random.default_rng(seed).permutation(n)[: min(n, MAX_TUNE_POINTS)]
+    thirds = [set(use[r * n // TUNE_FOLDS : (r + 1) * n // TUNE_FOLDS].tolist()) for r in range(TUNE_FOLDS)]
+    assert tun.n_splits == n_splits and any(c[1] == "screened" for c in tun.candidates)
+    assert len(calls) == n_splits  # the premise: the screened candidates were simulated on every split
+    screened = []
+    for rows in calls:
+        assert len(set(rows.tolist())) == rows.size  # no row twice
+        matches = [r for r in range(TUNE_FOLDS) if set(rows.tolist()) == thirds[r]]
+        assert len(matches) == 1, f"a screening saw {rows.size} rows, not one growing third of {n // TUNE_FOLDS}"
+        screened.append(matches[0])
+    assert sorted(screened) == list(range(n_splits))  # third r grows in split r; each screened once
+
+
 def test_tuning_tries_screening_only_with_enough_growing_points():
     """Below SCREEN_MIN_POINTS points in the tuning's growing third, the screened stage is skipped (cost, noise);
     a screening the user asks for is still done."""

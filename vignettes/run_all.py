@@ -7,9 +7,11 @@ Usage (from anywhere)::
     python vignettes/run_all.py --out /tmp/executed  # another output folder
     python vignettes/run_all.py 02 03                # only the notebooks whose name contains "02" or "03"
     python vignettes/run_all.py --set CONFRF_VIGNETTE_N=3000 --set CONFRF_VIGNETTE_REPS=3   # small sizes
+    python vignettes/run_all.py --sizes docs         # each notebook at its documentation size (SIZES)
 
 The notebooks read their sizes from environment variables (``CONFRF_VIGNETTE_N``,
-``CONFRF_VIGNETTE_REPS``) and default to full size. The kernel runs this very Python
+``CONFRF_VIGNETTE_REPS``) and default to full size; :data:`SIZES` holds the reduced sizes of
+the documentation build and of the tests. The kernel runs this very Python
 interpreter, in a temporary working directory, and imports the same ``confrf`` as this script:
 the installed package, or the in-place build of this checkout when that is what this script
 imports (then the checkout goes on the kernel's ``PYTHONPATH``). ``tests/test_vignettes.py``
@@ -28,6 +30,30 @@ from pathlib import Path
 
 VIGNETTES = Path(__file__).resolve().parent
 REPO = VIGNETTES.parent
+
+#: reduced sizes (environment of the kernel) of every notebook. "test": each runs in about 10-40 s of
+#: CPU on one core (tests/test_vignettes.py; the numbers are noisy). "docs": large enough for the
+#: tables and figures to say what the full-size run says, small enough for a documentation build
+#: (docs/conf.py executes a notebook at these sizes when no executed copy is given).
+SIZES: dict[str, dict[str, dict[str, str]]] = {
+    "test": {
+        "01-getting-started": {"CONFRF_VIGNETTE_N": "3000"},
+        # 2000 rows give 800 calibration rows: QRF-TC gets n2 = 267 (binomial target 247/267)
+        "02-reproducing-the-paper": {"CONFRF_VIGNETTE_N": "2000"},
+        "03-guarantees-in-practice": {"CONFRF_VIGNETTE_N": "3000", "CONFRF_VIGNETTE_REPS": "3"},
+        "04-sklearn-estimator": {"CONFRF_VIGNETTE_N": "2000"},
+        "05-classification": {"CONFRF_VIGNETTE_N": "3000", "CONFRF_VIGNETTE_REPS": "2"},
+    },
+    "docs": {
+        "01-getting-started": {"CONFRF_VIGNETTE_N": "10000"},
+        "02-reproducing-the-paper": {"CONFRF_VIGNETTE_N": "6000"},
+        "03-guarantees-in-practice": {"CONFRF_VIGNETTE_N": "5000", "CONFRF_VIGNETTE_REPS": "20"},
+        "04-sklearn-estimator": {"CONFRF_VIGNETTE_N": "5000"},
+        "05-classification": {"CONFRF_VIGNETTE_N": "6000", "CONFRF_VIGNETTE_REPS": "3"},
+    },
+}
+TEST_SIZES = SIZES["test"]
+DOCS_SIZES = SIZES["docs"]
 
 #: the probe cell run before the notebook's own cells (removed from the executed copy)
 _PROBE = "import confrf\nprint(confrf.__file__)"
@@ -62,6 +88,33 @@ def kernel_env(sizes: Mapping[str, str] | None = None) -> dict[str, str]:
     if root == REPO:
         env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in [env.get("PYTHONPATH")] if p])
     return env
+
+
+def with_sizes(path: Path, sizes: Mapping[str, str]) -> str:
+    """The notebook at ``path``, as text, with ``sizes`` set before its first code cell.
+
+    A hidden cell (tag ``remove-cell``) sets the environment variables the notebook reads its
+    sizes from, and a visible note says which sizes the page was run at; the documentation
+    build executes this text when it has no executed copy of the notebook. The two cells have
+    fixed ids, so the same notebook and sizes always give the same text (an incremental build
+    sees an unchanged notebook). Without ``sizes`` the notebook is returned as it is stored.
+    """
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    if sizes:
+        first_code = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code"), len(nb.cells))
+        shown = ", ".join(f"`{k}={v}`" for k, v in sorted(sizes.items()))
+        note = nbformat.v4.new_markdown_cell(
+            f"*The documentation build ran this notebook at a reduced size ({shown}); "
+            "`python vignettes/run_all.py` runs it at full size, and the next build shows that run.*"
+        )
+        setting = nbformat.v4.new_code_cell(
+            f"import os\n\nos.environ.update({dict(sorted(sizes.items()))!r})", metadata={"tags": ["remove-cell"]}
+        )
+        note["id"], setting["id"] = "confrf-docs-sizes-note", "confrf-docs-sizes"
+        nb.cells[first_code:first_code] = [note, setting]
+    return nbformat.writes(nb)
 
 
 def execute(path: Path, sizes: Mapping[str, str] | None = None, *, cwd: Path | None = None, timeout: int | None = None):
@@ -135,12 +188,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME=VALUE",
         help="environment variable for the notebooks, e.g. CONFRF_VIGNETTE_N=3000 (repeatable)",
     )
+    ap.add_argument(
+        "--sizes",
+        choices=["full", *SIZES],
+        default="full",
+        help="full (default), or the reduced sizes of the documentation build (docs) or of the tests (test); "
+        "--set overrides them",
+    )
     ap.add_argument("--timeout", type=int, default=None, help="seconds allowed per cell (default: no limit)")
     args = ap.parse_args(argv)
     bad = [item for item in args.set if "=" not in item]
     if bad:
         ap.error(f"--set takes NAME=VALUE, got {bad}")
-    sizes = dict(item.split("=", 1) for item in args.set)
+    given = dict(item.split("=", 1) for item in args.set)
     paths = notebooks(args.patterns)
     if not paths:
         ap.error(f"no notebook in {VIGNETTES} matches {args.patterns}")
@@ -152,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.perf_counter()
         print(f"running {path.name}", flush=True)  # on its own line: the kernel may log to stderr meanwhile
         try:
+            sizes = {**SIZES.get(args.sizes, {}).get(path.stem, {}), **given}
             nb, confrf_file = execute(path, sizes, timeout=args.timeout)
         except Exception as exc:  # report every notebook, then fail
             print(f"{path.name}: FAILED after {time.perf_counter() - t0:.0f} s\n{exc}", flush=True)

@@ -1,8 +1,5 @@
 """Compiled kernels (Cython, ``nogil``). Tested from Python against slow references."""
 
-import os
-from importlib.machinery import EXTENSION_SUFFIXES
-
 try:
     from ._cross import cross_bounds_folds, cross_bounds_rows
     from ._forest import (
@@ -12,26 +9,16 @@ try:
         forest_weight_sumsq,
         lcp_rf_thresholds,
         lcp_rf_thresholds_ranked,
+        lcp_rf_thresholds_weighted,
         score_ranks,
     )
     from ._quantile import csr_row_quantiles, weighted_quantile
 except ModuleNotFoundError as exc:
-    here = os.path.dirname(os.path.abspath(__file__))
-    if (
-        exc.name is None
-        or not exc.name.startswith(__name__)
-        or any(os.path.exists(os.path.join(here, "_forest" + s)) for s in EXTENSION_SUFFIXES)
-    ):
+    from .._kernel_files import kernels_built, not_built_error
+
+    if exc.name is None or not exc.name.startswith(__name__) or kernels_built():
         raise  # a real missing dependency, or a built kernel that fails to load: the original message says why
-    # a clone's source folder shadows the installed package when Python runs from the clone's root
-    raise ImportError(
-        f"confrf's compiled kernels are not built in {here}.\n"
-        "This is a source folder without compiled kernels, and it comes first on the import path (Python was "
-        "started from the root of a confrf clone, where ./confrf hides an installed confrf). Either:\n"
-        "  * use the installed command instead of 'python -m confrf': confrf demo\n"
-        "  * or run Python from any other folder (the installed package is then imported)\n"
-        "  * or build the kernels in this folder: pip install -e .   (or: python setup.py build_ext --inplace)"
-    ) from None
+    raise not_built_error() from None
 
 __all__ = [
     "cross_bounds_folds",
@@ -42,6 +29,7 @@ __all__ = [
     "forest_weight_sumsq",
     "lcp_rf_thresholds",
     "lcp_rf_thresholds_ranked",
+    "lcp_rf_thresholds_weighted",
     "score_ranks",
     "csr_row_quantiles",
     "weighted_quantile",

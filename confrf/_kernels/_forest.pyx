@@ -264,23 +264,15 @@ cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m, double theta, Py_ssize_t 
     return c
 
 
-cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores_r,
-                         const double* p2_r, const double* sorted_p2, Py_ssize_t n,
-                         Py_ssize_t m_req, double tol,
-                         double* t_out, char* closed_out, double* level_out) noexcept nogil:
-    """Exact LCP threshold from the neighbours gathered in ``s`` (ranks ascending)."""
-    cdef Py_ssize_t a, r, lo, hi, mid, s_idx, j_cut
+cdef Py_ssize_t _fill_pieces(Scratch* s, Py_ssize_t m, const double* scores_r,
+                             const double* p2_r) noexcept nogil:
+    """Distinct neighbour scores, the test row's mass at or below each, and each neighbour's pi values.
+
+    Returns r, the number of distinct neighbour scores (m >= 1).
+    """
+    cdef Py_ssize_t a, r = 0
     cdef i32 q
-    cdef double acc, th, v
-    cdef Py_ssize_t npieces
-    if m == 0 or m_req > n:
-        t_out[0] = INFINITY
-        closed_out[0] = 1
-        level_out[0] = 1.0
-        return
-    # distinct neighbour scores u_1 < ... < u_r and the test row's mass at or below each
-    r = 0
-    acc = 0.0
+    cdef double acc = 0.0, v
     for a in range(m):
         q = s.nb[a]
         v = scores_r[q]
@@ -295,6 +287,41 @@ cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores_r,
         s.lo[a] = p2_r[q] + s.acc[q].delta
         s.hi[a] = s.lo[a] + s.acc[q].win
     s.after[r - 1] = m
+    return r
+
+
+cdef inline void _set_infinite(double* t_out, char* closed_out, double* level_out) noexcept nogil:
+    t_out[0] = INFINITY
+    closed_out[0] = 1
+    level_out[0] = 1.0
+
+
+cdef void _set_piece(Scratch* s, Py_ssize_t lo, Py_ssize_t npieces,
+                     double* t_out, char* closed_out, double* level_out) noexcept nogil:
+    """Threshold from the first rejected piece ``lo`` (``npieces``: none rejected)."""
+    cdef Py_ssize_t s_idx = lo >> 1
+    if lo == npieces:
+        _set_infinite(t_out, closed_out, level_out)
+    elif lo & 1:
+        t_out[0] = s.ucut[s_idx + 1]
+        closed_out[0] = 0
+        level_out[0] = s.theta[s_idx]
+    else:
+        t_out[0] = s.ucut[s_idx]
+        closed_out[0] = 1
+        level_out[0] = s.theta[s_idx]
+
+
+cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores_r,
+                         const double* p2_r, const double* sorted_p2, Py_ssize_t n,
+                         Py_ssize_t m_req, double tol,
+                         double* t_out, char* closed_out, double* level_out) noexcept nogil:
+    """Exact LCP threshold from the neighbours gathered in ``s`` (ranks ascending)."""
+    cdef Py_ssize_t r, lo, hi, mid, s_idx, j_cut, npieces
+    if m == 0 or m_req > n:
+        _set_infinite(t_out, closed_out, level_out)
+        return
+    r = _fill_pieces(s, m, scores_r, p2_r)
     # Pieces after (-inf, u_1] (always accepted, theta = 0 there):
     # q even -> open (u_j, u_{j+1}) with j = q/2; q odd -> the point u_{j+1} with j = (q-1)/2
     # (0-based u). count is non-decreasing along q, so bisect for the first rejected piece.
@@ -304,26 +331,55 @@ cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* scores_r,
     while lo < hi:
         mid = (lo + hi) >> 1
         s_idx = mid >> 1
-        th = s.theta[s_idx]
         j_cut = s.after[s_idx + 1] if mid & 1 else s.after[s_idx]
-        if _piece_count(s, m, th, j_cut, sorted_p2, n, tol) >= m_req:
+        if _piece_count(s, m, s.theta[s_idx], j_cut, sorted_p2, n, tol) >= m_req:
             hi = mid
         else:
             lo = mid + 1
-    if lo == npieces:
-        t_out[0] = INFINITY
-        closed_out[0] = 1
-        level_out[0] = 1.0
-    elif lo & 1:
-        s_idx = lo >> 1
-        t_out[0] = s.ucut[s_idx + 1]
-        closed_out[0] = 0
-        level_out[0] = s.theta[s_idx]
-    else:
-        s_idx = lo >> 1
-        t_out[0] = s.ucut[s_idx]
-        closed_out[0] = 1
-        level_out[0] = s.theta[s_idx]
+    _set_piece(s, lo, npieces, t_out, closed_out, level_out)
+
+
+cdef double _piece_mass(Scratch* s, Py_ssize_t m, double theta, Py_ssize_t j_cut,
+                        const double* sorted_p2, const double* cumw_p2, const double* w_r,
+                        Py_ssize_t n, double tol) noexcept nogil:
+    """The shift-weighted count: sum of w_i over {i <= n : pi_i(v) < theta(v)} for v on one piece.
+
+    As :func:`_piece_count`, with a prefix sum of the weights in ascending p2 order instead of a rank.
+    """
+    cdef double lim = theta - tol
+    cdef Py_ssize_t c = _count_less(sorted_p2, n, lim)
+    cdef double mass = cumw_p2[c]
+    cdef Py_ssize_t a
+    for a in range(j_cut):
+        mass += w_r[s.nb[a]] * ((s.lo[a] < lim) - (s.base[a] < lim))
+    for a in range(j_cut, m):
+        mass += w_r[s.nb[a]] * ((s.hi[a] < lim) - (s.base[a] < lim))
+    return mass
+
+
+cdef void _threshold_one_weighted(Scratch* s, Py_ssize_t m, const double* scores_r,
+                                  const double* p2_r, const double* sorted_p2,
+                                  const double* cumw_p2, const double* w_r, Py_ssize_t n,
+                                  double req, double tol,
+                                  double* t_out, char* closed_out, double* level_out) noexcept nogil:
+    """Weighted LCP threshold: v is rejected once the weighted count reaches ``req``."""
+    cdef Py_ssize_t r, lo, hi, mid, s_idx, j_cut, npieces
+    if m == 0 or cumw_p2[n] < req:  # isolated, or the whole calibration mass cannot reach req
+        _set_infinite(t_out, closed_out, level_out)
+        return
+    r = _fill_pieces(s, m, scores_r, p2_r)
+    npieces = 2 * r - 1
+    lo = 0
+    hi = npieces
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        s_idx = mid >> 1
+        j_cut = s.after[s_idx + 1] if mid & 1 else s.after[s_idx]
+        if _piece_mass(s, m, s.theta[s_idx], j_cut, sorted_p2, cumw_p2, w_r, n, tol) >= req:
+            hi = mid
+        else:
+            lo = mid + 1
+    _set_piece(s, lo, npieces, t_out, closed_out, level_out)
 
 
 def score_ranks(scores):
@@ -417,6 +473,56 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
                             &member_mult[0], &below[0], &leaf_pop[0], unit)
                 _threshold_one(s, m, &scores_r[0], &p2_r[0], &sorted_p2[0], n,
                                m_req, tol, &t[q], &closed[q], &level[q])
+        _scratch_free(s)
+    if failed[0]:
+        raise MemoryError("could not allocate the per-thread scratch space")
+    return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
+
+
+def lcp_rf_thresholds_weighted(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
+                                const i32[::1] member_rank, const i32[::1] member_mult,
+                                const i32[::1] below, const i32[::1] leaf_pop,
+                                const double[::1] scores_r, const double[::1] p2_r,
+                                const double[::1] sorted_p2, const double[::1] cumw_p2,
+                                const double[::1] w_r, const double[::1] req,
+                                double tol=1e-10, int n_threads=1, unit_mult=None):
+    """Covariate-shift weighted LCP-RF thresholds (docs/theory.md, "Covariate shift").
+
+    As :func:`lcp_rf_thresholds_ranked`, but v is accepted iff the weighted count
+    sum_i w_i 1{pi_i(v) < theta(v)} stays below ``req[q]`` instead of the count below m_req.
+
+    Parameters
+    ----------
+    cumw_p2 : (n + 1,) float64
+        Prefix sums of the calibration weights taken in the order of ``sorted_p2``
+        (``cumw_p2[c]``: the weight of the c points with the smallest p2).
+    w_r : (n,) float64
+        Calibration weights laid out by score rank.
+    req : (m_test,) float64
+        Per test point, (1 - alpha)(sum_j w_j + w(x)) plus the caller's tolerance.
+    """
+    cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0]
+    cdef double[::1] t = np.empty(mt, dtype=np.float64)
+    cdef char[::1] closed = np.empty(mt, dtype=np.int8)
+    cdef double[::1] level = np.empty(mt, dtype=np.float64)
+    cdef Py_ssize_t q, m
+    cdef Scratch* s
+    cdef int[::1] failed = np.zeros(1, dtype=np.intc)
+    cdef bint unit = bool(np.all(np.asarray(member_mult) == 1)) if unit_mult is None else bool(unit_mult)
+    if req.shape[0] != mt or cumw_p2.shape[0] != n + 1 or w_r.shape[0] != n:
+        raise ValueError("req needs one entry per test row, cumw_p2 n + 1 entries and w_r n entries")
+    if mt == 0:
+        return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
+    with nogil, parallel(num_threads=n_threads):
+        s = _scratch_new(n if n > 0 else 1)
+        if s == NULL:
+            failed[0] = 1
+        else:
+            for q in prange(mt, schedule="dynamic", chunksize=8):
+                m = _gather(s, &leafx[q, 0], k, &leaf_ptr[0], &member_rank[0],
+                            &member_mult[0], &below[0], &leaf_pop[0], unit)
+                _threshold_one_weighted(s, m, &scores_r[0], &p2_r[0], &sorted_p2[0], &cumw_p2[0],
+                                        &w_r[0], n, req[q], tol, &t[q], &closed[q], &level[q])
         _scratch_free(s)
     if failed[0]:
         raise MemoryError("could not allocate the per-thread scratch space")

@@ -51,6 +51,15 @@ class Calibrator(ABC):
 
     #: method name as used by :func:`confrf.conformal`
     name: str = ""
+    #: ``calibrate`` and ``thresholds`` take ``likelihood_ratio=`` (covariate shift, docs/theory.md)
+    supports_shift: bool = False
+
+    def shift_refusal(self) -> str:
+        """Why this configuration does not weight for covariate shift (asked only when ``supports_shift`` is False)."""
+        return (
+            f"method {self.name!r} has no covariate-shift weighting; use method 'split', 'lcp-rf', 'lcp', 'slcp', "
+            "'split-g' or 'lcp-rf-g', whose weighted versions are exact."
+        )
 
     @abstractmethod
     def calibrate(self, X: np.ndarray, scores: np.ndarray, *, alpha: float, rng: np.random.Generator) -> Calibrator:

@@ -49,6 +49,7 @@ class CrossCalibrator(Calibrator):
 
     #: title of the summary section that :meth:`describe` fills
     localizer_title = "Cross-fitting"
+    supports_shift = False
     #: after fit: the training rows' out-of-fold scores (+inf for a row without a predictor)
     scores_: np.ndarray
 
@@ -67,8 +68,9 @@ class CrossCalibrator(Calibrator):
         alpha: float,
         random_state: int | None,
         fit_intercept: bool,
+        sample_weight: np.ndarray | None = None,
     ) -> CrossCalibrator:
-        """Fit the models on subsets of (X, y) and score every row out of fold."""
+        """Fit the models on subsets of (X, y) (with the rows' case weights) and score every row out of fold."""
 
     @abstractmethod
     def _bounds(self, X: np.ndarray, alpha: float, n_threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -119,16 +121,25 @@ def fit_models(
     random_state: int | None,
     fit_intercept: bool,
     n_jobs: int | None,
+    sample_weight: np.ndarray | None = None,
 ) -> tuple[list[Any], float]:
     """The score's model(s) fitted on ``X[s], y[s]`` for every row subset s, in order, and the seconds taken.
 
-    Statsmodels results drop their copy of the data (``remove_data``): a
-    jackknife+ fit keeps n models, which must not keep n copies of the data.
+    ``sample_weight``: case weights of the rows (each model gets those of its
+    rows). Statsmodels results drop their copy of the data (``remove_data``):
+    a jackknife+ fit keeps n models, which must not keep n copies of the data.
     """
 
     def one(rows: np.ndarray) -> Any:
         fitted = fit_score_models(
-            score, X[rows], y[rows], model, alpha=alpha, random_state=random_state, fit_intercept=fit_intercept
+            score,
+            X[rows],
+            y[rows],
+            model,
+            alpha=alpha,
+            random_state=random_state,
+            fit_intercept=fit_intercept,
+            **({} if sample_weight is None else {"sample_weight": sample_weight[rows]}),
         )
         _drop_data(fitted)
         return fitted

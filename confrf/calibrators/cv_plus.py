@@ -63,7 +63,7 @@ class CVPlusCalibrator(CrossCalibrator):
         self.jackknife = jackknife
         self.name = "jackknife+" if jackknife else "cv+"
 
-    def fit(self, X, y, *, score, model, alpha, random_state, fit_intercept) -> CVPlusCalibrator:
+    def fit(self, X, y, *, score, model, alpha, random_state, fit_intercept, sample_weight=None) -> CVPlusCalibrator:
         n = X.shape[0]
         folds, spare = self._folds(X, y)
         K = len(folds)
@@ -87,6 +87,7 @@ class CVPlusCalibrator(CrossCalibrator):
             random_state=random_state,
             fit_intercept=fit_intercept,
             n_jobs=self.n_jobs,
+            sample_weight=sample_weight,
         )
         rows = np.concatenate(folds)
         group = np.repeat(np.arange(K), [f.shape[0] for f in folds])

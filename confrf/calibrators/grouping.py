@@ -114,3 +114,22 @@ class Grouping:
         ok = units != UNDECIDABLE
         out[ok] = self.unit_codes[units[ok]]
         return out
+
+
+def groups_shown(table: pd.DataFrame, count_columns: tuple[str, ...]) -> tuple[pd.DataFrame, str]:
+    """A group table as printed: an empty ``(rest)`` is no group, so it leaves the table for a note.
+
+    ``(rest)`` collects the points whose forest weights tie between groups
+    (and the merged small groups); when no calibration point fell there, a
+    new point that does gets an infinite interval. Returns the table to print
+    and the note ("" when ``(rest)`` is not empty or absent).
+    """
+    cols = [c for c in count_columns if c in table.columns]
+    if REST not in table.index or not cols or table.loc[REST, cols].sum() > 0:
+        return table, ""
+    note = (
+        f"'{REST}' (the points no group claims: exact weight ties between groups, merged small groups) holds "
+        "no calibration point, so it is not listed as a group: a new point that falls there gets an infinite "
+        "interval."
+    )
+    return table.drop(index=REST), note

@@ -30,14 +30,17 @@ from .._validation import (
     min_calibration_size,
     required_count,
 )
+from .._warnings import user_stacklevel
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..localizers.forest import ForestLocalizer
 from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
 from ..localizers.regions import WeightRegions
+from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import make_forest_localizer
 from .grouping import REST, Grouping, _label_index, check_group_labels, units_to_keep
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
+from .shift import ShiftWeights, check_ratio, distinct_cumulative, new_row_ratios, weighted_split_thresholds
 from .split import split_threshold
 
 #: values of ``groups=`` at the array level (the formula API also takes columns, terms and callables)
@@ -153,11 +156,15 @@ class GroupwiseCalibrator(Calibrator):
         return check_group_labels(labels, n)
 
     # -- calibration ---------------------------------------------------------
-    def calibrate(self, X, scores, *, alpha, rng, labels=None) -> GroupwiseCalibrator:
+    #: weighted within each group (docs/theory.md, "Covariate shift"); the PAC variants refuse
+    supports_shift = True
+
+    def calibrate(self, X, scores, *, alpha, rng, labels=None, likelihood_ratio=None) -> GroupwiseCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
         labels = self._labels(labels, n)
+        w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
         merge = self._merge_size(alpha)
         forest = self._uses_forest()
         self.split_ = self._honest and (forest or merge > 0)
@@ -200,6 +207,11 @@ class GroupwiseCalibrator(Calibrator):
         self.grouping_ = Grouping(unit_names, keep, regions=regions, known=known)
         codes = self.grouping_.codes(units_conf)
         self._fit_groups(X[conf], V[conf], codes, None if mult is None else mult[conf])
+        self.shift_ = None if w is None else ShiftWeights(w[conf])
+        self.group_shift_: list[ShiftWeights | None] | None = None
+        if w is not None:  # each group's conformal points carry their ratios; the groups never see them
+            self.group_shift_ = [ShiftWeights(w[conf][codes == c]) for c in range(len(self.grouping_.names))]
+            self._fit_group_shift(V[conf], codes, w[conf])
         self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
         self.parts_ = {"localizer": grow, "conformal": conf}  # row indices into the calibration set
         self.merge_size_ = merge
@@ -219,6 +231,15 @@ class GroupwiseCalibrator(Calibrator):
     @abstractmethod
     def _group_thresholds(self, code: int, X: np.ndarray, alpha: float) -> tuple[Any, Any, Any]:
         """(t, closed, level) of rows X that all belong to group ``code``."""
+
+    def _fit_group_shift(self, V: np.ndarray, codes: np.ndarray, w: np.ndarray) -> None:
+        """Lay out each group's ratios for its weighted thresholds (``V``, ``codes``, ``w``: per conformal point)."""
+
+    def _group_thresholds_weighted(
+        self, code: int, X: np.ndarray, alpha: float, w_test: np.ndarray
+    ) -> tuple[Any, Any, Any]:
+        """As :meth:`_group_thresholds`, weighted by the group's ratios and the rows' own ``w_test``."""
+        raise NotImplementedError
 
     def _after_grouping(self, alpha: float) -> None:
         """Work that needs the final groups (e.g. assigning a held-out part to them)."""
@@ -248,7 +269,7 @@ class GroupwiseCalibrator(Calibrator):
                 f"are infinite at alpha={alpha:g}: {shown}. Give more calibration data, raise min_group_size "
                 "(merges small groups into '(rest)', decided on the localizer part), or use coarser groups.",
                 InfiniteIntervalWarning,
-                stacklevel=4,
+                stacklevel=user_stacklevel(),
             )
 
     # -- queries -------------------------------------------------------------
@@ -261,19 +282,34 @@ class GroupwiseCalibrator(Calibrator):
         """Group name of every row of X (object array)."""
         return np.asarray(self.grouping_.names, dtype=object)[self.assign(X, labels)]
 
-    def grouped_thresholds(self, X: np.ndarray, alpha: float, labels: Any = None) -> tuple[Thresholds, np.ndarray]:
+    def grouped_thresholds(
+        self, X: np.ndarray, alpha: float, labels: Any = None, likelihood_ratio: Any = None
+    ) -> tuple[Thresholds, np.ndarray]:
         """Thresholds of the rows of X, each calibrated within its group, and the group names."""
         X = as_float_matrix(X, "X")
         codes = self.assign(X, labels)
         m = X.shape[0]
+        shifts = getattr(self, "group_shift_", None)  # absent from objects pickled before it existed
+        w_test = new_row_ratios(likelihood_ratio, m, shifts is not None)
         t, closed, level = np.full(m, np.inf), np.ones(m, dtype=bool), np.ones(m)
         for c in np.unique(codes):
             rows = np.flatnonzero(codes == c)
+            if shifts is not None and shifts[c] is not None and shifts[c].n:
+                # rows with the group's common ratio keep the exact integer rule
+                plain = rows[shifts[c].unweighted_rows(w_test[rows])]
+                rows = np.setdiff1d(rows, plain)
+                if plain.size:
+                    t[plain], closed[plain], level[plain] = self._group_thresholds(int(c), X[plain], alpha)
+                if rows.size:
+                    t[rows], closed[rows], level[rows] = self._group_thresholds_weighted(
+                        int(c), X[rows], alpha, w_test[rows]
+                    )
+                continue
             t[rows], closed[rows], level[rows] = self._group_thresholds(int(c), X[rows], alpha)
         return Thresholds(t, closed, level), np.asarray(self.grouping_.names, dtype=object)[codes]
 
-    def thresholds(self, X, alpha, labels=None) -> Thresholds:
-        return self.grouped_thresholds(X, alpha, labels)[0]
+    def thresholds(self, X, alpha, labels=None, likelihood_ratio=None) -> Thresholds:
+        return self.grouped_thresholds(X, alpha, labels, likelihood_ratio)[0]
 
     def group_table(self, alpha: float | None = None) -> pd.DataFrame:
         """Points of every group: localizer part (when used), conformal part, finite intervals possible."""
@@ -358,6 +394,17 @@ class SplitGroupCalibrator(GroupwiseCalibrator):
         t, level = split_threshold(self.sorted_scores_[code], alpha)
         return t, True, level
 
+    def _fit_group_shift(self, V, codes, w) -> None:
+        self._group_distinct = []
+        for c, sorted_scores in enumerate(self.sorted_scores_):
+            in_c = codes == c
+            order = np.argsort(V[in_c], kind="stable")  # V[in_c][order] is sorted_scores
+            self._group_distinct.append(distinct_cumulative(sorted_scores, w[in_c][order]))
+
+    def _group_thresholds_weighted(self, code, X, alpha, w_test):
+        t, level = weighted_split_thresholds(*self._group_distinct[code], self.group_shift_[code], w_test, alpha)
+        return t, True, level
+
 
 class LCPForestGroupCalibrator(GroupwiseCalibrator):
     """LCP-RF-G: exact LCP-RF within each group.
@@ -388,6 +435,19 @@ class LCPForestGroupCalibrator(GroupwiseCalibrator):
         if m_req > n_c:
             return np.inf, True, 1.0
         return loc.thresholds(X, m_req, n_threads=kernel_threads(self.n_jobs))
+
+    def _fit_group_shift(self, V, codes, w) -> None:
+        self._group_shift_index = [
+            None if loc is None else ForestShiftIndex.build(loc.index_, w[codes == c])
+            for c, loc in enumerate(self.group_localizers_)
+        ]
+
+    def _group_thresholds_weighted(self, code, X, alpha, w_test):
+        loc, shift = self.group_localizers_[code], self.group_shift_[code]
+        req = shift.requirement(alpha, w_test)
+        return weighted_forest_thresholds(
+            loc, self._group_shift_index[code], X, req, n_threads=kernel_threads(self.n_jobs)
+        )
 
 
 def group_label_kwargs(calibrator: Calibrator, groups: Any, n_rows: int) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from .pac_bounds import binomial_k, min_d2_size, open_unit
 from .pac_correction import ForestPACMap, binomial_correction
 from .pac_report import IID, PACReport, shown
 from .registry import register_variant
+from .shift import PAC_REFUSAL
 
 
 def pac_min_size(alpha: float, delta: float) -> int:
@@ -52,6 +53,10 @@ class GroupPACMixin:
 
     #: the part whose points pick each group's order statistic
     pac_part = "conformal"
+    supports_shift = False
+
+    def shift_refusal(self) -> str:
+        return f"method {self.name!r} with guarantee='pac': {PAC_REFUSAL}"
 
     def _init_pac(self, delta: float) -> None:
         self.delta = open_unit(delta, "delta")

@@ -83,7 +83,9 @@ class JackknifeABCalibrator(CrossCalibrator):
             raise InputError(f"replace must be True (bootstrap bags) or False (subsamples), got {replace!r}.")
         self.replace = bool(replace)
 
-    def fit(self, X, y, *, score, model, alpha, random_state, fit_intercept) -> JackknifeABCalibrator:
+    def fit(
+        self, X, y, *, score, model, alpha, random_state, fit_intercept, sample_weight=None
+    ) -> JackknifeABCalibrator:
         n = X.shape[0]
         m = n if self.bag_size is None else int(self.bag_size)
         if not self.replace and m >= n:
@@ -111,6 +113,7 @@ class JackknifeABCalibrator(CrossCalibrator):
             random_state=random_state,
             fit_intercept=fit_intercept,
             n_jobs=self.n_jobs,
+            sample_weight=sample_weight,
         )
         out_of_bag = np.ones((n, B), dtype=bool)
         for b, bag in enumerate(bags):

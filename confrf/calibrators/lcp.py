@@ -19,11 +19,10 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from .._tolerance import TIE_TOL
 from .._validation import as_float_array, required_count
 from ..exceptions import InputError
-
-#: Weight sums closer than this are treated as equal; this can only widen a set.
-TIE_TOL = 1e-10
+from .shift import ShiftWeights, check_ratio
 
 
 class LCPThreshold(NamedTuple):
@@ -68,7 +67,7 @@ def _check_weights(weights: object, n: int) -> sp.csr_matrix:
     return W
 
 
-def lcp_threshold(weights: object, scores: object, alpha: float) -> LCPThreshold:
+def lcp_threshold(weights: object, scores: object, alpha: float, likelihood_ratio: object = None) -> LCPThreshold:
     """Exact LCP threshold of one test point for any row-stochastic weight matrix.
 
     Parameters
@@ -81,6 +80,12 @@ def lcp_threshold(weights: object, scores: object, alpha: float) -> LCPThreshold
         Finite calibration scores.
     alpha : float
         Miscoverage level in (0, 1), read as the decimal typed (0.1 is 1/10).
+    likelihood_ratio : array_like, shape (n + 1,), optional
+        Covariate shift: w(X_1), ..., w(X_n), then the test point's w(x)
+        (docs/theory.md, "Covariate shift"). v is then accepted while the
+        calibration points with pi_i(v) < theta(v) weigh less than
+        (1 - alpha) times the total weight, test point included. Equal
+        ratios give the unweighted result exactly.
 
     Returns
     -------
@@ -91,7 +96,9 @@ def lcp_threshold(weights: object, scores: object, alpha: float) -> LCPThreshold
     Notes
     -----
     Cost O(nnz + n log n). Weight sums closer than ``1e-10`` count as ties,
-    which can only make the set larger than the exact one.
+    which can only make the set larger than the exact one; with
+    ``likelihood_ratio`` a score is rejected only once the weighted count
+    reaches (1 - alpha + 1e-9) times the total (``calibrators.shift.SHIFT_TOL``).
 
     Examples
     --------
@@ -110,7 +117,15 @@ def lcp_threshold(weights: object, scores: object, alpha: float) -> LCPThreshold
     n = V.shape[0]
     W = _check_weights(weights, n)
     m_req = required_count(alpha, n)
-    if m_req > n:
+    shift, req = None, float(m_req)
+    if likelihood_ratio is not None:
+        w = check_ratio(likelihood_ratio, n + 1, "the n calibration points and the test point")
+        shift = ShiftWeights(w[:n])
+        if shift.constant is not None and w[n] == shift.constant:
+            shift = None  # every p_i is 1/(n+1): the exact integer rule
+        else:
+            req = float(shift.requirement(alpha, w[n:])[0])
+    if (m_req > n) if shift is None else (shift.total < req):
         return LCPThreshold(np.inf, True, 1.0)
 
     u, inv = np.unique(V, return_inverse=True)  # distinct scores and each point's rank
@@ -127,9 +142,9 @@ def lcp_threshold(weights: object, scores: object, alpha: float) -> LCPThreshold
     # theta at or below each distinct score u_s
     theta = np.cumsum(np.bincount(inv, weights=test_row, minlength=r))
 
-    def count(th: float, cut: float) -> int:
-        pi = p2 + win * (V > cut)
-        return int(np.count_nonzero(pi < th - TIE_TOL))
+    def count(th: float, cut: float) -> float:
+        below = p2 + win * (V > cut) < th - TIE_TOL
+        return float(np.count_nonzero(below)) if shift is None else float(np.sum(shift.w[below]))
 
     # pieces after (-inf, u_1]: q even -> open (u_j, u_{j+1}); q odd -> point u_{j+1}
     lo, hi = 0, 2 * r - 1
@@ -137,7 +152,7 @@ def lcp_threshold(weights: object, scores: object, alpha: float) -> LCPThreshold
         mid = (lo + hi) // 2
         j = mid // 2
         cut = u[j + 1] if mid % 2 else u[j]
-        if count(theta[j], cut) >= m_req:
+        if count(theta[j], cut) >= req:
             hi = mid
         else:
             lo = mid + 1

@@ -15,6 +15,7 @@ from ..localizers.kernel import KernelLocalizer
 from ._reference import ReferenceData
 from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register
+from .shift import ShiftWeights, check_ratio, new_row_ratios
 
 
 class KernelLCPCalibrator(ReferenceData, Calibrator):
@@ -62,6 +63,7 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
 
     name = "lcp"
     localizer_title = "Kernel localizer"
+    supports_shift = True
 
     def __init__(
         self,
@@ -73,18 +75,31 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
         self.localizer = KernelLocalizer(kernel=kernel, bandwidth=bandwidth, max_infinite=max_infinite)
         self.reference_size = check_fraction(reference_size, "reference_size")
 
-    def calibrate(self, X, scores, *, alpha, rng) -> KernelLCPCalibrator:
+    def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> KernelLCPCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
+        w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, X.shape[0], "the calibration rows")
         rng = np.random.default_rng(rng)
         Xr, Vr, conf = self._take_reference(X, V, rng, alpha)
         self.localizer.fit_reference(Xr, Vr, alpha=alpha, n_calibration=int(conf.shape[0]), rng=rng)
         self.localizer.index(X[conf], V[conf])
         self.n_conformal_ = int(conf.shape[0])
+        self.shift_ = None if w is None else ShiftWeights(w[conf])  # the kernel and bandwidth never see them
         return self
 
-    def thresholds(self, X, alpha) -> Thresholds:
-        t, closed, level = self.localizer.thresholds(X, required_count(alpha, self.n_conformal_))
+    def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
+        X = as_float_matrix(X, "X")
+        shift = getattr(self, "shift_", None)  # absent from objects pickled before it existed
+        w_test = new_row_ratios(likelihood_ratio, X.shape[0], shift is not None)
+        m_req = required_count(alpha, self.n_conformal_)
+        if shift is None:
+            return Thresholds(*self.localizer.thresholds(X, m_req))
+        plain = shift.unweighted_rows(w_test)  # equal ratios: the exact integer rule
+        t, closed, level = np.full(X.shape[0], np.inf), np.ones(X.shape[0], dtype=bool), np.ones(X.shape[0])
+        for rows, weighted in ((plain, False), (~plain, True)):
+            if rows.any():
+                kw = {"shift_w": shift.w, "req": shift.requirement(alpha, w_test[rows])} if weighted else {}
+                t[rows], closed[rows], level[rows] = self.localizer.thresholds(X[rows], m_req, **kw)
         return Thresholds(t, closed, level)
 
     def guarantee(self, alpha) -> Guarantee:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -12,9 +13,11 @@ from .._validation import alpha_fraction, as_float_matrix, as_float_vector, chec
 from ..exceptions import InputError
 from ..localizers.forest import ForestLocalizer
 from ..localizers.tuning import TUNE
+from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
+from .shift import ShiftWeights, check_ratio, new_row_ratios
 
 #: a tuned honest LCP-RF localizes only from MIN_LOCALIZER_ALPHA / alpha localizer points on (100 at alpha = 0.1)
 MIN_LOCALIZER_ALPHA = 10
@@ -55,6 +58,7 @@ class LCPForestCalibrator(Calibrator):
     """
 
     name = "lcp-rf"
+    supports_shift = True
 
     def __init__(self, localizer: ForestLocalizer, localizer_size: float = 0.5, n_jobs: int | None = None) -> None:
         self.localizer = localizer
@@ -71,10 +75,12 @@ class LCPForestCalibrator(Calibrator):
         self._reference = (X, V)
         self.localizer_source_ = source
 
-    def calibrate(self, X, scores, *, alpha, rng) -> LCPForestCalibrator:
+    def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> LCPForestCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
+        w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
+        conf = np.arange(n)
         if self._reference is not None:
             Xr, Vr = self._reference
             if Xr.shape[1] != X.shape[1]:
@@ -106,22 +112,72 @@ class LCPForestCalibrator(Calibrator):
             check_conformal_size(n, alpha, "calibration set")
             self.localizer.fit(X, V)
             self.n_grow_, self.n_conformal_ = n, n
+        # the forest never sees the ratios: they weight the conformal points only
+        self.n_calibration_, self.conformal_rows_ = n, conf
+        self._set_ratios(None if w is None else w[conf])
         return self
 
     def _too_small_to_localize(self, n: int, alpha: float) -> bool:
         # only when the leaf size is tuned (an explicit one asks for a forest), from the sizes alone
         return self.localizer.min_samples_leaf == TUNE and round(self.localizer_size * n) < min_localizer_points(alpha)
 
+    def _set_ratios(self, w: np.ndarray | None) -> None:
+        self.shift_ = None if w is None else ShiftWeights(w)
+        self.shift_index_ = None if w is None else ForestShiftIndex.build(self.localizer.index_, w)
+
+    def reweighted(self, likelihood_ratio: object = None) -> LCPForestCalibrator:
+        """The same forest and conformal points with other likelihood ratios (None: unweighted).
+
+        ``likelihood_ratio`` has one entry per row of the calibration set
+        given to :meth:`calibrate`. Since the forest never sees the ratios,
+        this equals calibrating again with them and the same ``rng``, without
+        growing the forest again: comparing a known and an estimated ratio,
+        or weighted and unweighted, costs one fit.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from confrf.calibrators import LCPForestCalibrator
+        >>> from confrf.localizers import ForestLocalizer
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.uniform(size=(400, 2)); V = X[:, 0] * rng.exponential(size=400)
+        >>> cal = LCPForestCalibrator(ForestLocalizer(n_estimators=20, min_samples_leaf=10, max_features=1.0))
+        >>> cal = cal.calibrate(X, V, alpha=0.1, rng=rng)
+        >>> w = np.exp(2 * X[:, 0])
+        >>> cal.reweighted(w).thresholds(X[:2], 0.1, likelihood_ratio=w[:2]).t.shape
+        (2,)
+        """
+        out = copy.copy(self)
+        w = None
+        if likelihood_ratio is not None:
+            w = check_ratio(likelihood_ratio, self.n_calibration_, "the calibration rows")[self.conformal_rows_]
+        out._set_ratios(w)
+        return out
+
     def _prepare_tuning(self, alpha: float, n_grow: int, n_conformal: int) -> None:
         # the "tune" rule scores candidates at the calibration's alpha, with the conformal mass its leaves will get
         self.localizer.alpha = alpha
         self.localizer.conformal_ratio = n_conformal / n_grow
 
-    def thresholds(self, X, alpha) -> Thresholds:
-        m_req = required_count(alpha, self.n_conformal_)
-        t, closed, level = self.localizer.thresholds(
-            as_float_matrix(X, "X"), m_req, n_threads=kernel_threads(self.n_jobs)
-        )
+    def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
+        X = as_float_matrix(X, "X")
+        shift = getattr(self, "shift_", None)  # absent from objects pickled before it existed
+        w_test = new_row_ratios(likelihood_ratio, X.shape[0], shift is not None)
+        threads = kernel_threads(self.n_jobs)
+        if shift is None:
+            return Thresholds(*self.localizer.thresholds(X, required_count(alpha, self.n_conformal_), threads))
+        # rows whose ratio equals every calibration ratio have p_i = 1/(n+1): the exact integer rule
+        plain = shift.unweighted_rows(w_test)
+        t, closed, level = np.full(X.shape[0], np.inf), np.ones(X.shape[0], dtype=bool), np.ones(X.shape[0])
+        if plain.any():
+            m_req = required_count(alpha, self.n_conformal_)
+            t[plain], closed[plain], level[plain] = self.localizer.thresholds(X[plain], m_req, threads)
+        rest = ~plain
+        if rest.any():
+            req = shift.requirement(alpha, w_test[rest])
+            t[rest], closed[rest], level[rest] = weighted_forest_thresholds(
+                self.localizer, self.shift_index_, X[rest], req, threads
+            )
         return Thresholds(t, closed, level)
 
     def guarantee(self, alpha) -> Guarantee:

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector, check_fraction, check_int
+from .._warnings import user_stacklevel
 from ..exceptions import InfiniteIntervalWarning, InputError, PACTargetWarning
 from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
@@ -54,6 +55,7 @@ from .pac_bounds import BOUNDS, _hoeffding_epsilon, min_d2_size, open_unit, pac_
 from .pac_correction import Correction, ForestPACMap, binomial_correction, hoeffding_correction
 from .pac_report import PACReport, make_report
 from .registry import FOREST_SETTINGS, MethodSpec, register, register_variant
+from .shift import PAC_REFUSAL
 
 PAC_FORMS = ("inflated", "paper")
 BASES = {"qrf": "qrf-tc", "lcp": "lcp-rf"}
@@ -129,7 +131,7 @@ def warn_infinite(name: str, c: Correction) -> None:
             "infinite, which keeps the training-conditional guarantee. Give more data to D1 or the forest, a "
             "larger alpha, or pac_bound='binomial'.",
             PACTargetWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
         return
     if c.d2_infinite <= MAX_INFINITE_SHARE:
@@ -149,7 +151,7 @@ def warn_infinite(name: str, c: Correction) -> None:
         f"{name}: about {c.d2_infinite:.1%} of the intervals will be infinite (share on the D2 points at "
         f"a_hat = {c.a_hat:.4g}; n2 = {c.n2}, D2 target {c.k}/{c.n2} = {c.k / c.n2:.3f}).{hint}",
         InfiniteIntervalWarning,
-        stacklevel=4,
+        stacklevel=user_stacklevel(),
     )
 
 
@@ -204,6 +206,11 @@ class PACForestCalibrator(Calibrator):
     >>> rep.bound, rep.reached, rep.d2_coverage >= rep.k / rep.n2
     ('binomial', True, True)
     """
+
+    supports_shift = False
+
+    def shift_refusal(self) -> str:
+        return f"the training-conditional calibration ({getattr(self, 'name', '') or 'PAC'}): {PAC_REFUSAL}"
 
     def __init__(
         self,

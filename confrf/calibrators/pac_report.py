@@ -9,6 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._format import format_value
+from .._tables import Summary, frame_table, text_table, two_column_table
+from .grouping import groups_shown
 from .pac_correction import Correction
 
 IID = (
@@ -17,9 +20,14 @@ IID = (
 )
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class PACReport:
     """What the training-conditional calibration chose and what it guarantees.
+
+    ``print(report)`` shows it as a report (the settings, what was reached,
+    the guarantee in words, and the groups of the groupwise methods); in
+    Jupyter it renders as HTML. Every number is an attribute, and
+    :meth:`to_frame` gives them as a DataFrame.
 
     Attributes
     ----------
@@ -128,6 +136,51 @@ class PACReport:
             ("Guaranteed coverage", self.guaranteed_coverage),
         ]
         return out
+
+    def summary(self) -> Summary:
+        """The printable report (text by ``print``, HTML in Jupyter, ``.as_latex()``), numbers by the report rule.
+
+        Examples
+        --------
+        >>> import confrf as cf
+        >>> sim = cf.datasets.make_sim(1500, random_state=0)
+        >>> rep = cf.qrf_tc(sim.formula, data=sim.frame, delta=0.1, random_state=0, n_estimators=30).pac_report()
+        >>> print(rep.summary().tables[0].title)
+        Training-conditional (PAC) calibration: qrf-tc
+        >>> rep.epsilon == rep.to_frame().loc["epsilon", "value"]
+        True
+        """
+        s = Summary()
+        s.add_section(
+            "pac",
+            two_column_table(self.items(), title=f"Training-conditional (PAC) calibration: {self.method}"),
+            self.to_frame(),
+        )
+        s.tables.append(text_table([self.sentence], title="Guarantee"))
+        if self.groups is not None:
+            shown, note = groups_shown(self.groups, ("n2",))
+            s.add_section("groups", frame_table(shown, title="Per group"), self.groups)
+            if note:
+                s.tables.append(text_table([note]))
+        return s
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+    def __repr__(self) -> str:
+        reached = f"a_hat={format_value(self.a_hat)}" if self.groups is None else f"{self.n_groups} groups"
+        return (
+            f"<PACReport {self.method}: {self.bound}, alpha={format_value(self.alpha)}, "
+            f"delta={format_value(self.delta)}, n2={self.n2}, {reached}, "
+            f"guaranteed coverage {format_value(self.guaranteed_coverage)}; print() for the report>"
+        )
+
+    def _repr_html_(self) -> str:
+        return self.summary().as_html()
+
+    def as_latex(self) -> str:
+        """The report as LaTeX tabulars."""
+        return self.summary().as_latex()
 
     def to_frame(self) -> pd.DataFrame:
         """One ``value`` column indexed by field name (grid and groups left out)."""

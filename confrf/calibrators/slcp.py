@@ -19,6 +19,7 @@ from ..localizers.kernel import NadarayaWatsonLocalizer
 from ._reference import ReferenceData
 from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register
+from .shift import ShiftWeights, check_ratio, distinct_cumulative, new_row_ratios, weighted_split_thresholds
 from .split import split_threshold
 
 
@@ -63,34 +64,52 @@ class SLCPCalibrator(ReferenceData, Calibrator):
 
     name = "slcp"
     localizer_title = "Kernel localizer"
+    supports_shift = True
 
     def __init__(self, kernel: str = "gaussian", bandwidth: float | str = "auto", reference_size: float = 0.5) -> None:
         self.localizer = NadarayaWatsonLocalizer(kernel=kernel, bandwidth=bandwidth)
         self.reference_size = check_fraction(reference_size, "reference_size")
 
-    def calibrate(self, X, scores, *, alpha, rng) -> SLCPCalibrator:
+    def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> SLCPCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
+        w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, X.shape[0], "the calibration rows")
         rng = np.random.default_rng(rng)
         Xr, Vr, conf = self._take_reference(X, V, rng, alpha)
         self.localizer.fit(Xr, Vr, rng=rng)
         self.X_, self.scores_ = X[conf], V[conf]
-        self._shifted: dict[float, np.ndarray] = {}
+        self.shift_ = None if w is None else ShiftWeights(w[conf])
+        self._shifted_sorted: dict[float, tuple[np.ndarray, np.ndarray]] = {}
         return self
+
+    def _shifted_scores(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+        """The shifted calibration scores V_i - q(X_i), sorted, and the order that sorts them."""
+        a = float(alpha)
+        cache = self.__dict__.setdefault("_shifted_sorted", {})  # absent from objects pickled before it existed
+        if a not in cache:
+            q_cal, _ = self.localizer.quantiles(self.X_, 1.0 - a)
+            shifted = self.scores_ - q_cal
+            order = np.argsort(shifted, kind="stable")
+            cache[a] = (shifted[order], order)
+        return cache[a]
 
     def correction(self, alpha: float) -> float:
         """Q: the split-conformal quantile of the shifted calibration scores V_i - q(X_i)."""
-        a = float(alpha)
-        if a not in self._shifted:
-            q_cal, _ = self.localizer.quantiles(self.X_, 1.0 - a)
-            self._shifted[a] = np.sort(self.scores_ - q_cal)
-        return split_threshold(self._shifted[a], a)[0]
+        return split_threshold(self._shifted_scores(alpha)[0], float(alpha))[0]
 
     def prepare(self, alpha: float) -> None:
-        self.correction(alpha)
+        self._shifted_scores(alpha)
 
-    def thresholds(self, X, alpha) -> Thresholds:
-        Q = self.correction(alpha)
+    def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
+        shift = getattr(self, "shift_", None)  # absent from objects pickled before it existed
+        X = as_float_matrix(X, "X")
+        w_test = new_row_ratios(likelihood_ratio, X.shape[0], shift is not None)
+        Q = np.full(X.shape[0], self.correction(alpha))
+        if shift is not None:  # weighted split conformal of V - q(X): the correction depends on w(x)
+            weighted = ~shift.unweighted_rows(w_test)
+            sorted_shifted, order = self._shifted_scores(alpha)
+            distinct = distinct_cumulative(sorted_shifted, shift.w[order])
+            Q[weighted] = weighted_split_thresholds(*distinct, shift, w_test[weighted], alpha)[0]
         q, level = self.localizer.quantiles(X, 1.0 - alpha, offset=Q)
         t = q + Q  # q is finite: Q = inf gives inf
         return Thresholds(t, np.ones(t.shape[0], dtype=bool), np.where(np.isfinite(t), level, 1.0))

@@ -7,6 +7,7 @@ import numpy as np
 from .._validation import as_float_vector, required_count
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
 from .registry import MethodSpec, register
+from .shift import ShiftWeights, check_ratio, distinct_cumulative, new_row_ratios, weighted_split_thresholds
 
 
 class SplitCalibrator(Calibrator):
@@ -22,17 +23,32 @@ class SplitCalibrator(Calibrator):
     """
 
     name = "split"
+    supports_shift = True
 
-    def calibrate(self, X, scores, *, alpha, rng) -> SplitCalibrator:
+    def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> SplitCalibrator:
         V = as_float_vector(scores, "scores")
         check_conformal_size(V.shape[0], alpha, "calibration set")
-        self.sorted_scores_ = np.sort(V)
+        order = np.argsort(V, kind="stable")
+        self.sorted_scores_ = V[order]
+        self.shift_ = None
+        if likelihood_ratio is not None:  # weighted split conformal (Tibshirani et al., 2019)
+            w = check_ratio(likelihood_ratio, V.shape[0], "the calibration rows")[order]
+            self.shift_ = ShiftWeights(w)
+            self._distinct = distinct_cumulative(self.sorted_scores_, w)
         return self
 
-    def thresholds(self, X, alpha) -> Thresholds:
-        t, level = split_threshold(self.sorted_scores_, alpha)
+    def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
+        shift = getattr(self, "shift_", None)  # absent from objects pickled before it existed
         rows = np.asarray(X).shape[0]
-        return Thresholds(np.full(rows, t), np.ones(rows, dtype=bool), np.full(rows, level))
+        w_test = new_row_ratios(likelihood_ratio, rows, shift is not None)
+        t, level = split_threshold(self.sorted_scores_, alpha)
+        out = Thresholds(np.full(rows, t), np.ones(rows, dtype=bool), np.full(rows, level))
+        if shift is not None:
+            weighted = ~shift.unweighted_rows(w_test)  # equal ratios: the exact integer rule above
+            out.t[weighted], out.level[weighted] = weighted_split_thresholds(
+                *self._distinct, shift, w_test[weighted], alpha
+            )
+        return out
 
     def guarantee(self, alpha) -> Guarantee:
         return Guarantee(

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .._formula_common import OPTIONS, FitRows, split_indices
 from .._validation import check_bool, check_fraction, seed_entropy
-from ..api import OPTIONS, split_indices
 from ..calibrators import get_method
 from ..exceptions import InputError
 from ..formula import as_frame
@@ -63,21 +63,28 @@ def conformal_sets(
     seed = seed_entropy(random_state)  # drawn once: a Generator gives one seed for every step
     calib_size = check_fraction(calib_size, "calib_size")
     prefit = check_bool(opts["prefit"], "prefit")
-    design, X, codes, _ = LabelDesign.fit(formula, as_frame(data, "data"), na_action=opts["na_action"])
+    data = as_frame(data, "data")
+    design, X, codes, _ = LabelDesign.fit(formula, data, na_action=opts["na_action"])
     _refuse_regression_settings(design, model, opts["score"])
     if X.shape[1] == 0:
         raise InputError(
             f"formula {formula!r} has no predictors; a classifier needs at least one column on the "
             "right of ~ (e.g. 'y ~ x1 + x2' or 'y ~ .')."
         )
+    n_data = len(data)
+    kept = design.design.kept_positions
+    kept = np.arange(X.shape[0]) if kept is None else kept
     if calib is not None:
         calib = as_frame(calib, "calib")
         X_tr, y_tr, X_cal, y_cal = X, codes, design.transform(calib, what="calib"), design.codes(calib)
+        rows = FitRows.from_split(n_data, kept, None, None, len(calib), None)
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], codes[:0], X, codes
+        rows = FitRows.from_split(n_data, kept, np.arange(0), np.arange(X.shape[0]), None, None)
     else:
         tr, cal = split_indices(X.shape[0], calib_size, seed)
         X_tr, y_tr, X_cal, y_cal = X[tr], codes[tr], X[cal], codes[cal]
+        rows = FitRows.from_split(n_data, kept, tr, cal, None, None)
     if prefit:  # a statsmodels formula-API result: its columns matched to the design by name
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
     est = ConformalClassifier(
@@ -105,7 +112,7 @@ def conformal_sets(
         est.conformalize(X_cal, labels[y_cal])
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     return ClassificationResult(
-        design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs, random_state=seed
+        design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs, random_state=seed, rows=rows
     )
 
 
@@ -114,10 +121,17 @@ def _refuse_regression_settings(design: LabelDesign, model: Any, score: Any) -> 
     wrong = [f"model={model!r}"] if isinstance(model, str) and model in ("ols", "qr", "qgbm") else []
     wrong += [f"score={score!r}"] if isinstance(score, str) and score in ("absolute", "quantile", "scaled") else []
     if wrong:
+        name = design.response_name
+        # pd.to_numeric leaves a bool column bool (still a label): name the conversion that gives numbers
+        if all(isinstance(v, (bool, np.bool_)) for v in design.levels):
+            what = f"boolean, which is a class label (levels {design.levels})"
+            numbers = f"for prediction intervals of the 0/1 values, convert it: df[{name!r}] = df[{name!r}].astype(int)"
+        else:
+            what = f"a class label ({len(design.levels)} levels)"
+            numbers = "convert the response to numbers (pd.to_numeric) for prediction intervals"
         raise InputError(
-            f"the response {design.response_name!r} is a class label ({len(design.levels)} levels), so conformal() "
-            f"builds prediction sets, but {' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to "
-            "regression. Use a classifier ('gbm', 'rf', "
-            "'logit' or one with predict_proba) and a classification score ('lac', 'aps', 'raps'), or convert the "
-            "response to numbers (pd.to_numeric) for prediction intervals."
+            f"the response {name!r} is {what}, so cf.conformal() and its aliases (lcp_rf, split_cp, qrf_tc) build "
+            f"prediction sets, but {' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to regression. Use a "
+            "classifier ('gbm', 'rf', 'logit' or one with predict_proba) and a classification score ('lac', 'aps', "
+            f"'raps'), or {numbers}."
         )

@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._format import format_interval
 from ..exceptions import InputError
 from ..results.summary import Summary, _fmt, frame_table, text_table
 from .evaluation import MIN_STRATUM, ClassEvaluation
@@ -54,10 +55,10 @@ class ClassComparison:
     ['split-g', 'class-conditional']
     """
 
-    def __init__(self, frame: pd.DataFrame, evaluations: dict[str, ClassEvaluation], level: float) -> None:
+    def __init__(self, frame: pd.DataFrame, evaluations: dict[str, ClassEvaluation], conf_level: float) -> None:
         self.frame = frame
         self.evaluations = evaluations
-        self.level = level
+        self.conf_level = conf_level
 
     def summary(self) -> Summary:
         f = self.frame
@@ -65,7 +66,7 @@ class ClassComparison:
         for name in f.columns:
             c = f[name]
             vals = {k: _fmt(c[k]) for k, _ in _ROWS if k in c.index}
-            vals["ci"] = f"[{c['ci_lower']:.3f}, {c['ci_upper']:.3f}]"
+            vals["ci"] = format_interval(c["ci_lower"], c["ci_upper"], digits=3)
             vals["guarantee"] = f"{c['guarantee']}{'' if c['certified'] else ' (NOT cert.)'}"
             shown[name] = [vals[k] for k, _ in _ROWS]
         table = pd.DataFrame(shown, index=[label for _, label in _ROWS])
@@ -74,7 +75,7 @@ class ClassComparison:
         s.tables.append(
             text_table(
                 [
-                    f"CI: exact (Clopper-Pearson) {self.level:.0%} interval of each fit's coverage. Worst "
+                    f"CI: exact (Clopper-Pearson) {self.conf_level:.0%} interval of each fit's coverage. Worst "
                     "size-stratified "
                     f"coverage: over non-empty set sizes with at least {MIN_STRATUM} rows. Times in seconds."
                 ]
@@ -92,7 +93,9 @@ class ClassComparison:
         return self.summary().as_html()
 
 
-def compare_sets(results: tuple, test: Any, names: list[str], level: float) -> ClassComparison:
+def compare_sets(
+    results: tuple, test: Any, names: list[str], conf_level: float, alpha: float | None = None
+) -> ClassComparison:
     """Evaluate every classification result on ``test`` (see :func:`confrf.compare`)."""
     bad = [type(r).__name__ for r in results if not isinstance(r, ClassificationResult)]
     if bad:
@@ -103,14 +106,14 @@ def compare_sets(results: tuple, test: Any, names: list[str], level: float) -> C
         )
     evaluations, columns = {}, {}
     for name, res in zip(names, results):
-        ev = res.evaluate(test, level=level)
+        ev = res.evaluate(test, alpha=alpha, conf_level=conf_level)
         evaluations[name] = ev
         g = res.guarantee
         est = res.estimator
         columns[name] = pd.Series(
             {
                 "method": res.method,
-                "alpha": res.alpha,
+                "alpha": ev.alpha,
                 **ev.metrics.to_dict(),
                 "fit_time": est.fit_time_,
                 "conformalize_time": est.conformalize_time_,
@@ -119,4 +122,4 @@ def compare_sets(results: tuple, test: Any, names: list[str], level: float) -> C
             },
             dtype=object,
         )
-    return ClassComparison(pd.DataFrame(columns), evaluations, level)
+    return ClassComparison(pd.DataFrame(columns), evaluations, conf_level)

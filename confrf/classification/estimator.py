@@ -20,8 +20,10 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import metadata_routing
 
 from .._estimator_base import EstimatorChecks, check_predict_args, check_same_rows
+from .._levels import resolve_alpha
 from .._parallel import concat_chunks, governs_threads, map_row_chunks
 from .._validation import as_float_matrix, check_alpha, min_calibration_size
+from .._warnings import user_stacklevel
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..formula.labels import response_levels
@@ -236,11 +238,14 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         X: Any,
         alpha: float | None = None,
         *,
+        level: float | None = None,
         n_jobs: int | None = None,
         chunk_size: int | None = None,
         progress: bool | None = None,
     ) -> dict[str, np.ndarray]:
         """proba, scores (n, K), sets (n, K bool), and the thresholds t, closed, level.
+
+        ``alpha`` (default: the estimator's) or R's ``level`` (1 - alpha), not both.
 
         t, closed and level are (n,) for one threshold per row and (n, K)
         for class-conditional calibration (column k: calibrated on class k).
@@ -249,6 +254,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         on them (a randomized score draws every row's U before chunking).
         """
         X = self._check_X(X)
+        alpha = resolve_alpha(alpha, level)
         a, n_jobs, chunk_size, progress = check_predict_args(
             self.alpha if alpha is None else alpha, n_jobs, chunk_size, progress
         )
@@ -283,9 +289,9 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             t, closed, level = th.t, th.closed, th.level
         return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed, "level": level}
 
-    def predict_sets(self, X: Any, alpha: float | None = None) -> np.ndarray:
+    def predict_sets(self, X: Any, alpha: float | None = None, *, level: float | None = None) -> np.ndarray:
         """(n, K) boolean prediction sets: column k is True when ``classes_[k]`` is in the set."""
-        return self.predict_details(X, alpha)["sets"]
+        return self.predict_details(X, alpha, level=level)["sets"]
 
     def guarantee(self, alpha: float | None = None) -> Guarantee:
         """The coverage statement of this fit, for prediction sets."""
@@ -317,7 +323,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
                 f"alpha={self.alpha:g}, so they are in every prediction set: {shown}; a finite threshold needs at "
                 f"least {min_calibration_size(self.alpha)} per class. Give more calibration data or a larger alpha.",
                 InfiniteIntervalWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
 
     @property

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._format import format_interval, format_number
 from .._validation import check_alpha
 from ..exceptions import InputError
 from ..formula import as_frame
@@ -120,21 +121,21 @@ class ClassEvaluation:
         rows: pd.DataFrame,
         sets: np.ndarray,
         codes: np.ndarray,
-        level: float,
+        conf_level: float,
         alpha: float,
     ) -> None:
         self.result = result
         self.rows = rows
-        self.level = level
+        self.conf_level = conf_level
         self.alpha = alpha
         covered = rows["covered"].to_numpy()
         size = rows["size"].to_numpy()
         n, k = covered.shape[0], int(covered.sum())
-        lo, hi = clopper_pearson(k, n, level)
+        lo, hi = clopper_pearson(k, n, conf_level)
         K = sets.shape[1]
-        self.by_size = _coverage_rows(covered, size, list(range(K + 1)), level, size)
+        self.by_size = _coverage_rows(covered, size, list(range(K + 1)), conf_level, size)
         self.by_size.index.name = "size"
-        self.by_class = _coverage_rows(covered, codes, list(result.levels), level, size)
+        self.by_class = _coverage_rows(covered, codes, list(result.levels), conf_level, size)
         self.by_class.index.name = "class"
         self.metrics = pd.Series(
             {
@@ -151,7 +152,7 @@ class ClassEvaluation:
 
     def summary(self) -> Summary:
         m = self.metrics
-        pct = f"{self.level:.0%}"
+        pct = f"{self.conf_level:.0%}"
         s = Summary()
         items = [
             ("Method", self.result.method),
@@ -159,7 +160,7 @@ class ClassEvaluation:
             ("Test rows", int(m["n"])),
             ("Target coverage", 1 - self.alpha),
             ("Coverage", m["coverage"]),
-            (f"{pct} CI (exact)", f"[{m['ci_lower']:.3f}, {m['ci_upper']:.3f}]"),
+            (f"{pct} CI (exact)", format_interval(m["ci_lower"], m["ci_upper"])),
             ("Mean set size", m["mean_size"]),
             ("Share singletons", m["share_singleton"]),
             ("Share empty", m["share_empty"]),
@@ -182,7 +183,8 @@ class ClassEvaluation:
                     f"CI: exact (Clopper-Pearson) {pct} intervals. Worst size-stratified coverage (non-empty "
                     "sizes with at "
                     f"least {MIN_STRATUM} rows): "
-                    f"{m['worst_size_coverage']:.3f}; worst class coverage: {m['worst_class_coverage']:.3f}. "
+                    f"{format_number(m['worst_size_coverage'])}; worst class coverage: "
+                    f"{format_number(m['worst_class_coverage'])}. "
                     "The guarantee "
                     "is marginal unless the method is class-conditional; strata with few rows vary a lot."
                 ]
@@ -198,19 +200,20 @@ class ClassEvaluation:
 
 
 def evaluate_sets(
-    result: ClassificationResult, test: Any, *, alpha: float | None = None, level: float = 0.95
+    result: ClassificationResult, test: Any, *, alpha: float | None = None, conf_level: float = 0.95
 ) -> ClassEvaluation:
     """Coverage, set sizes, size-stratified and class-conditional coverage of ``result`` on ``test``."""
     test = as_frame(test, "test")
     if len(test) == 0:
         raise InputError("the test data has no rows.")
-    if not 0 < level < 1:
-        raise InputError(f"level must lie in (0, 1), got {level!r}.")
+    if not 0 < conf_level < 1:
+        raise InputError(f"conf_level must lie in (0, 1), got {conf_level!r}.")
     if alpha is not None:
         alpha = check_alpha(alpha)  # one level: the evaluation is of one set per row
     codes = result.design.codes(test)  # unseen labels raise here, before any prediction
     pred = result.predict(test, alpha)
-    sets = pred[result.level_columns].to_numpy(dtype=bool)
+    # by position: a list of bool levels ([False, True]) would be read by pandas as a row mask
+    sets = pred.iloc[:, pred.columns.get_indexer(result.level_columns)].to_numpy(dtype=bool)
     covered = sets[np.arange(sets.shape[0]), codes]
     rows = pd.DataFrame(
         {
@@ -221,4 +224,4 @@ def evaluate_sets(
         },
         index=pred.index,
     )
-    return ClassEvaluation(result, rows, sets, codes, level, result.alpha if alpha is None else float(alpha))
+    return ClassEvaluation(result, rows, sets, codes, conf_level, result.alpha if alpha is None else float(alpha))

@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._format import format_number
+from .._formula_common import FitCall, FitRows
+from .._levels import resolve_alpha
 from .._validation import check_alphas, min_calibration_size
+from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
@@ -20,6 +24,7 @@ from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .estimator import ConformalClassifier
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
 from .models import base_classifier, classifier_name
+from .rstyle import ClassificationVocabulary
 
 if TYPE_CHECKING:  # pragma: no cover
     from .plots import ClassPlots
@@ -30,7 +35,7 @@ TITLES = {
 }
 
 
-class ClassificationResult(ResultBase):
+class ClassificationResult(ClassificationVocabulary, ResultBase):
     """A fitted conformal classifier from :func:`confrf.conformal` with a class-label response.
 
     Attributes
@@ -62,11 +67,29 @@ class ClassificationResult(ResultBase):
         options: dict[str, Any],
         nobs: dict[str, int],
         random_state: Any,
+        fit_call: FitCall | None = None,
+        rows: FitRows | None = None,
     ) -> None:
-        super().__init__(design=design, estimator=estimator, options=options, nobs=nobs, random_state=random_state)
+        super().__init__(
+            design=design,
+            estimator=estimator,
+            options=options,
+            nobs=nobs,
+            random_state=random_state,
+            fit_call=fit_call,
+            rows=rows,
+        )
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' with 'lcp-rf'."
-    pac_report = ResultBase.pac_report  # own attribute: the API page lists no inherited members
+    # own attributes: the API page lists no inherited members
+    pac_report = ResultBase.pac_report
+    update = ResultBase.update
+    fitted = ClassificationVocabulary.fitted
+    residuals = ClassificationVocabulary.residuals
+    coef = ClassificationVocabulary.coef
+    tidy = ClassificationVocabulary.tidy
+    glance = ClassificationVocabulary.glance
+    augment = ClassificationVocabulary.augment
 
     @property
     def levels(self) -> list:
@@ -108,6 +131,9 @@ class ClassificationResult(ResultBase):
         newdata: Any,
         alpha: Any = None,
         *,
+        level: Any = None,
+        interval: str = "prediction",
+        scale: str | None = None,
         n_jobs: int | None = None,
         chunk_size: int | None = None,
         progress: bool | None = None,
@@ -126,6 +152,15 @@ class ClassificationResult(ResultBase):
             (``alpha=[0.05, 0.1]``): then ``pred`` once and, per level in the
             order given, ``size_0.05``, one column ``<level>_0.05`` per class,
             ``size_0.1``, ...
+        level : float or sequence of floats, optional
+            R's name for the coverage 1 - alpha, instead of ``alpha``
+            (``level=0.95`` is ``alpha=0.05`` exactly); columns are named by alpha.
+        interval : {"prediction", "none"}
+            "prediction" (the default): the prediction sets; "none": the
+            ``pred`` column only (R's ``predict(type="class")``).
+        scale : None
+            Only for a numeric response (``scale="response"`` maps intervals
+            back through a transform); given here it is an error.
         n_jobs, chunk_size, progress
             As in :meth:`confrf.ConformalResult.predict`: rows run in chunks
             of ``chunk_size`` (default 10,000) on ``n_jobs`` threads, with a
@@ -148,6 +183,28 @@ class ClassificationResult(ResultBase):
         >>> res.predict(df.head(2), alpha=[0.05, 0.2]).columns.tolist()[:4]
         ['pred', 'size_0.05', '0_0.05', '1_0.05']
         """
+        if scale is not None:
+            raise InputError(
+                f"scale={scale!r} maps intervals of a transformed numeric response back to its scale; the response "
+                f"{self.design.response_name!r} is a class label, whose prediction sets have no scale: drop scale=."
+            )
+        if isinstance(interval, str) and interval == "confidence":
+            raise InputError(
+                "interval='confidence' is not offered: a class-label response gets prediction sets, which hold the "
+                "true class with the stated probability; predict(newdata) gives them and predict_proba(newdata) "
+                "the class probabilities."
+            )
+        if not isinstance(interval, str) or interval not in ("prediction", "none"):
+            raise InputError(f"interval must be 'prediction' (the sets) or 'none' (pred only), got {interval!r}.")
+        alpha = resolve_alpha(alpha, level, several=True)
+        if interval == "none":
+            if alpha is not None:
+                raise InputError("interval='none' gives the predicted class only, so alpha/level would have no effect.")
+            frame = as_frame(newdata, "newdata")
+            proba = self.estimator.predict_proba(self.design.transform(frame))
+            levels = np.asarray(self.levels, dtype=object)
+            pred = levels[np.argmax(proba, axis=1)] if len(proba) else levels[:0]
+            return pd.DataFrame({"pred": pred}, index=frame.index)
         alphas, several = check_alphas(self.alpha if alpha is None else alpha)
         if _is_dask_collection(newdata):
             if several:
@@ -189,7 +246,11 @@ class ClassificationResult(ResultBase):
                 f"sets hold every class: a finite threshold needs at least {need} conformal calibration points "
                 f"(this fit: {parts}; localized methods need that much forest weight near the row)"
             )
-        warnings.warn(what + ". Give more calibration data or a larger alpha.", InfiniteIntervalWarning, stacklevel=3)
+        warnings.warn(
+            what + ". Give more calibration data or a larger alpha.",
+            InfiniteIntervalWarning,
+            stacklevel=user_stacklevel(),
+        )
 
     def _set_frame(self, d: dict[str, np.ndarray], index: pd.Index) -> pd.DataFrame:
         sets = d["sets"]
@@ -217,16 +278,26 @@ class ClassificationResult(ResultBase):
         return pd.DataFrame(self.estimator.predict_proba(X), index=newdata.index, columns=self.levels)
 
     # -- reporting ---------------------------------------------------------
-    def evaluate(self, test: Any, *, alpha: float | None = None, level: float = 0.95) -> ClassEvaluation:
-        """Coverage (exact ``level`` CI), mean set size, size-stratified and class-conditional coverage on ``test``.
+    def evaluate(
+        self, test: Any, *, alpha: float | None = None, level: float | None = None, conf_level: float = 0.95
+    ) -> ClassEvaluation:
+        """Coverage (exact ``conf_level`` CI), mean set size, coverage by set size and by class on ``test``.
 
-        A true label that is not a level seen at fit raises an error.
+        ``alpha`` or R's ``level`` (1 - alpha): the sets evaluated, by
+        default the fit's. A true label that is not a level seen at fit
+        raises an error.
         """
-        return evaluate_sets(self, test, alpha=alpha, level=level)
+        return evaluate_sets(self, test, alpha=resolve_alpha(alpha, level), conf_level=conf_level)
 
     @property
     def plot(self) -> ClassPlots:
-        """Plots: ``.set_sizes(data)`` and ``.coverage_by_class(test)``; each returns the Axes."""
+        """Plots. ``result.plot()`` draws the diagnostic panel (as for regression results).
+
+        Each plot alone: ``.set_sizes(data)``, ``.coverage(test, by="class")``
+        (or ``by="set_size"``), ``.alpha_tilde(data)``; each returns the Axes.
+        ``.intervals`` and ``.widths`` belong to prediction intervals and
+        raise an error naming the call for sets.
+        """
         from .plots import ClassPlots
 
         return ClassPlots(self)
@@ -262,7 +333,7 @@ class ClassificationResult(ResultBase):
             s.add_section(
                 "pac", two_column_table(pac.items(), title="Training-conditional (PAC) calibration"), pac.to_frame()
             )
-        d = est.predict_details(est.calib_X_, self.alpha)
+        d = est.predict_details(est.calib_X_, self.alpha, progress=False)  # summary(): no "predict:" bar
         facts = set_facts(d["sets"])
         rows = {"set size": distribution_row(d["sets"].sum(axis=1)), "alpha-tilde": distribution_row(d["level"])}
         ess = calibration_ess(est.calibrator_, est.n_jobs)
@@ -278,7 +349,7 @@ class ClassificationResult(ResultBase):
                     "points (alpha-tilde: "
                     "the localizer's mass at or below the threshold; 1 for an infinite threshold; per class for "
                     "class-conditional methods). On them: mean set size "
-                    f"{facts['mean_size']:.3f}, singletons {facts['share_singleton']:.1%}, empty "
+                    f"{format_number(facts['mean_size'])}, singletons {facts['share_singleton']:.1%}, empty "
                     f"{facts['share_empty']:.1%}, "
                     f"full {facts['share_full']:.1%}."
                 ]

@@ -22,7 +22,7 @@ from .parse import (
     seen_columns,
     used_columns,
 )
-from .response import check_numeric_response, evaluate_response
+from .response import check_numeric_response, evaluate_response, refuse_boolean_response
 
 __all__ = ["Design"]
 
@@ -109,6 +109,7 @@ class Design:
         drop = set(range(len(names))[slices["1"]]) if self.has_intercept else set()
         self._keep = np.array([i for i in range(len(names)) if i not in drop], dtype=np.intp)
         self.column_names = [names[i] for i in self._keep]
+        self.kept_positions: np.ndarray | None = None
 
     def __repr__(self) -> str:
         return f"Design({self.formula!r}, columns={len(self.column_names)}, intercept={self.has_intercept})"
@@ -203,7 +204,8 @@ class Design:
             keep = keep & ~bad
             if keep.sum() < 2:
                 break
-            mm = materialize(formula, parsed, drop_unused_categories(data.loc[keep, used]))
+            frame = drop_unused_categories(data.loc[keep, used])
+            mm = materialize(formula, parsed, frame)
             # Safety net: formulaic knows best which data columns it read.
             seen_rhs = seen_columns(mm.rhs.model_spec, data)
             seen_lhs = seen_columns(mm.lhs.model_spec, data)
@@ -212,6 +214,7 @@ class Design:
                 lhs_vars = ordered(data, set(lhs_vars) | set(seen_lhs))
                 continue
             rhs_vars, lhs_vars = seen_rhs, seen_lhs
+            refuse_boolean_response(mm.lhs.model_spec, frame, str(parsed.lhs), formula, data.columns)
             # NaN/inf made by the transforms themselves (np.log(0)) show up
             # only in the matrices.
             X_full = mm.rhs.to_numpy(dtype=np.float64)
@@ -251,6 +254,8 @@ class Design:
             levels=categorical_levels(rhs_spec, rhs_vars),
             numeric=[v for v in rhs_vars if pd.api.types.is_numeric_dtype(data[v])],
         )
+        # positions of the kept rows, for finding a fit's rows again (None: every row was kept)
+        design.kept_positions = None if keep.all() else np.flatnonzero(keep)
         X = np.ascontiguousarray(X_full[:, design._keep])
         return design, X, np.ascontiguousarray(y2[:, 0]), data.index[keep]
 

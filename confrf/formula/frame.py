@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ArgumentTypeError, InputError
+from .foreign import from_arrow, from_narwhals
 from .messages import show
 
 
@@ -18,9 +19,12 @@ def as_frame(data: Any, what: str) -> pd.DataFrame:
     """``data`` as a pandas DataFrame with string column names, or an error naming `what`.
 
     Accepted: a DataFrame; a dict of equal-length arrays; a Series (one row,
-    e.g. ``df.iloc[0]``); any frame with ``to_pandas()`` (polars, pyarrow) or
-    the dataframe interchange protocol (``__dataframe__``).  Non-string
-    column names (``0``, ``1``) become strings, the names formulas use.
+    e.g. ``df.iloc[0]``); a polars, pyarrow, modin or cuDF frame (through
+    narwhals, :mod:`confrf.formula.foreign`: every row, in order, dtypes
+    kept); any other Arrow stream (``__arrow_c_stream__``) or frame of the
+    dataframe interchange protocol (read by pyarrow); any object with a
+    ``to_pandas()`` method. Non-string column names (``0``, ``1``) become
+    strings, the names formulas use.
     """
     frame = _to_pandas(data, what)
     if not all(isinstance(c, str) for c in frame.columns):
@@ -66,13 +70,15 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
             f"{what} must be a pandas DataFrame, got a NumPy array, which has no column names for the "
             "formula to use: wrap it as pd.DataFrame(array, columns=[...])"
         )
+    converted = from_narwhals(data, what)  # polars, pyarrow, modin, cuDF, ...: the library's own conversion
+    if converted is not None:
+        return converted
     converters = []
-    if callable(getattr(data, "to_pandas", None)):  # polars, pyarrow
+    if callable(getattr(data, "to_pandas", None)):  # an object that converts itself
         converters.append(data.to_pandas)
-    if hasattr(data, "__dataframe__"):  # the dataframe interchange protocol
-        converters.append(lambda: pd.api.interchange.from_dataframe(data))
+    converters.append(lambda: from_arrow(data))  # an Arrow stream or interchange-protocol frame, read by pyarrow
     failures = []
-    for convert in converters:  # polars' to_pandas() needs pyarrow; the interchange protocol may not
+    for convert in converters:
         try:
             out = convert()
         except Exception as exc:  # noqa: BLE001 - any failure of a foreign library, reported below
@@ -86,21 +92,24 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
             f"{'; '.join(failures)}; convert it yourself, e.g. with .to_pandas()"
         )
     raise ArgumentTypeError(
-        f"{what} must be a pandas DataFrame (or a dict of equal-length arrays, or a frame with "
-        f".to_pandas()), got {type(data).__module__}.{type(data).__name__}"
+        f"{what} must be a pandas DataFrame (or a dict of equal-length arrays, or a polars/pyarrow/... frame), "
+        f"got {type(data).__module__}.{type(data).__name__}"
     )
 
 
 #: what pandas.api.types.infer_dtype calls an object column holding only numbers
 _NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
+#: ... and one holding only dates or times (datetime.date, datetime.time, Timestamp, timedelta, Period)
+_DATE_KINDS = ("date", "datetime", "datetime64", "time", "timedelta", "timedelta64", "period")
 
 
 def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str, bare: set[str] = frozenset()) -> pd.DataFrame:
     """Check and convert the raw `columns` a formula reads, before formulaic sees them.
 
-    * datetime and timedelta columns raise: a formula needs numbers or
-      categories, and the right encoding (days since, year, month) is the
-      user's choice;
+    * datetime and timedelta columns raise (also object columns of
+      ``datetime.date`` or ``datetime.time`` values, as pyarrow's dates
+      arrive): a formula needs numbers or categories, and the right encoding
+      (days since, year, month) is the user's choice;
     * object columns whose values are all numbers (as after
       ``astype(object)`` or ``pd.concat`` of mixed frames) become float;
     * text in any string dtype (pandas' nullable ``"string"``, Arrow strings)
@@ -129,6 +138,12 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str, bare: se
                 "(as C(month) for a factor) and use it instead"
             )
         kind = pd.api.types.infer_dtype(col, skipna=True) if col.dtype == object else None  # one pass, in C
+        if kind in _DATE_KINDS:  # datetime.date objects (pyarrow's date32, SQL readers) and the like
+            raise InputError(
+                f"column {name!r} of {what} holds dates or times (Python {kind} objects); formulas need numbers "
+                f"or categories: convert it with pd.to_datetime(df[{name!r}]) and add a column such as "
+                "(d - d.min()).dt.days, d.dt.year or d.dt.month (as C(month) for a factor) to use instead"
+            )
         if pd.api.types.is_complex_dtype(col) or kind == "complex":  # casting would drop the imaginary part
             raise InputError(
                 f"column {name!r} of {what} holds complex numbers; formulas need real numbers: "

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import difflib
 import re
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import pandas as pd
@@ -196,12 +198,31 @@ def evaluate(spec_or_formula: Any, frame: pd.DataFrame, **kwargs: Any) -> Any:
     formulaic only warns (DataMismatchWarning) and codes such values as all
     zeros, i.e. as the base level; that must never pass silently.
     """
+    with _mismatch_is_error():
+        if isinstance(spec_or_formula, ModelSpec):
+            return spec_or_formula.get_model_matrix(frame, context={}, **kwargs)
+        return model_matrix(spec_or_formula, frame, context={}, **kwargs)
+
+
+def evaluate_factors(spec: ModelSpec, frame: pd.DataFrame) -> tuple[Any, list[Any]]:
+    """:func:`evaluate` of a fitted spec, with the values of its factors as evaluated, before encoding.
+
+    Encoding casts: a factor of booleans (``I(price > 3000)``) becomes 0/1 integers in the
+    matrix, so what the expression gave can only be read from the factors.
+    """
+    with _mismatch_is_error():
+        materializer = spec.get_materializer(frame, context={})
+        matrix = materializer.get_model_matrix(spec)
+    values = [getattr(f.values, "__wrapped__", f.values) for f in materializer.factor_cache.values()]
+    return matrix, values
+
+
+@contextlib.contextmanager
+def _mismatch_is_error() -> Iterator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DataMismatchWarning)
         try:
-            if isinstance(spec_or_formula, ModelSpec):
-                return spec_or_formula.get_model_matrix(frame, context={}, **kwargs)
-            return model_matrix(spec_or_formula, frame, context={}, **kwargs)
+            yield
         except DataMismatchWarning as exc:
             raise InputError(
                 f"a categorical term has values outside its levels: {clean(exc)}; "

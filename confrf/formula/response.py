@@ -6,15 +6,22 @@ types (e.g. classification labels) have one place to hook into.
 
 from __future__ import annotations
 
+import ast
+import re
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from formulaic import ModelSpec
 from formulaic.errors import FormulaicError
 
+from .._validation import is_boolean
 from ..exceptions import InputError
 from .frame import bad_rows, prepare_columns
 from .messages import clean, describe_bad, show
-from .parse import evaluate
+from .parse import evaluate_factors
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 
 
 def check_numeric_response(col: pd.Series, name: str) -> None:
@@ -46,12 +53,121 @@ def evaluate_response(
     if len(frame) == 0:
         return np.empty(0, dtype=np.float64)
     try:
-        y = evaluate(lhs_spec, frame).to_numpy(dtype=np.float64)
+        matrix, factors = evaluate_factors(lhs_spec, frame)
     except FormulaicError as exc:
         raise InputError(f"cannot evaluate the response {response_name!r} on {what}: {clean(exc)}") from None
+    if _all_boolean(factors):
+        flags = [v for v in variables if is_boolean(frame[v])]
+        fix = f", e.g. {what}[{flags[0]!r}] = {what}[{flags[0]!r}].astype(int)" if flags else ""
+        raise InputError(
+            f"the response {response_name!r} is boolean (True/False) in {what}, but it was numeric at fit: a "
+            f"boolean is a class label, and this fit builds intervals for numbers. Convert it to numbers{fix}."
+        )
+    y = matrix.to_numpy(dtype=np.float64)
     bad_y = ~np.isfinite(y).all(axis=1)
     if bad_y.any():
         raise InputError(
             f"the response {response_name!r} is NaN or inf in {int(bad_y.sum())} row(s); drop or fix these rows first"
         )
     return np.ascontiguousarray(y[:, 0])
+
+
+def refuse_boolean_response(
+    lhs_spec: ModelSpec, frame: pd.DataFrame, response_name: str, formula: str, columns: Any
+) -> None:
+    """At fit: raise if the response evaluates to booleans, which are class labels, naming both ways out.
+
+    A bool column is detected by its dtype before any fit (:func:`confrf.formula.labels.label_column`);
+    an expression (``I(price > 3000)``, ``np.logical_not(big)``) only once evaluated, and formulaic
+    casts its booleans to 0/1 integers, so the factors' own values decide: a numeric 0/1 response
+    stays a regression.
+    """
+    _, factors = evaluate_factors(lhs_spec, frame)
+    if not _all_boolean(factors):
+        return
+    rhs = formula.split("~", 1)[1].strip()
+    calls = "(or lcp_rf, split_cp, qrf_tc)"
+    if response_name in columns:  # a bool column the label detection did not see, e.g. "(big) ~ x"
+        sets = f"call cf.conformal({f'{_quoted(response_name)} ~ {rhs}'!r}, data=df) {calls} on the column itself"
+        numbers = f"convert it: df[{response_name!r}] = df[{response_name!r}].astype(int)"
+    else:
+        inner = _inner(response_name)
+        pandas = _with_columns(inner, columns)
+        label = next(f"label{k or ''}" for k in range(len(columns) + 1) if f"label{k or ''}" not in columns)
+        sets = (
+            f"put the labels in a column first, df[{label!r}] = {pandas or '... (computed with pandas)'}, and call "
+            f"cf.conformal({f'{label} ~ {rhs}'!r}, data=df) {calls}"
+        )
+        numbers = (
+            f"write the response as I(({inner}) * 1)"
+            if pandas
+            else "compute it as numbers, e.g. I((condition) * 1), or as a column with .astype(int)"
+        )
+    raise InputError(
+        f"the response {response_name!r} is boolean (True/False), which is a class label, not a number to build "
+        f"intervals on. For prediction sets, {sets}; for prediction intervals of the 0/1 values, {numbers}."
+    )
+
+
+def _all_boolean(factors: list[Any]) -> bool:
+    # a product of boolean factors (a:b) is their logical "and", still boolean
+    return bool(factors) and all(is_boolean(v) for v in factors)
+
+
+def _quoted(name: str) -> str:
+    return name if _IDENTIFIER.match(name) else f"`{name}`"
+
+
+def _inner(expr: str) -> str:
+    """The expression inside ``I(...)``, or `expr` itself."""
+    m = re.fullmatch(r"I\((?P<inner>.*)\)", expr.strip(), re.S)
+    if m is None:
+        return expr
+    try:  # I(a):I(b) matches too, and is not one call
+        ast.parse(re.sub(r"`[^`]*`", "_", m.group("inner")), mode="eval")
+    except SyntaxError:
+        return expr
+    return m.group("inner").strip()
+
+
+def _with_columns(expr: str, columns: Any) -> str | None:
+    """`expr` in pandas, ``price > 3000`` -> ``df['price'] > 3000`` (also `name` and Q('name')); None if not Python."""
+    quoted: dict[str, str] = {}
+
+    def _sub(m: re.Match) -> str:
+        key = f"_confrf_quoted_{len(quoted)}"
+        quoted[key] = m.group(1)
+        return key
+
+    try:
+        tree = ast.parse(re.sub(r"`([^`]*)`", _sub, expr), mode="eval")
+    except SyntaxError:  # not Python, e.g. the interaction a:b
+        return None
+    names = set(columns)
+
+    def column(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            name = quoted.get(node.id, node.id)
+            return name if name in names else None
+        if (  # Q("Sepal.Length")
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "Q"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and node.args[0].value in names
+        ):
+            return str(node.args[0].value)
+        return None
+
+    class _ToPandas(ast.NodeTransformer):
+        def visit(self, node: ast.AST) -> ast.AST:
+            name = column(node)
+            if name is None:
+                if isinstance(node, ast.Name) and node.id in quoted:  # not a column: as written
+                    return ast.Name(id=f"`{quoted[node.id]}`", ctx=ast.Load())
+                return self.generic_visit(node)
+            return ast.Subscript(value=ast.Name(id="df", ctx=ast.Load()), slice=ast.Constant(name), ctx=ast.Load())
+
+    return ast.unparse(ast.fix_missing_locations(_ToPandas().visit(tree.body)))

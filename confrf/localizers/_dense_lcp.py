@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..calibrators.lcp import TIE_TOL
+from .._tolerance import TIE_TOL  # shared with calibrators.lcp, which imports this package
 
 
 def dense_lcp_thresholds(
@@ -31,6 +31,8 @@ def dense_lcp_thresholds(
     active: np.ndarray | None = None,
     self_weight: float = 1.0,
     tol: float = TIE_TOL,
+    shift_w: np.ndarray | None = None,
+    req: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exact LCP thresholds (t, closed, level) of a block of test points.
 
@@ -53,6 +55,11 @@ def dense_lcp_thresholds(
         Unnormalised kernel of the test point with itself.
     tol : float
         Weight sums closer than ``tol`` are ties (never narrows the set).
+    shift_w, req : (n,) and (B,), optional
+        Covariate shift: the calibration points' likelihood ratios, and per
+        test row the weighted count at which a score is rejected
+        (:meth:`confrf.calibrators.shift.ShiftWeights.requirement`); the
+        count of points with pi_i < theta is then their summed ratio.
 
     Returns
     -------
@@ -63,7 +70,7 @@ def dense_lcp_thresholds(
     t = np.full(B, np.inf)
     closed = np.ones(B, dtype=bool)
     level = np.ones(B)
-    if B == 0 or m_req > n:
+    if B == 0 or (shift_w is None and m_req > n):
         return t, closed, level
     V = np.asarray(scores, dtype=np.float64)
     if active is not None:
@@ -89,7 +96,10 @@ def dense_lcp_thresholds(
         below = pi < (theta[rows, j] - tol)[:, None]
         if active is not None:
             below &= active[rows]
-        rejected = np.count_nonzero(below, axis=1) >= m_req
+        if shift_w is None:
+            rejected = np.count_nonzero(below, axis=1) >= m_req
+        else:
+            rejected = below @ shift_w >= req[rows]
         hi[rows[rejected]] = mid[rejected]
         lo[rows[~rejected]] = mid[~rejected] + 1
         rows = rows[lo[rows] < hi[rows]]

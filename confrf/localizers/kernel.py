@@ -127,15 +127,29 @@ class KernelLocalizer:
         return self
 
     # -- queries -----------------------------------------------------------
-    def thresholds(self, X: np.ndarray, m_req: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Exact LCP thresholds (t, closed, level) for rows of X."""
+    def thresholds(
+        self, X: np.ndarray, m_req: int, shift_w: np.ndarray | None = None, req: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Exact LCP thresholds (t, closed, level) for rows of X.
+
+        ``shift_w``, ``req``: the weighted rule of covariate shift (see
+        :func:`confrf.localizers._dense_lcp.dense_lcp_thresholds`).
+        """
         Zq = self._transform(X)
         Z = self._indexed()
         m = Zq.shape[0]
         t, closed, level = np.empty(m), np.empty(m, dtype=bool), np.empty(m)
         for b in _blocks(m, Z.shape[0]):
             k = kernel_matrix(Zq[b], Z, self.kernel, self.bandwidth_)
-            t[b], closed[b], level[b] = dense_lcp_thresholds(self.base_, self.total_, k, self.scores_, int(m_req))
+            t[b], closed[b], level[b] = dense_lcp_thresholds(
+                self.base_,
+                self.total_,
+                k,
+                self.scores_,
+                int(m_req),
+                shift_w=shift_w,
+                req=None if req is None else req[b],
+            )
         return t, closed, level
 
     def weights(self, X: np.ndarray) -> np.ndarray:
@@ -221,7 +235,7 @@ class NadarayaWatsonLocalizer:
         return self
 
     def quantiles(self, X: np.ndarray, level: float, offset: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Q(level; F(.|x)) for rows of X and, with ``offset``, the mass F(Q + offset | x).
+        """Q(level; F(.|x)) for rows of X and, with ``offset`` (a number or one per row), the mass F(Q + offset | x).
 
         Q(a; F) = inf{r : F(r) >= a} (cumulative sums within 1e-12 of a count as reaching it).
         """
@@ -240,9 +254,12 @@ class NadarayaWatsonLocalizer:
             cum /= cum[:, -1:]
             idx = np.argmax(cum >= level - 1e-12, axis=1)
             q[b] = Vs[idx]
-            if offset is not None and np.isfinite(offset):
-                j = np.searchsorted(Vs, q[b] + offset, side="right") - 1
-                mass[b] = np.where(j >= 0, cum[np.arange(cum.shape[0]), np.maximum(j, 0)], 0.0)
+            if offset is not None:  # a number, or one per row (the weighted correction of covariate shift)
+                off = np.broadcast_to(np.asarray(offset, dtype=np.float64), (m,))[b]
+                fin = np.isfinite(off)
+                j = np.searchsorted(Vs, q[b] + np.where(fin, off, 0.0), side="right") - 1
+                got = np.where(j >= 0, cum[np.arange(cum.shape[0]), np.maximum(j, 0)], 0.0)
+                mass[b] = np.where(fin, got, 1.0)
         return q, mass
 
     def describe(self) -> dict[str, Any]:

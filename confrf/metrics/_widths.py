@@ -89,13 +89,18 @@ def width_bins(width: Any, n_bins: int = 10) -> np.ndarray:
 
     Equal widths always share a bin, so there can be fewer than ``n_bins``
     bins (one for split conformal, whose widths are all equal); widths that
-    differ by less than 1e-10 of the largest one count as equal.
+    differ by less than 1e-10 of the largest one count as equal. With at
+    most ``n_bins`` distinct widths (SPLIT-G: one per group) each width is
+    its own bin. The bins are numbered 1, 2, ... without gaps: a quantile
+    bin that repeated widths leave empty gets no number.
 
     Examples
     --------
     >>> from confrf.metrics import width_bins
     >>> width_bins([1.0, 2.0, 3.0, 4.0, float("inf")], n_bins=2).tolist()
     [1, 1, 2, 2, 0]
+    >>> width_bins([1.0] * 30 + [2.0] * 40 + [3.0] * 30).max()  # three widths: three bins, 1 to 3
+    np.int64(3)
     """
     w = _snap(_widths(width))
     check_int(n_bins, "n_bins")
@@ -103,12 +108,18 @@ def width_bins(width: Any, n_bins: int = 10) -> np.ndarray:
     fin = np.isfinite(w)
     if fin.any():
         vals = w[fin]
+        distinct = np.unique(vals)
         edges = np.unique(quantiles(vals, np.linspace(0.0, 1.0, n_bins + 1)))
-        if edges.size < 2:
-            out[fin] = 1
+        if distinct.size <= n_bins:
+            # few distinct widths (split conformal: one; SPLIT-G: one per group): one bin each, as quantile
+            # bins could put two of them in one bin
+            out[fin] = np.searchsorted(distinct, vals) + 1
         else:
             # right-closed bins as in pandas.qcut, the first one closed on the left too
-            out[fin] = np.clip(np.searchsorted(edges, vals, side="left"), 1, edges.size - 1)
+            bins = np.clip(np.searchsorted(edges, vals, side="left"), 1, edges.size - 1)
+            # repeated widths can leave a quantile bin empty (edges 1, 1.7, 2, 2.3, 3 on widths 1, 2, 3): number
+            # the bins that hold widths 1, 2, 3, ..., so that a table by bin has no gap in its labels
+            out[fin] = np.unique(bins, return_inverse=True)[1] + 1
     return out
 
 

@@ -6,7 +6,10 @@ from typing import Any
 
 import pandas as pd
 
+from .._format import format_interval, format_number, format_value
+from .._levels import resolve_alpha
 from ..exceptions import InputError
+from ..models import model_name
 from .evaluation import Evaluation, evaluate
 from .result import ConformalResult
 from .summary import Summary, _fmt, frame_table, text_table
@@ -23,14 +26,14 @@ class Comparison:
         Name -> :class:`confrf.results.evaluation.Evaluation` (per-row facts, tables).
     """
 
-    def __init__(self, frame: pd.DataFrame, evaluations: dict[str, Evaluation], level: float) -> None:
+    def __init__(self, frame: pd.DataFrame, evaluations: dict[str, Evaluation], conf_level: float) -> None:
         self.frame = frame
         self.evaluations = evaluations
-        self.level = level
+        self.conf_level = conf_level
 
     def summary(self) -> Summary:
         f = self.frame
-        pct = f"{self.level:.0%}"
+        pct = f"{self.conf_level:.0%}"
         # fits of different responses (np.log(y) vs y): widths are on different scales, say so
         responses = f.loc["response"] if "response" in f.index else None
         mixed = responses is not None and responses.nunique() > 1
@@ -43,7 +46,7 @@ class Comparison:
                 + [
                     _fmt(c["alpha"]),
                     _fmt(c["coverage"]),
-                    f"[{c['ci_lower']:.3f}, {c['ci_upper']:.3f}]",
+                    format_interval(c["ci_lower"], c["ci_upper"], digits=3),
                     _fmt(c["width_mean"]),
                     _fmt(c["width_median"]),
                     _fmt(c["share_infinite"]),
@@ -121,8 +124,10 @@ def compare(
     *results: ConformalResult,
     test: Any,
     names: list[str] | None = None,
+    alpha: float | None = None,
+    level: float | None = None,
     oracle: Any = None,
-    level: float = 0.95,
+    conf_level: float = 0.95,
     delta: float = 0.1,
     n_directions: int = 1000,
     random_state: int | None = 0,
@@ -137,10 +142,15 @@ def compare(
     test : DataFrame
         Held-out rows with the response.
     names : list of str, optional
-        Column names; by default the method names (numbered when repeated).
+        Column names; by default the method names, and where a method
+        repeats, what tells its fits apart (the base model, the response,
+        alpha, the guarantee, an option: ``split (gbm)``, ``split (ols)``).
+    alpha, level : float, optional
+        Evaluate every result at this miscoverage (or R's ``level``, 1 -
+        alpha; one or the other) instead of each fit's own.
     oracle : SimulatedData, optional
         The simulated sample ``test`` comes from: adds the oracle rows.
-    level, delta, n_directions, random_state
+    conf_level, delta, n_directions, random_state
         As in :meth:`confrf.ConformalResult.evaluate` (the same slab
         directions for every result).
 
@@ -164,10 +174,11 @@ def compare(
         raise InputError("give at least one fitted result to compare.")
     from ..classification import ClassificationResult  # not at the top: classification imports results
 
+    alpha = resolve_alpha(alpha, level)
     if any(isinstance(r, ClassificationResult) for r in results):  # prediction sets: their own metrics
         from ..classification.compare import compare_sets
 
-        return compare_sets(results, test, _names(results, names), level)
+        return compare_sets(results, test, _names(results, names), conf_level, alpha)
     bad = [type(r).__name__ for r in results if not isinstance(r, ConformalResult)]
     if bad:
         unpack = (
@@ -181,12 +192,19 @@ def compare(
     columns: dict[str, pd.Series] = {}
     for name, res in zip(names, results):
         ev = evaluate(
-            res, test, oracle=oracle, level=level, delta=delta, n_directions=n_directions, random_state=random_state
+            res,
+            test,
+            alpha=alpha,
+            oracle=oracle,
+            conf_level=conf_level,
+            delta=delta,
+            n_directions=n_directions,
+            random_state=random_state,
         )
         evaluations[name] = ev
         g = res.guarantee
         est = res.estimator
-        col = {"method": res.method, "response": res.design.response_name, "alpha": res.alpha, **ev.metrics.to_dict()}
+        col = {"method": res.method, "response": res.design.response_name, "alpha": ev.alpha, **ev.metrics.to_dict()}
         if ev.oracle is not None:
             col.update(ev.oracle.to_dict())
         col.update(
@@ -198,15 +216,72 @@ def compare(
             }
         )
         columns[name] = pd.Series(col, dtype=object)
-    return Comparison(pd.DataFrame(columns), evaluations, level)
+    return Comparison(pd.DataFrame(columns), evaluations, conf_level)
 
 
 def _names(results: tuple, names: list[str] | None) -> list[str]:
-    """Column names: given, or the method names (numbered when repeated)."""
-    if names is None:
-        methods = [r.method for r in results]
-        names = [m if methods.count(m) == 1 else f"{m} ({methods[: i + 1].count(m)})" for i, m in enumerate(methods)]
-    names = [str(n) for n in names]
+    """Column names: given, or the method names, told apart by what differs when a method repeats."""
+    names = default_names(results) if names is None else [str(n) for n in names]
     if len(names) != len(results) or len(set(names)) != len(names):
         raise InputError(f"names must give one distinct name per result ({len(results)}), got {names}.")
+    return names
+
+
+def _model_label(res: Any) -> str:
+    est = res.estimator
+    model = getattr(est, "model", None)
+    label = model if isinstance(model, str) else model_name(model)
+    return f"prefit {label}" if getattr(est, "prefit", False) else label
+
+
+def _facts(res: Any) -> list[tuple[str, str]]:
+    """What can tell fits of one method apart, most telling first: (key, how it reads in a name)."""
+    facts = [
+        ("model", _model_label(res)),
+        ("response", str(getattr(res.design, "response_name", ""))),
+        ("alpha", f"alpha={format_number(res.alpha)}"),
+        ("guarantee", res.guarantee.kind),
+        ("formula", res.formula),
+    ]
+    options = getattr(res, "options", None) or {}
+    facts += [(f"option {k}", f"{k}={format_value(v)}") for k, v in options.items() if k not in ("n_jobs",)]
+    facts.append(("random_state", f"random_state={format_value(res.random_state)}"))
+    return facts
+
+
+def default_names(results: tuple) -> list[str]:
+    """The method names; a method that repeats is followed by what differs among its fits.
+
+    ``compare(split_gbm, lcp_gbm, split_ols, lcp_ols)`` gives ``split (gbm)``,
+    ``lcp-rf (gbm)``, ``split (ols)``, ``lcp-rf (ols)``; fits that differ in
+    nothing shown are numbered ``#1``, ``#2``.
+    """
+    methods = [r.method for r in results]
+    names = list(methods)
+    for method in set(methods):
+        same = [i for i, m in enumerate(methods) if m == method]
+        if len(same) == 1:
+            continue
+        facts = [dict(_facts(results[i])) for i in same]
+        every = list(dict.fromkeys(k for f in facts for k in f))  # an option may be given to one fit only
+        keys = [k for k in every if len({f.get(k) for f in facts}) > 1]
+        if "formula" in keys and max(len(f["formula"]) for f in facts) > 30:
+            keys.remove("formula")  # too long for a column name
+        # the fewest facts, most telling first, that tell the fits apart: a fact joins when it splits a tie
+        chosen: list[str] = []
+        for k in keys:
+            before = len({tuple(f.get(c) for c in chosen) for f in facts})
+            if len({tuple(f.get(c) for c in [*chosen, k]) for f in facts}) > before:
+                chosen.append(k)
+            if len({tuple(f.get(c) for c in chosen) for f in facts}) == len(facts):
+                break
+        for i, f in zip(same, facts):
+            shown = [f.get(k, f"{k.removeprefix('option ')} not set") for k in chosen]
+            names[i] = f"{method} ({', '.join(shown)})" if shown else method
+    # still the same name (fits that differ in nothing shown): number them
+    for name in set(names):
+        dup = [i for i, n in enumerate(names) if n == name]
+        if len(dup) > 1:
+            for k, i in enumerate(dup, 1):
+                names[i] = f"{name} #{k}"
     return names

@@ -111,7 +111,14 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
     X = getattr(est, "calib_X_", None)
     if X is None:
         raise NotFittedError("the estimator keeps no calibration rows; call conformalize() first.")
-    d = est.predict_details(X, alpha, groups=getattr(est, "calib_groups_", None))
+    # the summary computes this itself: no progress bar labelled "predict:" (the user called summary())
+    d = est.predict_details(
+        X,
+        alpha,
+        groups=getattr(est, "calib_groups_", None),
+        likelihood_ratio=getattr(est, "calib_ratio_", None),
+        progress=False,
+    )
     width = interval_width(d["lwr"], d["upr"])
     rows: dict[str, dict[str, float]] = {}
     notes = []

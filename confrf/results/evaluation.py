@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._format import format_interval, format_number
 from .._validation import check_alpha
 from ..datasets import SimulatedData
 from ..exceptions import InputError
@@ -106,8 +107,10 @@ class Evaluation:
     Attributes
     ----------
     method, title : str
-    alpha, level : float
-        Miscoverage of the intervals; confidence level of the exact intervals.
+    alpha : float
+        Miscoverage of the intervals evaluated.
+    conf_level : float
+        Confidence level of the exact (Clopper-Pearson) intervals of the coverage.
     metrics : Series
         Every scalar: n, covered, coverage, ci_lower, ci_upper, widths,
         share_infinite, worst-slab coverage, fidelity quantiles, Spearman,
@@ -137,7 +140,7 @@ class Evaluation:
         method: str,
         title: str,
         alpha: float,
-        level: float,
+        conf_level: float,
         rows: pd.DataFrame,
         metrics: pd.Series,
         by_width: pd.DataFrame,
@@ -145,11 +148,12 @@ class Evaluation:
         slab: SlabCoverage,
         oracle: pd.Series | None,
         reject: pd.Series | None,
+        n_bins: int = 10,
     ) -> None:
         self.method = method
         self.title = title
         self.alpha = alpha
-        self.level = level
+        self.conf_level = conf_level
         self.rows = rows
         self.metrics = metrics
         self.by_width = by_width
@@ -157,6 +161,7 @@ class Evaluation:
         self.slab = slab
         self.oracle = oracle
         self.reject = reject
+        self.n_bins = n_bins
 
     @property
     def coverage(self) -> float:
@@ -214,7 +219,7 @@ class Evaluation:
     def summary(self) -> Summary:
         """The printed report (text, HTML, LaTeX)."""
         m = self.metrics
-        pct = f"{self.level:.0%}"
+        pct = f"{self.conf_level:.0%}"
         s = Summary()
         head = [
             ("Method", self.method),
@@ -222,7 +227,7 @@ class Evaluation:
             ("Target coverage", 1 - self.alpha),
             ("Test rows", int(m["n"])),
             ("Coverage", m["coverage"]),
-            (f"{pct} CI (exact)", f"[{m['ci_lower']:.4f}, {m['ci_upper']:.4f}]"),
+            (f"{pct} CI (exact)", format_interval(m["ci_lower"], m["ci_upper"])),
             ("Share infinite", m["share_infinite"]),
             ("Predict time (s)", m["predict_time"]),
         ]
@@ -244,9 +249,7 @@ class Evaluation:
             ("Directions searched", slab.n_directions),
         ]
         s.add_section("slab", two_column_table(adapt, title="Adaptivity"), self._slab_frame())
-        s.add_section(
-            "by_width", frame_table(self.by_width, title="Coverage by width decile (1 = narrowest)"), self.by_width
-        )
+        s.add_section("by_width", frame_table(self.by_width, title=self._by_width_title()), self.by_width)
         if self.by_group is not None:
             s.add_section("by_group", frame_table(self.by_group, title="Coverage by group"), self.by_group)
         if self.oracle is not None:
@@ -267,7 +270,7 @@ class Evaluation:
                 ("Accepted rows", int(r["n_accepted"])),
                 ("Acceptance rate", r["acceptance_rate"]),
                 ("Coverage (accepted)", r["coverage_accepted"]),
-                (f"{pct} CI (accepted)", _ci_text(r["ci_lower"], r["ci_upper"])),
+                (f"{pct} CI (accepted)", format_interval(r["ci_lower"], r["ci_upper"])),
                 ("Coverage (rejected)", r["coverage_rejected"]),
             ]
             s.add_section(
@@ -290,14 +293,23 @@ class Evaluation:
         )
         return s
 
+    def _by_width_title(self) -> str:
+        finite = sum(1 for b in self.by_width.index if b != "inf")
+        title = "Coverage by width decile (1 = narrowest)"
+        if finite < self.n_bins and finite < int(np.isfinite(self.rows["width"]).sum()):
+            # repeated widths share a bin: say why there are fewer rows than deciles
+            title = f"Coverage by width ({finite} bins, 1 = narrowest; equal widths share a bin)"
+        return title
+
     def __str__(self) -> str:
         return str(self.summary())
 
     def __repr__(self) -> str:
         m = self.metrics
         return (
-            f"<Evaluation {self.method}: coverage {m['coverage']:.4f} [{m['ci_lower']:.4f}, {m['ci_upper']:.4f}] "
-            f"on {int(m['n'])} rows, median width {m['width_median']:.4g}>"
+            f"<Evaluation {self.method}: coverage {format_number(m['coverage'])} "
+            f"{format_interval(m['ci_lower'], m['ci_upper'])} on {int(m['n'])} rows, "
+            f"median width {format_number(m['width_median'])}>"
         )
 
     def _repr_html_(self) -> str:
@@ -307,10 +319,6 @@ class Evaluation:
         return self.summary().as_latex()
 
 
-def _ci_text(lo: float, hi: float) -> str:
-    return "-" if np.isnan(lo) else f"[{lo:.4f}, {hi:.4f}]"
-
-
 def evaluate(
     result: ConformalResult,
     data: Any,
@@ -318,7 +326,7 @@ def evaluate(
     alpha: float | None = None,
     oracle: SimulatedData | None = None,
     max_width: float | None = None,
-    level: float = 0.95,
+    conf_level: float = 0.95,
     delta: float = 0.1,
     n_directions: int = 1000,
     random_state: int | None = 0,
@@ -330,7 +338,7 @@ def evaluate(
     X, _ = result._X(data)  # the design columns span the slabs
     n = rows.shape[0]
     k = int(rows["covered"].sum())
-    lo, hi = clopper_pearson(k, n, level)
+    lo, hi = clopper_pearson(k, n, conf_level)
     w = rows["width"].to_numpy()
     widths = distribution_row(w)
     fid = distribution_row(rows["fidelity"].to_numpy())
@@ -363,8 +371,8 @@ def evaluate(
         },
         dtype=object,
     )
-    by_width = coverage_by_width(rows["covered"], w, n_bins=n_bins, level=level)
-    by_group = coverage_table(rows["covered"], rows["group"], level) if "group" in rows else None
+    by_width = coverage_by_width(rows["covered"], w, n_bins=n_bins, level=conf_level)
+    by_group = coverage_table(rows["covered"], rows["group"], conf_level) if "group" in rows else None
     oracle_s = None
     if oracle is not None:
         cc = rows["conditional_coverage"].to_numpy()
@@ -387,7 +395,7 @@ def evaluate(
         acc = ~rows["rejected"].to_numpy()
         n_acc = int(acc.sum())
         k_acc = int(rows["covered"].to_numpy()[acc].sum())
-        lo_a, hi_a = clopper_pearson(k_acc, n_acc, level) if n_acc else (float("nan"), float("nan"))
+        lo_a, hi_a = clopper_pearson(k_acc, n_acc, conf_level) if n_acc else (float("nan"), float("nan"))
         n_rej = n - n_acc
         reject_s = pd.Series(
             {
@@ -406,7 +414,7 @@ def evaluate(
         method=result.method,
         title=method_title(result),
         alpha=a,
-        level=level,
+        conf_level=conf_level,
         rows=rows,
         metrics=metrics,
         by_width=by_width,
@@ -414,4 +422,5 @@ def evaluate(
         slab=slab,
         oracle=oracle_s,
         reject=reject_s,
+        n_bins=n_bins,
     )

@@ -5,11 +5,14 @@ Every method draws on ``ax`` (a new figure when None) and returns the Axes.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from .._levels import resolve_alpha
+from .._validation import check_alpha
 from ..exceptions import InputError
 from ..metrics import coverage_by_width, coverage_table, interval_width
 from .evaluation import held_out_rows
@@ -28,6 +31,11 @@ def _pyplot():
     return plt
 
 
+def _coverage(alpha: float) -> str:
+    """1 - alpha as the decimal typed: alpha=0.1 gives "0.9", not 0.9000000000000000222."""
+    return f"{float(1 - Fraction(repr(float(alpha)))):g}"
+
+
 def _axes(ax: Any):
     if ax is None:
         _, ax = _pyplot().subplots()
@@ -35,7 +43,7 @@ def _axes(ax: Any):
 
 
 class ResultPlots:
-    """The plots of one fitted result.
+    """The plots of one fitted result: ``result.plot(test)`` is the diagnostic panel, ``result.plot.<kind>`` one plot.
 
     Examples
     --------
@@ -52,15 +60,140 @@ class ResultPlots:
     def __init__(self, result: ConformalResult) -> None:
         self.result = result
 
+    def _alpha(self, alpha: Any, level: Any) -> float:
+        a = resolve_alpha(alpha, level)
+        return self.result.alpha if a is None else check_alpha(a)
+
+    def __call__(
+        self,
+        data: Any = None,
+        *,
+        alpha: float | None = None,
+        level: float | None = None,
+        max_points: int = 2000,
+        random_state: int | None = 0,
+        conf_level: float = 0.95,
+        figsize: tuple[float, float] = (10.0, 8.0),
+    ) -> Any:
+        """The diagnostic panel, as R's ``plot(lm)``: four plots of one fit on rows with the response.
+
+        Residuals against fitted values, with each row's interval drawn as
+        its offsets from the fit (missed rows as red crosses); interval width
+        against fitted values (how the intervals adapt); coverage by width
+        decile with exact ``conf_level`` intervals and the target; and the
+        absolute residual against the interval's half-width (rows above the
+        line are outside their interval).
+
+        Parameters
+        ----------
+        data : DataFrame, optional
+            Held-out rows with the response (a test set). By default the
+            fit's calibration rows, which set the thresholds: their coverage
+            is not a held-out check, and the panel's title says so.
+        alpha, level : float, optional
+            Another level than the fit's (``level`` is 1 - alpha).
+        max_points : int
+            At most this many rows (a seeded sample) are drawn.
+
+        Returns
+        -------
+        matplotlib Figure
+            Its four Axes are ``fig.axes``.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import confrf as cf
+        >>> sim = cf.datasets.make_sim(800, random_state=0)
+        >>> res = cf.split_cp(sim.formula, data=sim.frame, random_state=0)
+        >>> fig = res.plot(cf.datasets.make_sim(300, random_state=1).frame)
+        >>> len(fig.axes)
+        4
+        """
+        from .rstyle import fit_frames
+
+        a = self._alpha(alpha, level)
+        res = self.result
+        if data is None:
+            frame = fit_frames(res, "calibration")[0][0]
+            where = f"the {len(frame)} calibration rows (they set the thresholds: not a held-out check)"
+        else:
+            frame = pd.DataFrame(data) if isinstance(data, dict) else data
+            if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
+                raise InputError("data must be a non-empty pandas DataFrame with the response.")
+            where = f"{len(frame)} held-out rows"
+        if len(frame) > max_points:
+            frame = frame.sample(max_points, random_state=random_state)
+            where += f" ({max_points} drawn)"
+        try:
+            rows, _ = held_out_rows(res, frame, a)
+        except InputError as err:
+            raise InputError(
+                f"plot() draws residuals, so data needs the response: {err} (plot.widths(data) needs no response)."
+            ) from None
+        fig, axes = _pyplot().subplots(2, 2, figsize=figsize)
+        fit, y = rows["fit"].to_numpy(), rows["y"].to_numpy()
+        lwr, upr, covered = rows["lwr"].to_numpy(), rows["upr"].to_numpy(), rows["covered"].to_numpy(dtype=bool)
+        resid = y - fit
+        fin = np.isfinite(lwr) & np.isfinite(upr)
+
+        ax = axes[0, 0]
+        ax.vlines(fit[fin], (lwr - fit)[fin], (upr - fit)[fin], color="tab:blue", alpha=0.25, lw=1, label="interval")
+        ax.scatter(fit[covered], resid[covered], s=6, color="black", label="covered")
+        if (~covered).any():
+            ax.scatter(fit[~covered], resid[~covered], s=14, marker="x", color="tab:red", label="not covered")
+        ax.axhline(0.0, color="grey", lw=0.8)
+        ax.set_xlabel("fitted value")
+        ax.set_ylabel("residual (y - fit)")
+        ax.set_title("Residuals vs fitted, with intervals")
+        ax.legend(loc="best", fontsize="small")
+
+        ax = axes[0, 1]
+        width = rows["width"].to_numpy()
+        wfin = np.isfinite(width)
+        ax.scatter(fit[wfin], width[wfin], s=6, color="tab:blue")
+        ax.set_xlabel("fitted value")
+        ax.set_ylabel("interval width")
+        n_inf = int((~wfin).sum())
+        ax.set_title("Width vs fitted" + (f" ({n_inf} infinite not shown)" if n_inf else ""))
+
+        self.coverage(frame, alpha=a, ax=axes[1, 0], conf_level=conf_level)
+        axes[1, 0].set_title("Coverage by width decile")
+
+        ax = axes[1, 1]
+        half = width / 2.0
+        ax.scatter(half[wfin], np.abs(resid)[wfin], s=6, c=np.where(covered[wfin], "black", "tab:red"))
+        top = float(np.nanmax(half[wfin])) if wfin.any() else 1.0
+        ax.plot([0.0, top], [0.0, top], color="tab:red", ls="--", lw=1, label="|residual| = half-width")
+        ax.set_xlabel("interval half-width")
+        ax.set_ylabel("|residual|")
+        ax.set_title("|Residual| vs half-width")
+        ax.legend(loc="upper left", fontsize="small")
+
+        fig.suptitle(f"{res.method}, {_coverage(a)} intervals: {res.formula}\non {where}", fontsize="medium")
+        fig.tight_layout()
+        return fig
+
     def intervals(
-        self, data: Any, x: str | None = None, *, ax: Any = None, max_points: int = 500, random_state: int | None = 0
+        self,
+        data: Any,
+        x: str | None = None,
+        *,
+        alpha: float | None = None,
+        level: float | None = None,
+        ax: Any = None,
+        max_points: int = 500,
+        random_state: int | None = 0,
     ) -> Any:
         """Intervals against the fitted values (``x=None``) or one predictor, with the observed responses.
 
         Covered responses are dots, missed ones crosses (when ``data`` has the
         response); infinite intervals are drawn across the whole plot in
         another colour. At most ``max_points`` rows (a seeded sample) are drawn.
+        ``alpha`` or ``level`` (1 - alpha): another level than the fit's.
         """
+        a = self._alpha(alpha, level)
         ax = _axes(ax)
         res = self.result
         frame = pd.DataFrame(data) if isinstance(data, dict) else data
@@ -68,7 +201,7 @@ class ResultPlots:
             raise InputError("data must be a non-empty pandas DataFrame.")
         if len(frame) > max_points:
             frame = frame.sample(max_points, random_state=random_state)
-        pred = res.predict(frame)
+        pred = res.predict(frame, a)
         if x is None:
             xs, xlabel = pred["fit"].to_numpy(), "fitted value"
         else:
@@ -96,17 +229,31 @@ class ResultPlots:
         ax.scatter(xs, pred["fit"].to_numpy(), s=4, color="tab:blue", marker="_", label="fit")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(res.design.formula.split("~")[0].strip())
-        ax.set_title(f"{res.method}: {1 - res.alpha:g} intervals")
+        ax.set_title(f"{res.method}: {_coverage(a)} intervals")
         ax.legend(loc="best", fontsize="small")
         return ax
 
-    def coverage(self, data: Any, by: str = "width_decile", *, ax: Any = None, level: float = 0.95) -> Any:
-        """Held-out coverage by width decile or by group, with exact ``level`` intervals and the target line."""
+    def coverage(
+        self,
+        data: Any,
+        by: str = "width_decile",
+        *,
+        alpha: float | None = None,
+        level: float | None = None,
+        ax: Any = None,
+        conf_level: float = 0.95,
+    ) -> Any:
+        """Held-out coverage by width decile or by group, with exact ``conf_level`` intervals and the target line.
+
+        ``alpha`` or ``level`` (1 - alpha): the intervals evaluated, by default the fit's.
+        """
         if by not in ("width_decile", "group"):
             raise InputError(f"by must be 'width_decile' or 'group', got {by!r}.")
+        a = self._alpha(alpha, level)
         ax = _axes(ax)
         res = self.result
-        rows, _ = held_out_rows(res, data)
+        rows, _ = held_out_rows(res, data, a)
+        level = conf_level
         if by == "group":
             if "group" not in rows:
                 raise InputError(f"method {res.method!r} has no groups; use by='width_decile'.")
@@ -119,7 +266,7 @@ class ResultPlots:
         cov = table["coverage"].to_numpy(dtype=float)
         err = np.vstack([cov - table["ci_lower"].to_numpy(dtype=float), table["ci_upper"].to_numpy(dtype=float) - cov])
         ax.errorbar(pos, cov, yerr=err, fmt="o", capsize=3, label=f"coverage ({level:.0%} exact CI)")
-        ax.axhline(1 - res.alpha, color="tab:red", ls="--", lw=1, label=f"target {1 - res.alpha:g}")
+        ax.axhline(1 - a, color="tab:red", ls="--", lw=1, label=f"target {_coverage(a)}")
         ax.set_xticks(pos, [str(i) for i in table.index])
         ax.set_xlabel(xlabel)
         ax.set_ylabel("coverage")
@@ -128,10 +275,13 @@ class ResultPlots:
         ax.legend(loc="lower left", fontsize="small")
         return ax
 
-    def widths(self, data: Any, *, ax: Any = None, bins: int = 30) -> Any:
+    def widths(
+        self, data: Any, *, alpha: float | None = None, level: float | None = None, ax: Any = None, bins: int = 30
+    ) -> Any:
         """Histogram of the finite interval widths on ``data`` (the response is not needed)."""
+        a = self._alpha(alpha, level)
         ax = _axes(ax)
-        pred = self.result.predict(data)
+        pred = self.result.predict(data, a)
         w = interval_width(pred["lwr"], pred["upr"])
         fin = np.isfinite(w)
         ax.hist(w[fin], bins=bins, color="tab:blue", alpha=0.8)
@@ -141,14 +291,15 @@ class ResultPlots:
         ax.set_title(f"{self.result.method}: widths" + (f" ({n_inf} infinite not shown)" if n_inf else ""))
         return ax
 
-    def alpha_tilde(self, data: Any, *, ax: Any = None, bins: int = 30) -> Any:
+    def alpha_tilde(
+        self, data: Any, *, alpha: float | None = None, level: float | None = None, ax: Any = None, bins: int = 30
+    ) -> Any:
         """Histogram of alpha-tilde (the localizer's level at the threshold), with 1 - alpha marked."""
+        a = self._alpha(alpha, level)
         ax = _axes(ax)
-        pred = self.result.predict(data, details=True)
+        pred = self.result.predict(data, a, details=True)
         ax.hist(pred["level"].to_numpy(), bins=bins, color="tab:green", alpha=0.8)
-        ax.axvline(
-            1 - self.result.alpha, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {1 - self.result.alpha:g}"
-        )
+        ax.axvline(1 - a, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {_coverage(a)}")
         ax.set_xlabel("alpha-tilde")
         ax.set_ylabel("rows")
         ax.set_title(f"{self.result.method}: alpha-tilde")

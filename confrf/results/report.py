@@ -152,9 +152,9 @@ def _setting_name(key: str) -> str:
 def _setting_value(key: str, v: Any) -> Any:
     if key == "max_features":
         if v is None or (isinstance(v, float) and v == 1.0):
-            return f"{v!r} (all features)"
+            return f"{_fmt(v) if v is not None else 'None'} (all features)"
         if isinstance(v, float):
-            return f"{v!r} (share of features)"
+            return f"{_fmt(v)} (share of features)"
         if isinstance(v, int):
             return f"{v} (features)"
     if key == "max_depth" and v is None:

@@ -14,7 +14,7 @@ from sklearn.model_selection import KFold
 
 from .._validation import check_int
 from ..exceptions import InputError
-from ..models import make_model, wrap_prefit
+from ..models import fit_weighted, make_model, wrap_prefit
 from .base import Score
 
 
@@ -57,8 +57,11 @@ def fit_score_models(
     alpha: float,
     random_state: int | None = None,
     fit_intercept: bool = True,
+    sample_weight: np.ndarray | None = None,
 ) -> Any:
     """Fit what ``score`` needs on (X, y); the result's ``predict(X)`` is the score's ``pred``.
+
+    ``sample_weight``: case weights of the fit (scores with one model mu only).
 
     Examples
     --------
@@ -72,7 +75,14 @@ def fit_score_models(
     """
     fit = getattr(score, "fit_models", None)
     if fit is None:
-        return make_model(model, fit_intercept=fit_intercept, random_state=random_state).fit(X, y)
+        est = make_model(model, fit_intercept=fit_intercept, random_state=random_state)
+        return est.fit(X, y) if sample_weight is None else fit_weighted(est, X, y, sample_weight)
+    if sample_weight is not None:
+        raise InputError(
+            f"case weights (weights=) are offered for scores with one model mu(x), such as score='absolute'; "
+            f"score {getattr(score, 'name', score)!r} fits several models of its own. Drop weights=, or use "
+            "score='absolute'."
+        )
     return fit(X, y, model, alpha=alpha, random_state=random_state, fit_intercept=fit_intercept)
 
 
@@ -94,6 +104,7 @@ def out_of_fold_scores(
     alpha: float,
     random_state: int | None = None,
     fit_intercept: bool = True,
+    sample_weight: np.ndarray | None = None,
 ) -> np.ndarray:
     """Scores of the training rows, each from models fitted without its fold (K-fold cross-fitting).
 
@@ -120,7 +131,14 @@ def out_of_fold_scores(
     out = np.empty(n, dtype=np.float64)
     for tr, te in KFold(int(cv), shuffle=True, random_state=random_state).split(X):
         fitted = fit_score_models(
-            score, X[tr], y[tr], model, alpha=alpha, random_state=random_state, fit_intercept=fit_intercept
+            score,
+            X[tr],
+            y[tr],
+            model,
+            alpha=alpha,
+            random_state=random_state,
+            fit_intercept=fit_intercept,
+            sample_weight=None if sample_weight is None else sample_weight[tr],
         )
         out[te] = score.score(y[te], fitted.predict(X[te]))
     return out

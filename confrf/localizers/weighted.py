@@ -1,0 +1,67 @@
+"""Covariate-shift weights of the indexed conformal points, laid out for the weighted LCP-RF kernel.
+
+The weighted rule (docs/theory.md, "Covariate shift") splits like the unweighted
+count: the weight of the points whose p2 lies below theta is a prefix sum of the
+weights taken in ascending p2 order (one binary search), and only the test
+point's m leaf-mates need a correction, so a test point still costs
+O(m log m + log n log m).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _kernels
+from .forest import ForestLocalizer
+from .leaf_index import LeafIndex
+
+
+@dataclass(frozen=True)
+class ForestShiftIndex:
+    """Calibration weights by score rank, and their prefix sums in ascending p2 order."""
+
+    w_r: np.ndarray
+    cumw_p2: np.ndarray
+
+    @classmethod
+    def build(cls, index: LeafIndex, w: np.ndarray) -> ForestShiftIndex:
+        """``w``: one weight per indexed point, in the order the points were indexed."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        order = np.argsort(_kernels.score_ranks(index.scores))  # rank -> point, as LeafIndex lays scores_r out
+        by_p2 = np.argsort(index.p2, kind="stable")  # index.p2[by_p2] is index.sorted_p2
+        return cls(np.ascontiguousarray(w[order]), np.concatenate([[0.0], np.cumsum(w[by_p2])]))
+
+
+def weighted_forest_thresholds(
+    localizer: ForestLocalizer, shift: ForestShiftIndex, X: np.ndarray, req: np.ndarray, n_threads: int = 1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weighted exact LCP-RF thresholds (t, closed, level) for rows of X, in score units.
+
+    ``req``: per row, the weighted count at which a score is rejected
+    (:meth:`confrf.calibrators.shift.ShiftWeights.requirement`).
+    """
+    idx = localizer.index_
+    if idx is None:
+        localizer.leaves(X)  # raises the localizer's own not-fitted error
+    leaves = localizer.leaves(X)
+    t, closed, level = _kernels.lcp_rf_thresholds_weighted(
+        leaves,
+        idx.leaf_ptr,
+        idx.member_rank,
+        idx.member_mult,
+        idx.below,
+        idx.leaf_pop,
+        idx.scores_r,
+        idx.p2_r,
+        idx.sorted_p2,
+        shift.cumw_p2,
+        shift.w_r,
+        np.ascontiguousarray(req, dtype=np.float64),
+        n_threads=max(1, int(n_threads)),
+        unit_mult=idx.unit_mult,
+    )
+    if localizer.scaled:
+        t = t * localizer._scale_of(leaves)
+    return t, closed, level

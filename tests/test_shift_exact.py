@@ -1,0 +1,266 @@
+"""The covariate-shift (weighted) thresholds against slow references written from the definitions.
+
+Weights are small integers and halves, so that the rationals of the reference
+and the floats of the code are the same numbers. The code's stated tolerance
+(a score is rejected once the covered p-mass reaches 1 - alpha + 1e-9) is
+given to the reference as ``slack``; with slack 0 (the exact definition) the
+code's sets must contain the reference's.
+"""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from reference import forest_lcp_matrix
+from reference_shift import weighted_lcp_threshold_reference, weighted_split_reference
+from test_lcp_exact import _random_forest_leaves, _random_instance, _to_weights
+
+from confrf import _kernels, lcp_threshold
+from confrf._validation import required_count
+from confrf.calibrators import LCPForestCalibrator, SplitCalibrator
+from confrf.calibrators.shift import ShiftWeights, distinct_cumulative
+from confrf.localizers.leaf_index import LeafIndex
+from confrf.localizers.weighted import ForestShiftIndex
+
+ALPHAS = ["0.05", "0.1", "0.2", "0.5"]
+SLACK = Fraction(1, 10**9)  # the tolerance the code states (calibrators/shift.py: SHIFT_TOL)
+WEIGHTS = [0.0, 0.5, 1.0, 2.0, 3.0]
+
+
+def _ratios(rng, n):
+    """n calibration ratios (not all 0) and the test point's, from WEIGHTS; sometimes a huge test ratio."""
+    w = rng.choice(WEIGHTS, size=n + 1)
+    if not np.any(w[:n] > 0):
+        w[int(rng.integers(0, n))] = 1.0
+    if rng.random() < 0.15:
+        w[n] = 64.0  # the test point's own mass at +inf dominates: infinite thresholds
+    return w
+
+
+def _frac(w):
+    return [Fraction(float(x)) for x in w]
+
+
+def _slack(w):
+    """Equal ratios take the exact integer rule (no tolerance); others the stated tolerance."""
+    return Fraction(0) if np.all(np.asarray(w) == w[0]) else SLACK
+
+
+def _contains(t, closed, t_ref, closed_ref):
+    """(-inf, t] / (-inf, t) contains the reference's set."""
+    return t > t_ref or (t == t_ref and (closed or not closed_ref))
+
+
+@pytest.mark.parametrize("kind", ["asymmetric", "symmetric", "uniform"])
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_general_weighted_matches_reference(kind, alpha):
+    rng = np.random.default_rng(31 + ALPHAS.index(alpha) + 10 * ["asymmetric", "symmetric", "uniform"].index(kind))
+    for _rep in range(8):
+        n = int(rng.integers(1, 8))
+        K, V = _random_instance(rng, n, kind)
+        Wf, Wfloat = _to_weights(K)
+        w = _ratios(rng, n)
+        got = lcp_threshold(Wfloat, V, float(alpha), likelihood_ratio=w)
+        assert (got.t, got.closed) == weighted_lcp_threshold_reference(Wf, list(V), _frac(w), alpha, _slack(w)), (
+            kind,
+            alpha,
+            K,
+            V,
+            w,
+        )
+        t_exact, c_exact = weighted_lcp_threshold_reference(Wf, list(V), _frac(w), alpha)
+        assert _contains(got.t, got.closed, t_exact, c_exact)
+
+
+def test_equal_ratios_give_the_unweighted_threshold_exactly():
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        n = int(rng.integers(1, 30))
+        K, V = _random_instance(rng, n, "asymmetric")
+        W = K / K.sum(1, keepdims=True)
+        c = float(rng.choice([1.0, 0.3, 7.25]))
+        for alpha in (0.1, 0.2, 0.5):
+            assert lcp_threshold(W, V, alpha, likelihood_ratio=np.full(n + 1, c)) == lcp_threshold(W, V, alpha)
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+def test_weighted_split_matches_reference(alpha):
+    rng = np.random.default_rng(11 + ALPHAS.index(alpha))
+    for rep in range(60):
+        n = int(rng.integers(1, 15))
+        V = (rng.integers(-2, 4, size=n) if rep % 2 else rng.normal(size=n)).astype(float)  # ties, negatives
+        w = _ratios(rng, n)
+        cal = _split(V, w[:n])
+        th = cal.thresholds(np.zeros((1, 1)), float(alpha), likelihood_ratio=w[n:])
+        assert th.t[0] == weighted_split_reference(list(V), _frac(w), alpha, _slack(w)), (V, w)
+        assert th.closed[0]
+        # the uniform LCP matrix is split conformal, weighted or not
+        W = np.full((n + 1, n + 1), 1.0 / (n + 1))
+        assert lcp_threshold(W, V, float(alpha), likelihood_ratio=w).t == th.t[0]
+
+
+def _split(V, w_cal):
+    """A weighted SplitCalibrator on V, bypassing the size check that refuses tiny calibration sets."""
+    cal = SplitCalibrator()
+    order = np.argsort(V, kind="stable")
+    cal.sorted_scores_ = np.asarray(V)[order]
+    cal.shift_ = ShiftWeights(np.asarray(w_cal, dtype=float)[order])
+    cal._distinct = distinct_cumulative(cal.sorted_scores_, cal.shift_.w)
+    return cal
+
+
+def test_weighted_split_equal_ratios_is_split_bit_for_bit():
+    rng = np.random.default_rng(3)
+    V = rng.exponential(size=101)
+    plain = SplitCalibrator().calibrate(None, V, alpha=0.1, rng=None)
+    for c in (1.0, 0.7):
+        weighted = SplitCalibrator().calibrate(None, V, alpha=0.1, rng=None, likelihood_ratio=np.full(101, c))
+        for a in (0.05, 0.1, 0.2):
+            a_th, b_th = plain.thresholds(np.zeros((3, 1)), a), weighted.thresholds(np.zeros((3, 1)), a, np.full(3, c))
+            assert np.array_equal(a_th.t, b_th.t) and np.array_equal(a_th.level, b_th.level)
+
+
+# --------------------------------------------------------------------------
+# The weighted forest kernel, fed leaf assignments directly
+
+
+def _weighted_kernel(cal_leaves, test_leaves, V, w_cal, w_test, alpha, mult=None):
+    n, k = cal_leaves.shape
+    n_leaves = int(max(cal_leaves.max(), test_leaves.max())) + 1
+    if mult is None:
+        mult = np.ones((n, k), dtype=np.int32)
+    index = LeafIndex.build(np.ascontiguousarray(cal_leaves, dtype=np.int64), V, mult, np.zeros(k, np.int64), n_leaves)
+    shift = ShiftWeights(np.asarray(w_cal, dtype=float))
+    si = ForestShiftIndex.build(index, shift.w)
+    return _kernels.lcp_rf_thresholds_weighted(
+        np.ascontiguousarray(test_leaves, dtype=np.int64),
+        index.leaf_ptr,
+        index.member_rank,
+        index.member_mult,
+        index.below,
+        index.leaf_pop,
+        index.scores_r,
+        index.p2_r,
+        index.sorted_p2,
+        si.cumw_p2,
+        si.w_r,
+        shift.requirement(float(alpha), np.asarray(w_test, dtype=float)),
+        n_threads=2,
+    )
+
+
+@pytest.mark.parametrize("alpha", ALPHAS)
+@pytest.mark.parametrize("with_mult", [False, True])
+def test_weighted_forest_kernel_matches_reference(alpha, with_mult):
+    rng = np.random.default_rng(17 + ALPHAS.index(alpha) + 10 * with_mult)
+    for rep in range(12):
+        n = int(rng.integers(2, 12))
+        k = int(rng.integers(1, 4))
+        cal, test = _random_forest_leaves(rng, n, k, int(rng.integers(1, 4)), 2)
+        V = (rng.integers(0, 3, size=n) if rep % 2 else rng.normal(size=n)).astype(float)
+        mult = None
+        if with_mult:
+            mult = rng.integers(0, 3, size=(n, k)).astype(np.int32)
+            for tree in range(k):
+                for leaf in np.unique(cal[:, tree]):
+                    sel = np.flatnonzero(cal[:, tree] == leaf)
+                    if mult[sel, tree].sum() == 0:
+                        mult[sel[0], tree] = 1
+        ws = [_ratios(rng, n) for _ in range(test.shape[0])]
+        w_cal = ws[0][:n]
+        w_test = np.array([w[n] for w in ws])
+        t, closed, _ = _weighted_kernel(cal, test, V, w_cal, w_test, alpha, mult)
+        for q in range(test.shape[0]):
+            W = forest_lcp_matrix(cal, test[q], mult)
+            w = _frac(np.append(w_cal, w_test[q]))
+            # the raw kernel always applies the tolerance (the calibrator routes equal ratios elsewhere)
+            assert (t[q], bool(closed[q])) == weighted_lcp_threshold_reference(W, list(V), w, alpha, SLACK), (
+                alpha,
+                cal,
+                test[q],
+                V,
+                w,
+            )
+
+
+@pytest.mark.long  # dense (n+1) x (n+1) matrices for every test point
+def test_weighted_forest_kernel_matches_general_function_at_scale():
+    rng = np.random.default_rng(23)
+    for alpha in (0.1, 0.2):
+        n, k = 150, 8
+        cal, test = _random_forest_leaves(rng, n, k, 6, 20)
+        V = np.round(rng.exponential(size=n), 1)  # many ties
+        w_cal = rng.exponential(size=n)
+        w_test = rng.exponential(size=test.shape[0]) * 3
+        t, closed, level = _weighted_kernel(cal, test, V, w_cal, w_test, alpha)
+        for q in range(test.shape[0]):
+            W = np.array(forest_lcp_matrix(cal, test[q]), dtype=float)
+            res = lcp_threshold(W, V, alpha, likelihood_ratio=np.append(w_cal, w_test[q]))
+            assert (t[q], bool(closed[q])) == (res.t, res.closed)
+            assert level[q] == pytest.approx(res.level)
+
+
+def test_weighted_forest_calibrator_equal_ratios_bit_for_bit():
+    """LCP-RF with every ratio equal (1, or any constant) gives today's thresholds exactly."""
+    from confrf.localizers import ForestLocalizer
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(600, 3))
+    V = X[:, 0] * rng.exponential(size=600)
+    Xt = rng.uniform(size=(200, 3))
+
+    def fit(w):
+        loc = ForestLocalizer(n_estimators=30, min_samples_leaf=10, max_features=1.0, random_state=0)
+        return LCPForestCalibrator(loc).calibrate(X, V, alpha=0.1, rng=np.random.default_rng(1), likelihood_ratio=w)
+
+    plain = fit(None).thresholds(Xt, 0.1)
+    for c in (1.0, 2.5):
+        got = fit(np.full(600, c)).thresholds(Xt, 0.1, likelihood_ratio=np.full(200, c))
+        for field in ("t", "closed", "level"):
+            assert np.array_equal(getattr(plain, field), getattr(got, field))
+
+
+def test_weighted_forest_threshold_monotone_in_test_ratio():
+    """A larger w(x) puts more mass at +inf: the threshold can only grow (and ends infinite)."""
+    from confrf.localizers import ForestLocalizer
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(400, 2))
+    V = rng.exponential(size=400)
+    w = rng.exponential(size=400)
+    loc = ForestLocalizer(n_estimators=20, min_samples_leaf=10, max_features=1.0, random_state=0)
+    cal = LCPForestCalibrator(loc).calibrate(X, V, alpha=0.1, rng=np.random.default_rng(1), likelihood_ratio=w)
+    x = np.repeat(rng.uniform(size=(1, 2)), 6, axis=0)
+    t = cal.thresholds(x, 0.1, likelihood_ratio=np.array([0.0, 0.5, 1.0, 4.0, 30.0, 1e6])).t
+    assert np.all(t[1:] >= t[:-1]) and np.isinf(t[-1])
+
+
+def test_required_count_and_requirement_agree_on_the_unweighted_rule():
+    # (1 - alpha)(n + 1) with unit weights: the weighted rule rejects at the same count unless it is an exact tie
+    for n in (9, 10, 57, 200):
+        for alpha in (0.1, 0.13, 0.5):
+            req = ShiftWeights(np.ones(n)).requirement(alpha, np.array([1.0]))[0]
+            m = required_count(alpha, n)
+            assert m - 1 < req <= m + 1e-6
+
+
+def test_reweighted_equals_calibrating_again():
+    from confrf.localizers import ForestLocalizer
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(500, 2))
+    V = X[:, 0] * rng.exponential(size=500)
+    w = np.exp(3 * X[:, 0])
+    Xt = rng.uniform(size=(100, 2))
+    wt = np.exp(3 * Xt[:, 0])
+
+    def fit(ratio):
+        loc = ForestLocalizer(n_estimators=20, min_samples_leaf=10, max_features=1.0, random_state=0)
+        return LCPForestCalibrator(loc).calibrate(X, V, alpha=0.1, rng=np.random.default_rng(1), likelihood_ratio=ratio)
+
+    plain, weighted = fit(None), fit(w)
+    for a, b, kw in ((plain.reweighted(w), weighted, {"likelihood_ratio": wt}), (weighted.reweighted(), plain, {})):
+        for field in ("t", "closed", "level"):
+            assert np.array_equal(
+                getattr(a.thresholds(Xt, 0.1, **kw), field), getattr(b.thresholds(Xt, 0.1, **kw), field)
+            )
