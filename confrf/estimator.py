@@ -121,8 +121,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         prediction, the fold models of the cross-conformal methods (fitted
         side by side, with identical results), and the OpenMP/BLAS pools of
         the base model while it is fitted and predicts (None: 1, -1: all
-        cores). One thread by default,
-        so a shared machine is not slowed down by busy-waiting OpenMP pools.
+        cores). One thread by default, so a shared machine is not slowed
+        down by busy-waiting OpenMP pools.
     options : dict or None
         Options specific to ``method`` (see ``confrf.calibrators.METHODS[method].options``).
 
@@ -365,11 +365,12 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         memory stays bounded; ``n_jobs`` chunks run at once (default: the
         estimator's ``n_jobs``). ``progress``: None shows a progress bar on
         stderr only when prediction takes more than about 2 seconds, True
-        always, False never. The cross-conformal methods have no score
-        threshold: ``t`` is NaN (+inf where the interval is infinite) and
-        ``level`` is the share of the n + 1 upper ends at or below ``upr``. Thresholds do not depend on ``n_jobs`` or
+        always, False never. Thresholds do not depend on ``n_jobs`` or
         ``chunk_size``; a linear base model's predictions may change in the
-        last bit (BLAS blocks matrix products by row count).
+        last bit (BLAS blocks matrix products by row count). The
+        cross-conformal methods have no score threshold: ``t`` is NaN (+inf
+        where the interval is infinite) and ``level`` is the share of the
+        n + 1 upper ends at or below ``upr``.
 
         ``likelihood_ratio``: after a calibration weighted for covariate
         shift with an array of ratios, the new rows' ratios (one per row);

@@ -26,9 +26,10 @@ MIN_LOCALIZER_ALPHA = 10
 def min_localizer_points(alpha: float) -> int:
     """Smallest localizer part with which a tuned honest LCP-RF tries to localize: ceil(10 / alpha).
 
-    Below it the localizer part is too small for a forest to beat split conformal (benchmarks/bench_small.py:
-    with 50-90 localizer points, LCP-RF's median width was 2-7 % above split conformal's on four of seven small
-    data sets, most of it the cost of calibrating on half the points, and measurably narrower on none). The rule
+    Below it the localizer part is too small for a forest to beat split conformal (benchmarks/bench_small.py
+    before the rule: with 48-92 localizer points, LCP-RF's median width was 2-7 % above split conformal's on four
+    of seven small data sets, most of it the cost of calibrating on half the points, and measurably narrower on
+    none). The rule
     reads the sizes only, never a score, so using every calibration point for split conformal keeps the guarantee
     exact.
     """
