@@ -13,6 +13,7 @@ from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from ._warnings import user_stacklevel
 from .calibrators import METHODS, get_method
 from .classification.api import conformal_sets
+from .dask import DaskRows, is_dask_collection
 from .estimator import ConformalRegressor
 from .exceptions import ConfrfWarning, InputError
 from .formula import Design
@@ -113,8 +114,12 @@ def conformal(
         With ``score="quantile"``: "qr" (statsmodels QuantReg; "ols" means it
         too), "qgbm" (quantile-loss boosting; "gbm" means it too), or a pair
         ``(est_lo, est_hi)``.
-    calib : DataFrame, optional
-        Calibration data; then all of ``data`` trains the model.
+    calib : DataFrame or dask.dataframe.DataFrame, optional
+        Calibration data; then all of ``data`` trains the model. A Dask
+        DataFrame (``method="lcp-rf"``) is calibrated on the cluster: scores
+        and leaf lookups run on the workers partition by partition, the forest
+        grows on the client from at most ``max_localizer_size`` rows, and the
+        fit equals the one on the same rows in memory (docs/guide/scale.md).
     calib_size : float, optional
         Share of ``data`` used for calibration when ``calib`` is not given
         (default 0.5).
@@ -155,7 +160,9 @@ def conformal(
         localize the scores ``abs(y - mu)``; "forest": they localize
         ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the
         score, learned on the localizer part, so the guarantee stays exact)
-        for "lcp-rf";
+        and ``max_localizer_size`` ("auto": at most 50,000 calibration rows
+        grow the forest, the others are conformal points; None: no cap; or
+        an integer) for "lcp-rf";
         For "cv+": ``cv`` (5: the number of folds K, or a scikit-learn
         splitter); for "jackknife+ab": ``n_bootstrap`` (30), ``aggregation``
         ("mean" or "median"), ``bag_size`` (None: n), ``replace`` (True).
@@ -287,10 +294,18 @@ def conformal(
         model = no_predictor_model(model, design, method, prefit)
     kept_pos = np.arange(len(data)) if design.kept_positions is None else design.kept_positions
     scale_parts = [(data, design.kept_positions, y, "data")]
-    if spec.fits_models:  # every row trains and calibrates
+    dask_calib = calib is not None and is_dask_collection(calib)
+    if spec.fits_models:  # every row trains and calibrates (calib= was refused above)
         X_tr, y_tr, X_cal = X, y, X[:0]
         every = np.arange(X.shape[0])
         rows = FitRows.from_split(len(data), kept_pos, every, every, None, None)
+    elif dask_calib:  # built on the workers, partition by partition (confrf.dask.DaskRows)
+        if labeler is not None or shift_opts or support is not None:
+            raise InputError(
+                "with Dask calibration data, groups=, the covariate-shift options and support= are not offered; "
+                "compute the frame first (calib.compute()) to use them."
+            )
+        X_tr, y_tr, rows = X, y, None  # rows: once the partitions' row count is known
     elif calib is not None:
         calib = as_training_frame(calib, "calib")
         X_cal = design.transform(calib, what="calib")
@@ -349,7 +364,12 @@ def conformal(
     if not prefit:
         est.fit(X_tr, y_tr, sample_weight=sample_weight)
         name_model_terms(est.model_, design)  # OLS / QuantReg summaries show the formula's names
-    if not spec.fits_models:  # the cross-conformal methods calibrated in fit
+    if dask_calib:
+        est._conformalize_rows(
+            lambda: DaskRows.from_formula(calib, design, est.model_, est.score_), X.shape[1], None, None
+        )
+        rows = FitRows.from_split(len(data), kept_pos, None, None, est.n_calib_, None)
+    elif not spec.fits_models:  # the cross-conformal methods calibrated in fit
         est.conformalize(X_cal, y_cal, groups=groups_cal, likelihood_ratio=ratio)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     result = ConformalResult(

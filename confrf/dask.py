@@ -1,24 +1,47 @@
-"""Prediction past one machine, on Dask.
+"""Calibration and prediction past one machine, on Dask.
 
 Prediction is independent across rows, so a fitted (picklable) result is sent
 once to the Dask workers and each partition of a Dask DataFrame is predicted
-where it lives, with ``map_partitions``. Nothing here schedules work itself:
-Dask's scheduler does (a ``dask.distributed`` cluster when a ``Client`` is
-active, the local threaded scheduler otherwise).
+where it lives, with ``map_partitions``.
+
+Calibration (LCP-RF) needs the rows in three ways, which :class:`DaskRows`
+serves to :meth:`confrf.calibrators.lcp_rf.LCPForestCalibrator.calibrate_rows`:
+every row's score (computed on the workers, partition by partition, with the
+fitted base model sent once; 8 bytes a row come back), the localizer part
+(at most ``max_localizer_size`` rows, gathered on the client, where the forest
+grows) and, for every conformal row, its leaves in the grown forest (looked
+up on the workers; the forest is sent once, and the leaf ids and scores come
+back to build the index on the client). The random choices read only the
+number of rows and the seed (one permutation of known length, see
+:func:`confrf.calibrators.base.random_split`), and every per-row step is the
+in-memory one applied to a partition, so the same data and seed give the
+same fit as rows in memory.
+
+Nothing here schedules work itself: Dask's scheduler does (a
+``dask.distributed`` cluster when a ``Client`` is active, the local threaded
+scheduler otherwise).
 
 Needs the optional extra ``pip install "confrf[dask]"``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ._levels import resolve_alpha
-from ._validation import check_alpha
+from ._validation import as_float_matrix, as_float_vector, check_alpha
+from .exceptions import InputError
 
-__all__ = ["predict"]
+__all__ = ["predict", "DaskRows", "is_dask_collection"]
+
+
+def is_dask_collection(obj: Any) -> bool:
+    """Whether ``obj`` is a Dask collection (DataFrame, Series, Array), without importing Dask otherwise."""
+    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
 def predict(
@@ -85,3 +108,130 @@ def predict(
 def _predict_partition(part: pd.DataFrame, result: Any, alpha: float | None, options: dict[str, Any]) -> pd.DataFrame:
     # one worker thread per partition: no nested parallelism, no progress bar
     return result.predict(part, alpha, n_jobs=1, progress=False, **options)
+
+
+# -- calibration --------------------------------------------------------------
+class DaskRows:
+    """Calibration rows in Dask partitions, as LCP-RF's calibration reads them (``CalibrationRows``).
+
+    Built by :meth:`from_arrays` or :meth:`from_formula`: each partition
+    becomes (X_p, V_p) on the workers, persisted there (held in worker memory
+    while the calibration runs), and only the scores come back.
+    """
+
+    def __init__(self, parts: list[Any], scores: np.ndarray, lengths: np.ndarray, n_features: int) -> None:
+        self.parts, self.scores, self.n_features = parts, scores, int(n_features)
+        self.offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+    @property
+    def n(self) -> int:
+        return int(self.offsets[-1])
+
+    @classmethod
+    def _build(cls, pieces: list[Any], model: Any, score: Any) -> DaskRows:
+        import dask
+
+        model_d = dask.delayed(model, pure=True)  # one task holds the model; every partition depends on it
+        parts = dask.persist(*[dask.delayed(_with_scores)(p, model_d, score) for p in pieces])
+        meta = dask.compute(*[dask.delayed(_scores_of)(p) for p in parts])
+        if not meta:
+            raise InputError("the Dask calibration data have no partitions.")
+        widths = {m[1] for m in meta if m[0].shape[0] > 0} or {meta[0][1]}
+        if len(widths) > 1:
+            raise InputError(f"the partitions of the calibration data have different numbers of columns: {widths}.")
+        scores = np.concatenate([m[0] for m in meta]) if meta else np.empty(0)
+        return cls(list(parts), scores, np.array([m[0].shape[0] for m in meta]), widths.pop())
+
+    @classmethod
+    def from_arrays(cls, X: Any, y: Any, model: Any, score: Any) -> DaskRows:
+        """Rows of a Dask DataFrame or Array ``X`` and a Dask Series or Array ``y`` with the same partitions."""
+        import dask.array as da
+        import dask.dataframe as dd
+
+        def pieces(obj: Any, what: str) -> list[Any]:
+            if isinstance(obj, (dd.DataFrame, dd.Series)):
+                return list(obj.to_delayed())
+            if isinstance(obj, da.Array):
+                if obj.ndim == 2:
+                    obj = obj.rechunk({1: -1})  # whole rows in every block
+                return list(obj.to_delayed().ravel())
+            raise InputError(
+                f"{what} is a {type(obj).__name__}; with Dask calibration data both X and y must be Dask "
+                "collections (DataFrame or Array, and Series or Array) with the same partitions."
+            )
+
+        xs, ys = pieces(X, "X"), pieces(y, "y")
+        if len(xs) != len(ys):
+            raise InputError(
+                f"X has {len(xs)} partitions and y {len(ys)}; give them the same partitions (e.g. take both from one "
+                "DataFrame: ddf[columns], ddf[response])."
+            )
+        import dask
+
+        return cls._build([dask.delayed(_array_part)(a, b) for a, b in zip(xs, ys)], model, score)
+
+    @classmethod
+    def from_formula(cls, data: Any, design: Any, model: Any, score: Any) -> DaskRows:
+        """Rows of a Dask DataFrame through a fitted formula (design and response built on the workers)."""
+        import dask
+
+        return cls._build([dask.delayed(_formula_part)(d, design) for d in data.to_delayed()], model, score)
+
+    def _by_partition(self, positions: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        # ascending global positions -> (partition, local positions) for the partitions that hold some
+        cut = np.searchsorted(positions, self.offsets)
+        return [
+            (j, positions[cut[j] : cut[j + 1]] - self.offsets[j]) for j in range(len(self.parts)) if cut[j + 1] > cut[j]
+        ]
+
+    def _gather(self, fn: Callable[..., Any], positions: np.ndarray, *extra: Any) -> list[Any]:
+        import dask
+
+        return list(
+            dask.compute(*[dask.delayed(fn)(self.parts[j], loc, *extra) for j, loc in self._by_partition(positions)])
+        )
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        got = self._gather(_take, np.asarray(positions, dtype=np.int64))
+        return np.concatenate(got) if got else np.empty((0, self.n_features))
+
+    def lookup(self, localizer: Any, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        import dask
+
+        from .localizers.forest import stack_lookups
+
+        positions = np.asarray(positions, dtype=np.int64)
+        loc_d = dask.delayed(localizer, pure=True)  # the grown forest, sent once
+        got = self._gather(_lookup, positions, loc_d)
+        got.reverse()
+        parts = (got.pop() for _ in range(len(got)))  # each part freed once copied
+        return stack_lookups(parts, positions.shape[0], localizer.n_trees)
+
+
+def _array_part(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    X, y = as_float_matrix(X, "X"), as_float_vector(y, "y")
+    if X.shape[0] != y.shape[0]:
+        raise InputError(f"a partition of X has {X.shape[0]} rows and the matching one of y {y.shape[0]}.")
+    return X, y
+
+
+def _formula_part(part: pd.DataFrame, design: Any) -> tuple[np.ndarray, np.ndarray]:
+    return design.transform(part, what="calib"), design.response(part, what="calib")
+
+
+def _with_scores(xy: tuple[np.ndarray, np.ndarray], model: Any, score: Any) -> tuple[np.ndarray, np.ndarray]:
+    X, y = xy
+    V = score.score(y, model.predict(X)) if X.shape[0] else np.empty(0)
+    return X, np.asarray(V, dtype=np.float64)
+
+
+def _scores_of(xv: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, int]:
+    return xv[1], int(xv[0].shape[1])
+
+
+def _take(xv: tuple[np.ndarray, np.ndarray], local: np.ndarray) -> np.ndarray:
+    return xv[0][local]
+
+
+def _lookup(xv: tuple[np.ndarray, np.ndarray], local: np.ndarray, localizer: Any) -> tuple[np.ndarray, ...]:
+    return localizer.lookup(xv[0][local], xv[1][local])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -41,13 +42,27 @@ from ._warnings import user_stacklevel
 from .calibrators import Calibrator, CrossCalibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
 from .calibrators.shift import check_ratio, new_row_ratios, too_small_ess_message
+from .dask import DaskRows, is_dask_collection
 from .exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
 
-#: training rows that a cross-conformal fit keeps for the summary's diagnostics (a random subset above)
-DIAGNOSTIC_ROWS = 5000
+#: most calibration design rows kept for the summary's diagnostics (a random subsample above)
+DIAGNOSTIC_ROWS = 20_000
+
+
+def diagnostic_rows(n: int, seed: int | None) -> np.ndarray:
+    """Sorted positions of the DIAGNOSTIC_ROWS calibration rows the summary treats as test points (of n > that).
+
+    Drawn from ``seed`` and ``n`` only, so rows in memory and in Dask partitions keep the same ones.
+    """
+    return np.sort(np.random.default_rng(seed).permutation(n)[:DIAGNOSTIC_ROWS])
+
+
+#: training rows that a cross-conformal fit keeps for the summary's diagnostics (a random subset above): each costs
+#: an order statistic over all n out-of-fold scores (n model predictions for the jackknife+)
+CROSS_DIAGNOSTIC_ROWS = 5000
 
 
 def _numeric_response(y: Any) -> np.ndarray:
@@ -59,6 +74,12 @@ def _numeric_response(y: Any) -> np.ndarray:
             "lifecycle, then predict_sets); for prediction intervals of the 0/1 values pass y.astype(float)."
         )
     return check_response_scale(as_float_vector(y, "y"), "y")
+
+
+def score_ties(V: np.ndarray) -> tuple[int, int, int]:
+    """(n, scores sharing their value with another, distinct values): the summary's tie check, over every score."""
+    _, inverse, counts = np.unique(V, return_inverse=True, return_counts=True)
+    return int(V.shape[0]), int(np.sum(counts[inverse] > 1)), int(counts.shape[0])
 
 
 class ConformalRegressor(EstimatorChecks, BaseEstimator):
@@ -221,7 +242,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         if sample_weight is not None:
             kw["sample_weight"] = check_ratio(sample_weight, X.shape[0], "the training rows", name="sample_weight")
         # a refit voids the calibration
-        for stale in ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_", "calib_ratio_", "ratio_model_"):
+        stale_names = ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_", "calib_rows_", "calib_ratio_")
+        for stale in stale_names + ("ratio_model_", "calib_score_ties_"):
             self.__dict__.pop(stale, None)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
         self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
@@ -248,12 +270,16 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.conformalize_time_ = time.perf_counter() - t0
         n = X.shape[0]
         keep = (
-            np.sort(np.random.default_rng(seeds[3]).choice(n, DIAGNOSTIC_ROWS, replace=False))
-            if n > DIAGNOSTIC_ROWS
-            else slice(None)
+            np.sort(np.random.default_rng(seeds[3]).permutation(n)[:CROSS_DIAGNOSTIC_ROWS])
+            if n > CROSS_DIAGNOSTIC_ROWS
+            else None
         )
-        # the summary's diagnostics treat these training rows as new points
-        self.calib_X_, self.calib_scores_, self.calib_groups_ = X[keep], cal.scores_, None
+        # the summary's diagnostics treat these training rows as new points; the scores are the out-of-fold ones
+        scores = cal.scores_[np.isfinite(cal.scores_)]
+        self.calib_rows_, self.n_calib_ = keep, n
+        self.calib_X_ = X if keep is None else X[keep]
+        self.calib_groups_ = self.calib_ratio_ = self.ratio_model_ = None
+        self.calib_score_ties_, self.calib_scores_ = score_ties(scores), scores
 
     @governs_threads
     def conformalize(self, X: Any, y: Any, groups: Any = None, likelihood_ratio: Any = None) -> ConformalRegressor:
@@ -273,6 +299,15 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         carried over to LCP) and covers target rows with probability >=
         1 - alpha exactly when w is the true ratio. With an array, pass the
         new rows' ratios to the predict methods too.
+
+        ``X`` and ``y`` may be Dask collections with the same partitions (a
+        DataFrame or Array, and a Series or Array), for ``method="lcp-rf"``:
+        the scores and the conformal rows' leaf lookups run on the workers,
+        the forest grows on the client from the localizer rows (at most the
+        method option ``max_localizer_size``), and the fit equals the one on
+        the same rows in memory (:class:`confrf.dask.DaskRows`). The summary
+        keeps at most ``DIAGNOSTIC_ROWS`` (20,000) calibration rows (design
+        and scores), a random subsample beyond that.
         """
         self._check_options()
         if get_method(self.method).fits_models:
@@ -281,6 +316,18 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
                 "(every row trains some of the models and is scored by the others), so there is no calibration "
                 "step: call predict_interval right after fit. To calibrate on separate data, use method='split' "
                 "or 'lcp-rf'."
+            )
+        if is_dask_collection(X) or is_dask_collection(y):
+            if likelihood_ratio is not None:
+                raise InputError(
+                    "likelihood_ratio (covariate shift) is not offered with Dask calibration data; compute them first."
+                )
+            cols = getattr(X, "columns", None)
+            return self._conformalize_rows(
+                lambda: DaskRows.from_arrays(X, y, self.model_, self.score_),
+                X.shape[1] if cols is None else len(cols),
+                None if cols is None else np.asarray(cols, dtype=object),
+                groups,
             )
         names = feature_names(X)
         X = as_float_matrix(X, "X")
@@ -323,14 +370,82 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             **({} if w_cal is None else {"likelihood_ratio": w_cal}),
         )
         self.conformalize_time_ = time.perf_counter() - t0
-        # kept for the summary's calibration diagnostics (calibration rows treated as test points)
-        self.calib_X_, self.calib_scores_, self.calib_groups_ = X, V, groups
-        self.calib_ratio_, self.ratio_model_ = w_cal, ratio_model
+        self._keep_diagnostic_rows(X, V, groups, seeds[3], ratio=w_cal)
+        self.ratio_model_ = ratio_model
         shift = getattr(self.calibrator_, "shift_", None)
         message = None if shift is None else too_small_ess_message(shift.ess, self.alpha)
         if message:
             warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
         return self
+
+    @governs_threads
+    def _conformalize_rows(
+        self, make_rows: Callable[[], Any], n_features: int, names: np.ndarray | None, groups: Any
+    ) -> ConformalRegressor:
+        """Calibrate LCP-RF on rows held elsewhere (Dask partitions: :class:`confrf.dask.DaskRows`).
+
+        ``make_rows`` builds them once the base model is known; the rest is
+        the in-memory calibration, so the same rows and seed give the same fit.
+        """
+        self._check_options()
+        if groups is not None:
+            raise InputError("group labels are not taken with Dask calibration data; use a pandas DataFrame or arrays.")
+        if self.prefit:
+            self.model_ = prefit_score_models(get_score(self.score), self.model, n_features)
+            self.train_X_ = self.train_scores_ = None
+            self.n_features_in_ = n_features
+            self._set_feature_names(getattr(self.model, "feature_names_in_", None))
+            self._check_columns(np.empty((0, n_features)), names)
+            self._set_feature_names(names)
+            self.n_train_, self.fit_time_ = 0, 0.0
+        else:
+            self._require_fit()
+            self._check_columns(np.empty((0, n_features)), names)
+        self.score_ = get_score(self.score)
+        seeds = self._seeds()
+        calibrator = self._make_calibrator(seeds[2])
+        if not callable(getattr(calibrator, "calibrate_rows", None)):
+            raise InputError(
+                f"method {self.method!r} calibrates rows in memory only; Dask calibration data are taken by "
+                "method='lcp-rf' (guarantee='marginal', honest=True). Compute the frame first (ddf.compute()) or "
+                "use method='lcp-rf'."
+            )
+        t0 = time.perf_counter()
+        rows = make_rows()
+        if getattr(self, "train_X_", None) is not None and hasattr(calibrator, "set_reference"):
+            calibrator.set_reference(
+                self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
+            )
+        self.calibrator_ = calibrator.calibrate_rows(rows, alpha=self.alpha, rng=np.random.default_rng(seeds[1]))
+        self.conformalize_time_ = time.perf_counter() - t0
+        keep = np.arange(rows.n) if rows.n <= DIAGNOSTIC_ROWS else diagnostic_rows(rows.n, seeds[3])
+        self._keep_diagnostic_rows(rows.take(keep), rows.scores, None, seeds[3], rows.n)
+        self.ratio_model_ = None
+        return self
+
+    def _keep_diagnostic_rows(
+        self,
+        X: np.ndarray,
+        V: np.ndarray,
+        groups: Any,
+        seed: int | None,
+        n: int | None = None,
+        ratio: np.ndarray | None = None,
+    ) -> None:
+        # kept for the summary's calibration diagnostics (calibration rows treated as test points): at most
+        # DIAGNOSTIC_ROWS design rows and scores, a random subsample whose positions are calib_rows_ (None: all
+        # rows), and the exact tie counts of every score, so the fitted object does not grow with n.
+        # ``n`` given: X holds those rows already (taken from Dask partitions)
+        taken = n is not None
+        n = V.shape[0] if n is None else n
+        keep = None if n <= DIAGNOSTIC_ROWS else diagnostic_rows(n, seed)
+        self.calib_rows_, self.n_calib_ = keep, n
+        self.calib_X_ = X if keep is None or taken else X[keep]
+        self.calib_groups_ = groups if keep is None or groups is None else np.asarray(groups)[keep]
+        self.calib_ratio_ = ratio if keep is None or ratio is None else ratio[keep]  # aligned with calib_X_
+        # the tie check's counts over every score; the scores themselves only for the rows kept
+        self.calib_score_ties_ = score_ties(V)
+        self.calib_scores_ = V if keep is None else V[keep]
 
     @governs_threads
     def predict(self, X: Any) -> np.ndarray:

@@ -176,9 +176,10 @@ def test_pickle_keeps_memberships_only_and_rebuilds_the_same_index(data, honest)
     back = pickle.loads(blob)
     for name, value in vars(loc.index_).items():
         np.testing.assert_array_equal(getattr(back, name), value, err_msg=name)
-    # one int32 member id per (point, tree) plus the leaf pointers and scores; multiplicities only when not all 1
+    # one uint16 leaf id per (point, tree) (the trees have fewer than 65,536 nodes) and the scores; multiplicities
+    # only when not all 1
     idx = loc.index_
-    expected = idx.members.nbytes + idx.leaf_ptr.nbytes + idx.scores.nbytes + idx.node_offset.nbytes
+    expected = idx.n * idx.n_trees * 2 + idx.scores.nbytes + idx.node_offset.nbytes
     if not honest:
         expected += idx.member_mult.nbytes
     assert len(blob) < expected + 2000

@@ -161,7 +161,15 @@ def test_every_screening_in_the_tuning_sees_exactly_one_growing_fold(monkeypatch
 
     monkeypatch.setattr(screening, "screen_features", recording)
     tun = tune_forest(
-        X, V, alpha=0.1, leaves=[25, 12], max_features=[1.0, "screened"], forest_kwargs={}, random_state=seed, n_jobs=1
+        X,
+        V,
+        alpha=0.1,
+        leaves=[25, 12],
+        max_features=[1.0, "screened"],
+        forest_kwargs={},
+        random_state=seed,
+        n_jobs=1,
+        make_localizer=ForestLocalizer,
     )
     # the tuning's thirds, recomputed from its seed: consecutive ranges of a permutation of the points
     use = np.random.default_rng(seed).permutation(n)[: min(n, MAX_TUNE_POINTS)]
@@ -186,7 +194,15 @@ def test_tuning_tries_screening_only_with_enough_growing_points():
     for n, tried in ((3 * SCREEN_MIN_POINTS - 3, False), (3 * SCREEN_MIN_POINTS, True)):
         X, V = _data(n, seed=4)
         tun = tune_forest(
-            X, V, alpha=0.1, leaves=[6, 12], max_features=[1.0, "screened"], forest_kwargs={}, random_state=0, n_jobs=1
+            X,
+            V,
+            alpha=0.1,
+            leaves=[6, 12],
+            max_features=[1.0, "screened"],
+            forest_kwargs={},
+            random_state=0,
+            n_jobs=1,
+            make_localizer=ForestLocalizer,
         )
         assert any(c[1] == "screened" for c in tun.candidates) == tried
     X, V = _data(150, seed=4)

@@ -172,7 +172,15 @@ def test_grids():
 def test_refinement_around_the_first_choice():
     X, V = _data(1500, seed=2)
     tun = tune_forest(
-        X, V, alpha=0.1, leaves=[5, 10, 20, 39], max_features=[1.0, 0.5], forest_kwargs={}, random_state=0, n_jobs=1
+        X,
+        V,
+        alpha=0.1,
+        leaves=[5, 10, 20, 39],
+        max_features=[1.0, 0.5],
+        forest_kwargs={},
+        random_state=0,
+        n_jobs=1,
+        make_localizer=ForestLocalizer,
     )
     grid = [(m, f, "none") for f in (1.0, 0.5) for m in (39, 20, 10, 5)]
     assert list(tun.candidates[:8]) == grid  # the halving grid first, its order unchanged (baseline first)
@@ -232,6 +240,7 @@ def test_tuned_scores_are_the_simulated_calibration():
             random_state=1,
             n_jobs=1,
             scales=["none", "forest"],
+            make_localizer=ForestLocalizer,
         )
         seen.add(tun.n_splits)
         rng = np.random.default_rng(1)
@@ -271,7 +280,17 @@ def test_four_tuning_folds_index_two_folds_and_halve_the_tuning_leaf(monkeypatch
     monkeypatch.setattr(tuning_module, "TUNE_FOLDS", 4)
     n = ROTATE_BELOW + 200  # one split: no rotation
     X, V = _data(n, seed=2)
-    tun = tune_forest(X, V, alpha=0.1, leaves=[8], max_features=[1.0, 0.5], forest_kwargs={}, random_state=3, n_jobs=1)
+    tun = tune_forest(
+        X,
+        V,
+        alpha=0.1,
+        leaves=[8],
+        max_features=[1.0, 0.5],
+        forest_kwargs={},
+        random_state=3,
+        n_jobs=1,
+        make_localizer=ForestLocalizer,
+    )
     assert tun.n_splits == 1
     rng = np.random.default_rng(3)
     use = rng.permutation(n)
@@ -387,7 +406,15 @@ def test_other_forest_methods_keep_the_sqrt_rule(method):
 def test_tuning_leaves_get_the_final_conformal_mass():
     """A candidate leaf m is simulated with m * conformal_ratio growing points per leaf (thirds: equal folds)."""
     X, V = _data(900, seed=6)
-    kw = dict(alpha=0.1, leaves=[12], max_features=[1.0, 0.5], forest_kwargs={}, random_state=2, n_jobs=1)
+    kw = dict(
+        alpha=0.1,
+        leaves=[12],
+        max_features=[1.0, 0.5],
+        forest_kwargs={},
+        random_state=2,
+        n_jobs=1,
+        make_localizer=ForestLocalizer,
+    )
     half = tune_forest(X, V, conformal_ratio=0.5, **kw)
     six = tune_forest(X, V, **{**kw, "leaves": [6]})
     assert half.scores == six.scores and half.candidates == ((12, 1.0, "none"), (12, 0.5, "none"))

@@ -35,18 +35,24 @@ cdef inline Py_ssize_t _count_less(const double* sorted_vals, Py_ssize_t n, doub
     return lo
 
 
-def build_leaf_index(const i64[:, ::1] leaves, const double[::1] scores,
-                     const i32[:, ::1] mult, Py_ssize_t n_leaves):
+ctypedef fused leaf_t:
+    cnp.int32_t
+    cnp.int64_t
+
+
+def build_leaf_index(const leaf_t[:, ::1] leaves, const double[::1] scores,
+                     mult, Py_ssize_t n_leaves):
     """Group calibration points by global leaf id, sorted by score.
 
     Parameters
     ----------
-    leaves : (n, k) int64
+    leaves : (n, k) int64 or int32
         Global leaf id of calibration point i in tree l (tree offsets applied).
     scores : (n,) float64
         Calibration scores.
-    mult : (n, k) int32
-        Multiplicity of point i in the weights of tree l.
+    mult : (n, k) int32 or None
+        Multiplicity of point i in the weights of tree l; None: all 1 (the
+        honest forest), without an (n, k) array of ones.
     n_leaves : int
         Number of global leaf ids.
 
@@ -63,6 +69,12 @@ def build_leaf_index(const i64[:, ::1] leaves, const double[::1] scores,
     """
     cdef Py_ssize_t n = leaves.shape[0], k = leaves.shape[1]
     cdef Py_ssize_t i, l, g, e, start, stop, run_start
+    cdef bint unit = mult is None
+    cdef const i32[:, ::1] mv
+    if not unit:
+        mv = mult
+        if mv.shape[0] != n or mv.shape[1] != k:
+            raise ValueError("mult must have the shape of leaves")
     cdef i64[::1] leaf_ptr = np.zeros(n_leaves + 1, dtype=np.int64)
     cdef i32[::1] leaf_pop = np.zeros(n_leaves, dtype=np.int32)
     cdef i32[::1] members = np.empty(n * k, dtype=np.int32)
@@ -70,7 +82,7 @@ def build_leaf_index(const i64[:, ::1] leaves, const double[::1] scores,
     cdef i32[::1] below = np.empty(n * k, dtype=np.int32)
     cdef i64[::1] fill
     cdef i64[::1] order = np.argsort(np.asarray(scores), kind="stable").astype(np.int64)
-    cdef i32 acc, run_mass
+    cdef i32 acc, run_mass, w
     cdef double prev
 
     for i in range(n):
@@ -79,7 +91,7 @@ def build_leaf_index(const i64[:, ::1] leaves, const double[::1] scores,
             if g < 0 or g >= n_leaves:
                 raise ValueError("leaf id out of range")
             leaf_ptr[g + 1] += 1
-            leaf_pop[g] += mult[i, l]
+            leaf_pop[g] += 1 if unit else mv[i, l]
     for g in range(n_leaves):
         leaf_ptr[g + 1] += leaf_ptr[g]
     fill = np.array(leaf_ptr[:n_leaves], dtype=np.int64)
@@ -88,9 +100,11 @@ def build_leaf_index(const i64[:, ::1] leaves, const double[::1] scores,
         i = order[e]
         for l in range(k):
             g = leaves[i, l]
+            w = 1 if unit else mv[i, l]
             members[fill[g]] = <i32> i
-            member_mult[fill[g]] = mult[i, l]
+            member_mult[fill[g]] = w
             fill[g] += 1
+    del fill, order
     with nogil:
         for g in range(n_leaves):
             start = leaf_ptr[g]
@@ -111,15 +125,17 @@ def build_leaf_index(const i64[:, ::1] leaves, const double[::1] scores,
             np.asarray(below), np.asarray(leaf_pop))
 
 
-def calibration_p2(const i64[:, ::1] leaves, const i64[::1] leaf_ptr,
+def calibration_p2(leaves, const i64[::1] leaf_ptr,
                    const i32[::1] members, const i32[::1] below,
                    const i32[::1] leaf_pop, Py_ssize_t n):
     """p2_i: mass that row i puts strictly below V_i, with no test point present.
 
     p2_i = (1/k) sum_l c_l(i) / N_l(X_i), where c_l(i) is the multiplicity mass of
-    i's leaf-mates with a smaller score and N_l(X_i) the leaf's mass.
+    i's leaf-mates with a smaller score and N_l(X_i) the leaf's mass. ``leaves``
+    (n, k) is read for k only (an int k is taken too): the sums run over the index.
     """
-    cdef Py_ssize_t k = leaves.shape[1], l, g, e
+    cdef Py_ssize_t k = leaves if isinstance(leaves, int) else leaves.shape[1]
+    cdef Py_ssize_t l, g, e
     cdef double[::1] p2 = np.zeros(n, dtype=np.float64)
     cdef i32 i
     with nogil:

@@ -101,15 +101,19 @@ def check_conformal_size(n: int, alpha: float, part: str) -> None:
 
 
 def random_split(
-    n: int, share: float, rng: np.random.Generator, part: str, option: str
+    n: int, share: float, rng: np.random.Generator, part: str, option: str, max_first: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted indices of a random ``share`` of ``n`` points and of the rest.
+    """Sorted indices of a random ``share`` of ``n`` points (at most ``max_first``) and of the rest.
 
     ``part`` names the first part and ``option`` the setting that sizes it, for
-    the error raised when the first part would hold fewer than 2 points.
+    the error raised when the first part would hold fewer than 2 points. The
+    split reads only ``n`` and ``rng`` (one permutation of ``n``), so rows
+    held in memory or in Dask partitions split alike.
     """
     perm = rng.permutation(n)
     n_first = int(round(share * n))
+    if max_first is not None:
+        n_first = min(n_first, int(max_first))
     if n_first < 2:
         raise InputError(f"the {part} has {n_first} point(s); give more calibration data or a larger {option}.")
     return np.sort(perm[:n_first]), np.sort(perm[n_first:])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import math
+import time
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
+from .rows import ArrayRows, CalibrationRows
 from .shift import ShiftWeights, check_ratio, new_row_ratios
 
 #: a tuned honest LCP-RF localizes only from MIN_LOCALIZER_ALPHA / alpha localizer points on (100 at alpha = 0.1)
@@ -36,6 +39,26 @@ def min_localizer_points(alpha: float) -> int:
     return math.ceil(MIN_LOCALIZER_ALPHA / alpha_fraction(alpha))
 
 
+#: ``max_localizer_size="auto"``: the forest grows on at most this many rows (its growing cost is bounded; the
+#: other rows become conformal points). At the peer benchmark's sizes and up to 100,000 calibration rows with
+#: ``localizer_size=0.5`` it does not bind.
+MAX_LOCALIZER_POINTS = 50_000
+
+
+def check_max_localizer_size(value: Any) -> int | None:
+    """``max_localizer_size``: "auto" (MAX_LOCALIZER_POINTS), None (no cap) or an integer >= 2."""
+    if isinstance(value, str) and value == "auto":
+        return MAX_LOCALIZER_POINTS
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)) or value < 2:
+        raise InputError(
+            f"max_localizer_size must be 'auto' ({MAX_LOCALIZER_POINTS:,} rows), None (no cap) or an integer >= 2, "
+            f"got {value!r}: it caps the rows that grow the forest (the rest are conformal points)."
+        )
+    return int(value)
+
+
 class LCPForestCalibrator(Calibrator):
     """Exact LCP (Guan) with forest weights; honest by default.
 
@@ -48,6 +71,11 @@ class LCPForestCalibrator(Calibrator):
         rest are the conformal calibration points.
     n_jobs : int or None
         Threads of the threshold kernel.
+    max_localizer_size : int or None
+        Most rows that grow the forest (honest): the localizer part is
+        ``min(round(localizer_size * n), max_localizer_size)`` rows and every
+        other calibration row is a conformal point; with a training-part
+        forest, a random subsample of that size grows it. None: no cap.
 
     Notes
     -----
@@ -61,9 +89,16 @@ class LCPForestCalibrator(Calibrator):
     name = "lcp-rf"
     supports_shift = True
 
-    def __init__(self, localizer: ForestLocalizer, localizer_size: float = 0.5, n_jobs: int | None = None) -> None:
+    def __init__(
+        self,
+        localizer: ForestLocalizer,
+        localizer_size: float = 0.5,
+        n_jobs: int | None = None,
+        max_localizer_size: int | None = None,
+    ) -> None:
         self.localizer = localizer
         self.localizer_size = check_fraction(localizer_size, "localizer_size")
+        self.max_localizer_size = max_localizer_size
         self.n_jobs = n_jobs
         self._reference: tuple[np.ndarray, np.ndarray] | None = None
         self.localizer_source_ = "calibration"
@@ -81,41 +116,65 @@ class LCPForestCalibrator(Calibrator):
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
         w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
-        conf = np.arange(n)
-        if self._reference is not None:
-            Xr, Vr = self._reference
-            if Xr.shape[1] != X.shape[1]:
-                raise InputError(f"the training part has {Xr.shape[1]} columns, the calibration data {X.shape[1]}.")
-            check_conformal_size(n, alpha, "calibration set")
-            self._prepare_tuning(alpha, Xr.shape[0], n)
-            self.localizer.grow(Xr, Vr)
-            self.localizer.index(X, V)
-            self.n_grow_, self.n_conformal_ = int(Xr.shape[0]), n
-            self._reference = None  # used once; not kept in the fitted object
-        elif self.localizer.honest and self._too_small_to_localize(n, alpha):
-            check_conformal_size(n, alpha, "calibration set")
-            n_loc = int(round(self.localizer_size * n))
-            self.localizer.skip(
-                X.shape[1],
-                f"a localizer part of {n_loc} points would be below ceil(10/alpha) = {min_localizer_points(alpha)}, "
-                "decided from the sizes alone",
-            )
-            self.localizer.index(X, V)
-            self.n_grow_, self.n_conformal_ = 0, n
-        elif self.localizer.honest:
-            grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
-            check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
-            self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])
-            self.localizer.grow(X[grow], V[grow])
-            self.localizer.index(X[conf], V[conf])
-            self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
-        else:
+        if self._reference is None and not self.localizer.honest:
             check_conformal_size(n, alpha, "calibration set")
             self.localizer.fit(X, V)
-            self.n_grow_, self.n_conformal_ = n, n
+            self.n_grow_ = self.n_conformal_ = n
+            self.n_calibration_, self.conformal_rows_ = n, np.arange(n)
+        else:
+            self.calibrate_rows(ArrayRows(X, V), alpha=alpha, rng=rng)
         # the forest never sees the ratios: they weight the conformal points only
-        self.n_calibration_, self.conformal_rows_ = n, conf
-        self._set_ratios(None if w is None else w[conf])
+        self._set_ratios(None if w is None else w[self.conformal_rows_])
+        return self
+
+    def calibrate_rows(self, rows: CalibrationRows, *, alpha: float, rng: np.random.Generator) -> LCPForestCalibrator:
+        """Honest calibration on rows held anywhere (arrays, or Dask partitions: :mod:`confrf.dask`).
+
+        The forest grows on at most ``max_localizer_size`` rows (gathered in
+        one place); every conformal row is looked up where it is and only its
+        leaves and score come back to build the index. Unweighted (covariate
+        shift ratios are set by :meth:`calibrate` afterwards).
+        """
+        n = rows.n
+        if not self.localizer.honest:
+            raise InputError("honest=False grows the forest on every calibration row; it needs the rows in memory.")
+        if self._reference is not None:
+            Xr, Vr = self._reference
+            if Xr.shape[1] != rows.n_features:
+                raise InputError(
+                    f"the training part has {Xr.shape[1]} columns, the calibration data {rows.n_features}."
+                )
+            check_conformal_size(n, alpha, "calibration set")
+            if self.max_localizer_size is not None and Xr.shape[0] > self.max_localizer_size:
+                keep = np.sort(rng.permutation(Xr.shape[0])[: self.max_localizer_size])
+                Xr, Vr = Xr[keep], Vr[keep]
+            conf = np.arange(n)
+            self._reference = None  # used once; not kept in the fitted object
+        elif self._too_small_to_localize(n, alpha):
+            check_conformal_size(n, alpha, "calibration set")
+            self.localizer.skip(
+                rows.n_features,
+                f"a localizer part of {int(round(self.localizer_size * n))} points would be below ceil(10/alpha) = "
+                f"{min_localizer_points(alpha)}, decided from the sizes alone",
+            )
+            conf = np.arange(n)
+            Xr = None
+        else:
+            grow, conf = random_split(
+                n, self.localizer_size, rng, "localizer part", "localizer_size", max_first=self.max_localizer_size
+            )
+            check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
+            Xr, Vr = rows.take(grow), rows.scores[grow]
+        if Xr is not None:
+            self._prepare_tuning(alpha, Xr.shape[0], conf.shape[0])
+            self.localizer.grow(Xr, Vr)
+        t0 = time.perf_counter()
+        self.localizer.index_lookups(*rows.lookup(self.localizer, conf))
+        self.localizer.index_seconds_ = time.perf_counter() - t0
+        self.n_grow_, self.n_conformal_ = (0 if Xr is None else int(Xr.shape[0])), int(conf.shape[0])
+        # int32: 4 bytes a conformal point in the fitted object (reweighted() reads the ratios' rows with it)
+        self.n_calibration_, self.conformal_rows_ = n, conf.astype(np.int32 if n < 2**31 else np.int64)
+        self._set_ratios(None)
         return self
 
     def _too_small_to_localize(self, n: int, alpha: float) -> bool:
@@ -234,6 +293,12 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
             "the training data (not prefit=True), honest=True and guarantee='marginal'; use "
             "localizer_data='calibration' otherwise."
         )
+    cap = check_max_localizer_size(opts["max_localizer_size"])
+    if opts["max_localizer_size"] != "auto" and (opts["guarantee"] == "pac" or not est.honest):
+        raise InputError(
+            "option 'max_localizer_size' applies only to the honest LCP-RF with guarantee='marginal' (it caps the "
+            "rows that grow the forest); drop it, or use honest=True and guarantee='marginal'."
+        )
     if opts["guarantee"] == "pac":
         if opts["scale"] is not None:
             raise InputError(
@@ -247,7 +312,12 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     if stray:
         raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
     scale = "tune" if opts["scale"] is None else opts["scale"]  # checked by the localizer when it grows
-    return LCPForestCalibrator(make_forest_localizer(est, seed, tune=True, scale=scale), est.localizer_size, est.n_jobs)
+    return LCPForestCalibrator(
+        make_forest_localizer(est, seed, tune=True, scale=scale),
+        est.localizer_size,
+        est.n_jobs,
+        max_localizer_size=cap,
+    )
 
 
 register(
@@ -261,6 +331,7 @@ register(
             "localizer_data": "calibration",
             "cv": 5,
             "scale": None,
+            "max_localizer_size": "auto",
         },
         title="LCP-RF (exact localized conformal, forest weights)",
         needs_training=lambda opts: opts["localizer_data"] == "training",

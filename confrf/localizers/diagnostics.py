@@ -21,16 +21,10 @@ _ROW_BLOCK_ENTRIES = 1 << 22
 
 def indexed_leaves(loc: ForestLocalizer) -> np.ndarray:
     """(n, k) global leaf id of every indexed (conformal) point in every tree, read back from the leaf index."""
-    idx = loc._index()
-    n_leaves = idx.leaf_ptr.shape[0] - 1
-    leaf_of_entry = np.repeat(np.arange(n_leaves, dtype=np.int64), np.diff(idx.leaf_ptr))
-    tree_of_entry = np.searchsorted(idx.node_offset, leaf_of_entry, side="right") - 1
-    leaves = np.empty((idx.n, idx.n_trees), dtype=np.int64)
-    leaves[idx.members, tree_of_entry] = leaf_of_entry
-    return leaves
+    return loc._index().leaves()
 
 
-def forest_ess(loc: ForestLocalizer, n_threads: int = 1) -> np.ndarray:
+def forest_ess(loc: ForestLocalizer, n_threads: int = 1, rows: np.ndarray | None = None) -> np.ndarray:
     """Effective sample size 1 / sum_j w_ij^2 of each indexed point's localizing weights.
 
     Row i is the QRF weight row of X_i on the indexed points, X_i itself
@@ -38,6 +32,7 @@ def forest_ess(loc: ForestLocalizer, n_threads: int = 1) -> np.ndarray:
     m_jl the weight multiplicity (1 when honest) and N_l the leaf's mass. It
     is the LCP row of X_i without the test point. A nogil kernel sums the
     squares row by row without storing the rows (``n_threads`` OpenMP threads).
+    ``rows``: only these indexed points (positions in the index), in that order.
 
     Examples
     --------
@@ -53,9 +48,9 @@ def forest_ess(loc: ForestLocalizer, n_threads: int = 1) -> np.ndarray:
     """
     idx = loc._index()
     if loc.pooled:  # one leaf: uniform weights 1/n, so every ESS is n (the kernel would take O(n^2))
-        return np.full(idx.n, float(idx.leaf_pop.sum()))
+        return np.full(idx.n if rows is None else len(rows), float(idx.leaf_pop.sum()))
     sumsq = _kernels.forest_weight_sumsq(
-        indexed_leaves(loc),
+        idx.leaves(rows),
         idx.leaf_ptr,
         idx.members,
         idx.member_mult,
@@ -104,19 +99,15 @@ def within_leaf_variance_ratio(loc: ForestLocalizer) -> float:
     the score variance that lies between leaves. NaN when every score is equal.
     """
     idx = loc._index()
-    n_leaves = idx.leaf_ptr.shape[0] - 1
-    leaf = np.repeat(np.arange(n_leaves, dtype=np.int64), np.diff(idx.leaf_ptr))
-    tree = np.searchsorted(idx.node_offset, leaf, side="right") - 1
-    m = idx.member_mult.astype(np.float64)
-    v = loc.indexed_scores()[idx.members]  # in score units, also when the index holds V / sigma(x)
-
-    def centred_ss(groups: np.ndarray, size: int) -> float:
-        mass = np.bincount(groups, weights=m, minlength=size)
-        total = np.bincount(groups, weights=m * v, minlength=size)
-        mean = np.divide(total, mass, out=np.zeros(size), where=mass > 0)
-        return float(np.sum(m * (v - mean[groups]) ** 2))
-
-    total_ss = centred_ss(tree, idx.n_trees)
-    if total_ss == 0.0:
-        return float("nan")
-    return centred_ss(leaf, n_leaves) / total_ss
+    scores = loc.indexed_scores()  # in score units, also when the index holds V / sigma(x)
+    within = total = 0.0
+    for lo, hi, e0, e1 in idx._tree_blocks():  # one tree at a time: O(n) memory
+        m = idx.member_mult[e0:e1].astype(np.float64)
+        v = scores[idx.members[e0:e1]]
+        leaf = np.repeat(np.arange(hi - lo, dtype=np.int64), np.diff(idx.leaf_ptr[lo : hi + 1]))
+        mass = np.bincount(leaf, weights=m, minlength=hi - lo)
+        sums = np.bincount(leaf, weights=m * v, minlength=hi - lo)
+        mean = np.divide(sums, mass, out=np.zeros(hi - lo), where=mass > 0)
+        within += float(np.sum(m * (v - mean[leaf]) ** 2))
+        total += float(np.sum(m * (v - np.sum(m * v) / np.sum(m)) ** 2))
+    return float("nan") if total == 0.0 else within / total

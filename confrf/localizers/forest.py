@@ -25,8 +25,10 @@ have to correct what sigma misses, which they do with fewer points per leaf
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,8 +45,9 @@ from .._validation import (
     check_n_estimators,
 )
 from ..exceptions import InputError, NotFittedError
+from ._compact_trees import pack_forest, unpack_forest
 from ._float32 import RankColumns
-from .leaf_index import LeafIndex  # also where pickles of fitted localizers look it up
+from .leaf_index import LeafIndex, leaf_dtype  # also where pickles of fitted localizers look it up
 from .screening import SCREENED, screen_features
 from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
 
@@ -60,6 +63,29 @@ AUTO_TREES_MAX = 500
 AUTO_TREE_PAIRS = 3000
 #: "auto" adds trees only up to the growing cost of AUTO_TREES_MIN trees on this many points
 AUTO_TREES_BUDGET_POINTS = 5000
+#: rows per leaf lookup when indexing: bounds the float32 copies of X to a chunk
+LOOKUP_CHUNK = 50_000
+
+
+def stack_lookups(parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, k: int) -> tuple[np.ndarray, ...]:
+    """Row-wise concatenation of ``n`` rows of :meth:`ForestLocalizer.lookup` results, in order.
+
+    ``parts`` is consumed one at a time (a generator keeps the peak at the
+    stacked arrays plus one part); leaf ids keep the parts' integer type.
+    """
+    parts = iter(parts)
+    first = next(parts, None)
+    dtype = np.int64 if first is None else first[0].dtype
+    leaves, V, sigma = np.empty((n, k), dtype=dtype), np.empty(n), np.empty(n)
+    parts = parts if first is None else itertools.chain([first], parts)
+    at = 0
+    for lv, v, g in parts:
+        stop = at + lv.shape[0]
+        leaves[at:stop], V[at:stop], sigma[at:stop] = lv, v, g
+        at = stop
+    if at != n:
+        raise ValueError(f"the lookups hold {at} rows, not {n}")
+    return leaves, V, sigma
 
 
 def check_scale(scale: Any) -> str:
@@ -177,6 +203,19 @@ class ForestLocalizer:
     pooled_: bool | None = field(default=None, repr=False)  # every point in one leaf: no forest, no localization
     skipped_: str | None = field(default=None, repr=False)  # why no localizer part was used at all (skip())
 
+    # -- pickling ----------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        # the trees in compact arrays (28 bytes a node instead of scikit-learn's 72): see _compact_trees
+        state = dict(self.__dict__)
+        if state.get("forest_") is not None:
+            state["forest_"] = pack_forest(state["forest_"])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if isinstance(state.get("forest_"), dict):
+            state = {**state, "forest_": unpack_forest(state["forest_"])}
+        self.__dict__.update(state)
+
     # -- lifecycle ---------------------------------------------------------
     def grow(self, X: np.ndarray, scores: np.ndarray) -> ForestLocalizer:
         """Grow the forest of the scores on (X, scores)."""
@@ -206,6 +245,7 @@ class ForestLocalizer:
                 forest_kwargs={"max_depth": self.max_depth, "bootstrap": self.bootstrap},
                 conformal_ratio=self.conformal_ratio,
                 pooled=self.min_samples_leaf == TUNE,  # no localization competes when the leaf size is tuned
+                make_localizer=ForestLocalizer,
             )
             msl, mf, scale = self.tuning_.chosen
         self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None
@@ -216,6 +256,7 @@ class ForestLocalizer:
             self.forest_, self.leaf_values_, self.scale_ = None, None, "none"
             self.scale_floor_, self.n_grow_, self.grow_seconds_ = 1.0, int(X.shape[0]), 0.0
             return self
+        t0 = time.perf_counter()  # growing time includes the screening forest
         if mf == SCREENED:  # on the growing points only, as in the tuning's simulations
             self.columns_ = screen_features(self._tree_input(X), V, self.random_state, self.n_jobs)
         mean_v = float(np.mean(V)) if V.size else 0.0
@@ -226,7 +267,6 @@ class ForestLocalizer:
             if self.n_estimators == "auto"
             else int(self.n_estimators)
         )
-        t0 = time.perf_counter()
         self.forest_ = RandomForestRegressor(
             n_estimators=trees,
             min_samples_leaf=self.min_samples_leaf_,
@@ -265,18 +305,38 @@ class ForestLocalizer:
         """
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
-        if multiplicity is None:
-            multiplicity = np.ones((X.shape[0], self.n_trees), dtype=np.int32)
         t0 = time.perf_counter()
+        k, n = self.n_trees, X.shape[0]
+        lookups = (self.lookup(X[s : s + LOOKUP_CHUNK], V[s : s + LOOKUP_CHUNK]) for s in range(0, n, LOOKUP_CHUNK))
+        self.index_lookups(*stack_lookups(lookups, n, k), multiplicity=multiplicity)
+        self.index_seconds_ = time.perf_counter() - t0  # the lookups included
+        return self
+
+    def lookup(self, X: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What the index needs of some rows: global leaf ids (m, k), indexed scores and sigma(x).
+
+        Row by row (no row depends on another), so rows can be looked up in
+        chunks, or on Dask workers partition by partition, and stacked:
+        :meth:`index_lookups` of the stacked parts equals :meth:`index` of
+        all rows. The indexed score is V / sigma(x) when scaled, else V (and
+        sigma is 1).
+        """
+        X = as_float_matrix(X, "X")
+        V = as_float_vector(scores, "scores")
+        offsets = self._node_offsets()
+        leaves = self._global_leaves(X, offsets)
+        sigma = self._scale_of(leaves) if self.scaled else np.ones(X.shape[0])
+        n_leaves = 1 if self.pooled else int(offsets[-1] + self._forest().estimators_[-1].tree_.node_count)
+        return leaves.astype(leaf_dtype(n_leaves), copy=False), (V / sigma if self.scaled else V), sigma
+
+    def index_lookups(
+        self, leaves: np.ndarray, scores: np.ndarray, sigma: np.ndarray, multiplicity: np.ndarray | None = None
+    ) -> ForestLocalizer:
+        """Index points from their :meth:`lookup` (stacked in point order)."""
         offsets = self._node_offsets()
         n_leaves = 1 if self.pooled else int(offsets[-1] + self._forest().estimators_[-1].tree_.node_count)
-        leaves = self._global_leaves(X, offsets)
-        self.index_scale_ = None
-        if self.scaled:
-            self.index_scale_ = self._scale_of(leaves)
-            V = V / self.index_scale_
-        self.index_ = LeafIndex.build(leaves, V, multiplicity, offsets, n_leaves)
-        self.index_seconds_ = time.perf_counter() - t0
+        self.index_scale_ = sigma if self.scaled else None
+        self.index_ = LeafIndex.build(np.ascontiguousarray(leaves), scores, multiplicity, offsets, n_leaves)
         return self
 
     def fit(self, X: np.ndarray, scores: np.ndarray) -> ForestLocalizer:

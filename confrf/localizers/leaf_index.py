@@ -10,6 +10,11 @@ import numpy as np
 from .. import _kernels
 
 
+def leaf_dtype(n_leaves: int) -> type:
+    """The integer type of global leaf ids: int32 when they fit (half the memory of the n x k leaf matrix)."""
+    return np.int32 if n_leaves <= np.iinfo(np.int32).max else np.int64
+
+
 @dataclass
 class LeafIndex:
     """Calibration points grouped by (tree, leaf), sorted by score in each leaf.
@@ -36,10 +41,18 @@ class LeafIndex:
 
     @classmethod
     def build(
-        cls, leaves: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray, node_offset: np.ndarray, n_leaves: int
+        cls,
+        leaves: np.ndarray,
+        scores: np.ndarray,
+        multiplicity: np.ndarray | None,
+        node_offset: np.ndarray,
+        n_leaves: int,
     ) -> LeafIndex:
-        """Index points with global leaf ids ``leaves`` (n, k); O(n k) after one sort."""
-        mult = np.ascontiguousarray(multiplicity, dtype=np.int32)
+        """Index points with global leaf ids ``leaves`` (n, k; int32 or int64); O(n k) after one sort.
+
+        ``multiplicity`` None: every multiplicity is 1 (no (n, k) array of ones is made).
+        """
+        mult = None if multiplicity is None else np.ascontiguousarray(multiplicity, dtype=np.int32)
         leaf_ptr, members, member_mult, below, pop = _kernels.build_leaf_index(leaves, scores, mult, n_leaves)
         p2 = _kernels.calibration_p2(leaves, leaf_ptr, members, below, pop, scores.shape[0])
         rank = _kernels.score_ranks(scores)
@@ -57,7 +70,7 @@ class LeafIndex:
             rank[members],
             scores[order],
             p2[order],
-            bool(np.all(mult == 1)),
+            mult is None or bool(np.all(mult == 1)),
         )
 
     @property
@@ -69,23 +82,62 @@ class LeafIndex:
         return int(self.node_offset.shape[0])
 
     def __getstate__(self) -> dict[str, Any]:
+        # each point's leaf per tree, numbered within its tree in the smallest unsigned type that holds the
+        # tree's node ids (uint16 below 65,536 nodes): 2 bytes per point and tree, where int32 member ids took 4
+        n_leaves = int(self.leaf_ptr.shape[0] - 1)
+        width = int(np.diff(np.append(self.node_offset, n_leaves)).max(initial=0))
+        dtype = np.uint16 if width <= np.iinfo(np.uint16).max else np.uint32
+        mult = None
+        if not self.unit_mult:
+            mult = np.ones((self.n, self.n_trees), dtype=np.int32)
+            for t, (_, _, e0, e1) in enumerate(self._tree_blocks()):
+                mult[self.members[e0:e1], t] = self.member_mult[e0:e1]
         return {
             "node_offset": self.node_offset,
-            "leaf_ptr": self.leaf_ptr,
-            "members": self.members,
-            "member_mult": None if self.unit_mult else self.member_mult,
+            "n_leaves": n_leaves,
+            "local_leaves": self.leaves(local=True, dtype=dtype),
+            "mult": mult,
             "scores": self.scores,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # the build is deterministic, so the rebuilt arrays equal the pickled object's
-        ptr, members, offset = state["leaf_ptr"], state["members"], state["node_offset"]
-        n, k = state["scores"].shape[0], offset.shape[0]
-        leaf_of_entry = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
-        tree_of_entry = np.searchsorted(offset, leaf_of_entry, side="right") - 1
-        leaves = np.empty((n, k), dtype=np.int64)
-        leaves[members, tree_of_entry] = leaf_of_entry
-        mult = np.ones((n, k), dtype=np.int32)
-        if state["member_mult"] is not None:
-            mult[members, tree_of_entry] = state["member_mult"]
-        self.__dict__.update(LeafIndex.build(leaves, state["scores"], mult, offset, ptr.shape[0] - 1).__dict__)
+        offset = state["node_offset"]
+        if "members" in state:  # pickled by an earlier version: member ids grouped by leaf
+            ptr, members = state["leaf_ptr"], state["members"]
+            n, k, n_leaves = state["scores"].shape[0], offset.shape[0], ptr.shape[0] - 1
+            leaf_of_entry = np.repeat(np.arange(n_leaves), np.diff(ptr))
+            tree_of_entry = np.searchsorted(offset, leaf_of_entry, side="right") - 1
+            leaves = np.empty((n, k), dtype=np.int64)
+            leaves[members, tree_of_entry] = leaf_of_entry
+            mult = np.ones((n, k), dtype=np.int32)
+            if state["member_mult"] is not None:
+                mult[members, tree_of_entry] = state["member_mult"]
+        else:
+            n_leaves = state["n_leaves"]
+            leaves = state["local_leaves"].astype(leaf_dtype(n_leaves))
+            leaves += offset[None, :].astype(leaves.dtype)
+            mult = state["mult"]
+        self.__dict__.update(LeafIndex.build(leaves, state["scores"], mult, offset, n_leaves).__dict__)
+
+    def _tree_blocks(self) -> list[tuple[int, int, int, int]]:
+        """Per tree: its global leaf ids [lo, hi) and its block of membership entries [e0, e1) (every point once)."""
+        bounds = np.append(self.node_offset, self.leaf_ptr.shape[0] - 1)
+        return [
+            (int(bounds[t]), int(bounds[t + 1]), int(self.leaf_ptr[bounds[t]]), int(self.leaf_ptr[bounds[t + 1]]))
+            for t in range(self.n_trees)
+        ]
+
+    def leaves(self, rows: np.ndarray | None = None, *, local: bool = False, dtype: Any = np.int64) -> np.ndarray:
+        """(n, k) leaf id of every indexed point (or of ``rows``) in every tree, read back from the memberships.
+
+        Global ids, or ``local`` ones numbered within each tree; built one tree at a time, so besides the
+        result only O(n) memory is used.
+        """
+        out = np.empty((self.n if rows is None else len(rows), self.n_trees), dtype=dtype)
+        col = np.empty(self.n, dtype=dtype)
+        for t, (lo, hi, e0, e1) in enumerate(self._tree_blocks()):
+            ids = np.arange(hi - lo, dtype=np.int64) + (0 if local else lo)
+            col[self.members[e0:e1]] = np.repeat(ids, np.diff(self.leaf_ptr[lo : hi + 1]))
+            out[:, t] = col if rows is None else col[rows]
+        return out

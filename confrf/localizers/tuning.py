@@ -62,6 +62,7 @@ other choice it reads the localizer part only, so the guarantee is unchanged.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,6 +213,7 @@ def tune_forest(
     n_jobs: int | None,
     conformal_ratio: float = 1.0,
     scales: list[str] | None = None,
+    make_localizer: Callable[..., Any],
     pooled: bool = False,
 ) -> ForestTuning:
     """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
@@ -239,9 +241,11 @@ def tune_forest(
     beat by the same rule; it is also the choice when the data are too few
     to simulate a calibration.
     Deterministic given ``random_state``; ``n_jobs`` only parallelizes.
+    ``make_localizer``: the localizer class (keyword settings in, ``grow``,
+    ``index``, ``thresholds`` and a settable ``scale_``), passed in by
+    :class:`confrf.localizers.forest.ForestLocalizer` so that this module
+    does not import it back.
     """
-    from .forest import ForestLocalizer  # forest.py calls this module from grow()
-
     scales = ["none"] if scales is None else list(scales)
     # "screened" among other max_features is a later stage (below), not part of the grid
     grid_mf = [f for f in max_features if f != SCREENED] or [SCREENED]
@@ -290,7 +294,7 @@ def tune_forest(
             cols = screened[fold] if mf == SCREENED else np.arange(Xu.shape[1])
             Xc = Xu[:, cols]
             # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
-            loc = ForestLocalizer(
+            loc = make_localizer(
                 n_estimators=TUNE_TREES,
                 min_samples_leaf=m_t,
                 max_features=1.0 if mf == SCREENED else mf,

@@ -19,6 +19,7 @@ import pandas as pd
 
 from .._parallel import kernel_threads
 from .._validation import check_real, min_calibration_size
+from ..estimator import DIAGNOSTIC_ROWS, diagnostic_rows, score_ties
 from ..exceptions import NotFittedError
 from ..localizers.diagnostics import forest_ess, kernel_ess, leaf_masses, within_leaf_variance_ratio
 from ..localizers.forest import ForestLocalizer
@@ -98,12 +99,22 @@ class CalibrationDiagnostics:
 
 
 def calibration_ess(calibrator: Any, n_jobs: int | None = None) -> np.ndarray | None:
-    """ESS of every conformal point's localizing weight row, or None when the method has no localizer weights."""
+    """ESS of every conformal point's localizing weight row, or None when the method has no localizer weights.
+
+    Of a random subsample (seed 0) of DIAGNOSTIC_ROWS points of a forest that indexes more: each row costs
+    its neighbours, and a million rows would cost minutes for a distribution.
+    """
     forests = forest_localizers(calibrator)
     if forests:
-        return np.concatenate([forest_ess(loc, n_threads=kernel_threads(n_jobs)) for loc in forests])
+        return np.concatenate(
+            [forest_ess(loc, n_threads=kernel_threads(n_jobs), rows=_ess_rows(loc.index_.n)) for loc in forests]
+        )
     kernel = _kernel_localizer(calibrator)
     return None if kernel is None else kernel_ess(kernel)
+
+
+def _ess_rows(n: int) -> np.ndarray | None:
+    return None if n <= DIAGNOSTIC_ROWS else diagnostic_rows(n, 0)
 
 
 def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
@@ -126,9 +137,11 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
     if ess is not None:
         rows["ESS 1/sum(w^2)"] = distribution_row(ess)
         per_group = " (within its group)" if getattr(est.calibrator_, "group_localizers_", None) is not None else ""
+        n_carry = sum(loc.index_.n for loc in forest_localizers(est.calibrator_)) or ess.shape[0]
+        sub = f" (a random subsample of {ess.shape[0]} of the {n_carry})" if n_carry > ess.shape[0] else ""
         notes.append(
             f"ESS: 1/sum_j w_ij^2 of the localizing weights of each of the {ess.shape[0]} points that "
-            f"carry the weights (conformal part, or D1) on these points{per_group}, itself included (its "
+            f"carry the weights (conformal part, or D1){sub} on these points{per_group}, itself included (its "
             "LCP row without a test point)."
         )
     rows["alpha-tilde"] = distribution_row(d["level"])
@@ -140,8 +153,15 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
             "order statistic's level; 1 for an infinite interval)."
         )
     else:
+        n_all = getattr(est, "n_calib_", X.shape[0])
+        which = (
+            f"the {X.shape[0]} calibration rows"
+            if getattr(est, "calib_rows_", None) is None
+            else f"a random subsample of {X.shape[0]} of the {n_all} calibration rows (at most {DIAGNOSTIC_ROWS}: "
+            "kept with the fit so that it does not grow with the data)"
+        )
         notes.append(
-            f"alpha-tilde and width: the {X.shape[0]} calibration rows treated as new test points "
+            f"alpha-tilde and width: {which} treated as new test points "
             "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval)."
         )
     table = pd.DataFrame.from_dict(rows, orient="index")
@@ -218,7 +238,8 @@ def assumption_checks(
     forests = forest_localizers(cal)
     if forests:
         _leaf_checks(forests, beta, a, add, notes)
-        _tie_check(np.asarray(est.calib_scores_), add, notes)
+        ties = getattr(est, "calib_score_ties_", None)  # absent from objects pickled before it existed
+        _tie_check(score_ties(np.asarray(est.calib_scores_)) if ties is None else ties, add, notes)
         _spread_check(forests, add, notes)
     table_fn = getattr(cal, "group_table", None)
     if callable(table_fn):
@@ -280,15 +301,14 @@ def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add, not
     )
 
 
-def _tie_check(scores: np.ndarray, add, notes: list[str]) -> None:
-    n = scores.shape[0]
-    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
-    tied = float(np.mean(counts[inverse] > 1)) if n else 0.0
+def _tie_check(ties: tuple[int, int, int], add, notes: list[str]) -> None:
+    n, n_tied, n_distinct = ties  # over every calibration score (confrf.estimator.score_ties)
+    tied = n_tied / n if n else 0.0
     # ties concern the asymptotic theory only: the finite-sample guarantee holds with ties (it can only
     # over-cover), so they are a note, not a warning (class probabilities and integer responses tie)
     status = OK if tied == 0.0 else NOTE
     add("A1", "share of tied scores", tied, "0 (continuous)", status, 0.0)
-    add("A1", "distinct scores / n", counts.shape[0] / n if n else float("nan"), "1", "", 1.0)
+    add("A1", "distinct scores / n", n_distinct / n if n else float("nan"), "1", "", 1.0)
     looks = (
         "the scores look discrete (at least half share their value)"
         if tied >= 0.5

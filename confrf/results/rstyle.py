@@ -311,7 +311,8 @@ class RegressionVocabulary:
         [{'method': 'split', 'level': 0.9, 'nobs': 600}]
         """
         g = self.guarantee
-        n_cal = int(self.estimator.calib_X_.shape[0])
+        # every calibration row (the design kept for the summary is a subsample past DIAGNOSTIC_ROWS)
+        n_cal = int(getattr(self.estimator, "n_calib_", self.estimator.calib_X_.shape[0]))
         row: dict[str, Any] = {
             "method": self.method,
             "score": self.estimator.score_.name,
