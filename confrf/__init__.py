@@ -28,6 +28,7 @@ _LAZY = {
     "lcp_rf": "confrf.api",
     "split_cp": "confrf.api",
     "qrf_tc": "confrf.api",
+    "cv_plus": "confrf.api",
     "pac_epsilon": "confrf.calibrators",
     "pac_delta": "confrf.calibrators",
     "pac_n2": "confrf.calibrators",
@@ -54,7 +55,7 @@ _LAZY = {
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from . import dask, datasets, metrics, shift  # noqa: F401 - cf.dask, cf.shift: public, not in __all__
     from ._show_versions import show_versions
-    from .api import conformal, lcp_rf, qrf_tc, split_cp
+    from .api import conformal, cv_plus, lcp_rf, qrf_tc, split_cp
     from .calibrators import LCPThreshold, PACReport, lcp_threshold, pac_delta, pac_epsilon, pac_n2
     from .classification import ConformalClassifier
     from .estimator import ConformalRegressor
@@ -90,6 +91,7 @@ __all__ = [
     "lcp_rf",
     "split_cp",
     "qrf_tc",
+    "cv_plus",
     "pac_epsilon",
     "pac_delta",
     "pac_n2",

@@ -39,7 +39,7 @@ from ._validation import (
     is_boolean,
 )
 from ._warnings import user_stacklevel
-from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
+from .calibrators import Calibrator, CrossCalibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
 from .calibrators.shift import calibration_ratios, check_ratio, prediction_ratios, too_small_ess_message
 from .dask import DaskRows, is_dask_collection
@@ -58,6 +58,11 @@ def diagnostic_rows(n: int, seed: int | None) -> np.ndarray:
     Drawn from ``seed`` and ``n`` only, so rows in memory and in Dask partitions keep the same ones.
     """
     return np.sort(np.random.default_rng(seed).permutation(n)[:DIAGNOSTIC_ROWS])
+
+
+#: training rows that a cross-conformal fit keeps for the summary's diagnostics (a random subset above): each costs
+#: an order statistic over all n out-of-fold scores (n model predictions for the jackknife+)
+CROSS_DIAGNOSTIC_ROWS = 5000
 
 
 def _numeric_response(y: Any) -> np.ndarray:
@@ -90,7 +95,12 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         ``(fitted_mu, fitted_sigma)``.
     method : str
         Calibration method, a name in ``confrf.calibrators.METHODS``: "lcp-rf",
-        "split", "lcp" (Guan's kernel LCP), "slcp" (Han et al.), ...
+        "split", "lcp" (Guan's kernel LCP), "slcp" (Han et al.), ...; or
+        "cv+", "jackknife+", "jackknife+ab", which fit the model on folds
+        (or bootstrap bags) of the training rows and calibrate on their
+        out-of-fold scores in ``fit`` (no ``conformalize``; options ``cv``,
+        and ``n_bootstrap``, ``aggregation``, ``bag_size``, ``replace`` for
+        J+aB).
     alpha : float
         Miscoverage level in (0, 1); intervals aim at 1 - alpha coverage.
     score : str or Score
@@ -129,9 +139,11 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         numbers are refused.
     n_jobs : int or None
         Threads for everything the estimator runs: the forest, the kernels,
-        prediction, and the OpenMP/BLAS pools of the base model while it is
-        fitted and predicts (None: 1, -1: all cores). One thread by default,
-        so a shared machine is not slowed down by busy-waiting OpenMP pools.
+        prediction, the fold models of the cross-conformal methods (fitted
+        side by side, with identical results), and the OpenMP/BLAS pools of
+        the base model while it is fitted and predicts (None: 1, -1: all
+        cores). One thread by default, so a shared machine is not slowed
+        down by busy-waiting OpenMP pools.
     options : dict or None
         Options specific to ``method`` (see ``confrf.calibrators.METHODS[method].options``).
 
@@ -144,6 +156,12 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     >>> reg = ConformalRegressor(alpha=0.1, random_state=0).fit(X[:200], y[:200])
     >>> reg = reg.conformalize(X[200:], y[200:])
     >>> reg.predict_interval(X[:2]).shape
+    (2, 2)
+
+    CV+ fits its fold models in ``fit`` and predicts directly:
+
+    >>> cv = ConformalRegressor(model="ols", method="cv+", options={"cv": 5}, random_state=0).fit(X, y)
+    >>> cv.predict_interval(X[:2]).shape
     (2, 2)
     """
 
@@ -195,8 +213,21 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         ``lm(weights=)``; "ols" becomes weighted least squares); they do not
         enter the calibration (for covariate shift see ``likelihood_ratio``
         of :meth:`conformalize`).
+        The cross-conformal methods ("cv+", "jackknife+", "jackknife+ab") do
+        the whole job here: K fold models (n for the jackknife+, bootstrap
+        models for J+aB, fitted side by side with ``n_jobs``), every row
+        scored out of fold, and one model on all rows for the point
+        prediction; ``predict_interval`` follows directly, without
+        ``conformalize``.
         """
         self._check_options()
+        spec = get_method(self.method)
+        if spec.fits_models and self.prefit:
+            raise InputError(
+                f"method {self.method!r} refits the model on subsets of the training rows, so it cannot use a prefit "
+                "model; pass an unfitted model (e.g. 'ols', 'gbm' or a scikit-learn regressor) with prefit=False, or "
+                "use method='split' to calibrate a fitted model on calibration data."
+            )
         self._refuse_prefit()
         names = feature_names(X)
         X = as_float_matrix(X, "X")
@@ -218,7 +249,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
         self.train_X_ = self.train_scores_ = None
         opts = method_options(self.method, self.options)
-        if get_method(self.method).uses_training(opts):
+        if spec.fits_models:
+            self._cross_fit(X, y, score, kw, seeds)
+        elif spec.uses_training(opts):
             # the method learns from the training part: keep it, with out-of-fold (not in-sample) scores
             cv = opts["cv"]
             self.train_X_, self.train_scores_ = X, out_of_fold_scores(score, X, y, self.model, cv=cv, **kw)
@@ -229,13 +262,36 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.n_train_ = X.shape[0]
         return self
 
+    def _cross_fit(self, X: np.ndarray, y: np.ndarray, score: Any, kw: dict[str, Any], seeds: list) -> None:
+        """The cross-conformal methods: fold (or bootstrap) models and out-of-fold scores, as the calibrator."""
+        cal = self._make_calibrator(seeds[2])
+        assert isinstance(cal, CrossCalibrator)  # the method spec's fits_models says so
+        t0 = time.perf_counter()
+        self.calibrator_: Calibrator = cal.fit(X, y, score=score, model=self.model, **kw)
+        self.conformalize_time_ = time.perf_counter() - t0
+        n = X.shape[0]
+        keep = (
+            np.sort(np.random.default_rng(seeds[3]).permutation(n)[:CROSS_DIAGNOSTIC_ROWS])
+            if n > CROSS_DIAGNOSTIC_ROWS
+            else None
+        )
+        # the summary's diagnostics treat these training rows as new points; the scores are the out-of-fold ones
+        scores = cal.scores_[np.isfinite(cal.scores_)]
+        self.calib_rows_, self.n_calib_ = keep, n
+        self.calib_X_ = X if keep is None else X[keep]
+        self.calib_groups_: Any = None
+        self.calib_ratio_: np.ndarray | None = None
+        self.ratio_model_: Any = None
+        self.calib_score_ties_, self.calib_scores_ = score_ties(scores), scores
+
     @governs_threads
     def conformalize(self, X: Any, y: Any, groups: Any = None, likelihood_ratio: Any = None) -> ConformalRegressor:
         """Calibrate on data disjoint from the training data.
 
         ``groups``: one group label per row, for methods "split-g" and
         "lcp-rf-g" with ``options={"groups": "labels"}`` (then also pass the
-        labels of new rows when predicting).
+        labels of new rows when predicting). Not for the cross-conformal
+        methods, which calibrate in ``fit``.
 
         ``likelihood_ratio``: covariate shift (docs/theory.md). The rows to
         predict come from a target population with dP_target(x) =
@@ -257,6 +313,13 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         and scores), a random subsample beyond that.
         """
         self._check_options()
+        if get_method(self.method).fits_models:
+            raise InputError(
+                f"method {self.method!r} calibrates during fit(), on the out-of-fold scores of the training rows "
+                "(every row trains some of the models and is scored by the others), so there is no calibration "
+                "step: call predict_interval right after fit. To calibrate on separate data, use method='split' "
+                "or 'lcp-rf'."
+            )
         if is_dask_collection(X) or is_dask_collection(y):
             if likelihood_ratio is not None:
                 raise InputError(
@@ -420,7 +483,10 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         stderr only when prediction takes more than about 2 seconds, True
         always, False never. Thresholds do not depend on ``n_jobs`` or
         ``chunk_size``; a linear base model's predictions may change in the
-        last bit (BLAS blocks matrix products by row count).
+        last bit (BLAS blocks matrix products by row count). The
+        cross-conformal methods have no score threshold: ``t`` is NaN (+inf
+        where the interval is infinite) and ``level`` is the share of the
+        n + 1 upper ends at or below ``upr``.
 
         ``likelihood_ratio``: after a calibration weighted for covariate
         shift with an array of ratios, the new rows' ratios (one per row);
@@ -440,7 +506,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
             # scikit-learn refuses 0 rows: predict one calibration row for the keys and dtypes, keep none
-            one = {} if self.calib_groups_ is None else {k: np.asarray(self.calib_groups_)[:1] for k in labels}
+            one: dict[str, np.ndarray] = {}
+            if self.calib_groups_ is not None:
+                one = {k: np.asarray(self.calib_groups_)[:1] for k in labels}
             if w is not None:
                 assert self.calib_ratio_ is not None  # new rows have ratios only after a weighted calibration
                 one["likelihood_ratio"] = self.calib_ratio_[:1]
@@ -460,6 +528,18 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
+        if isinstance(self.calibrator_, CrossCalibrator):
+            # no score threshold: t is NaN (+inf for an infinite interval), level the upper end's
+            lwr, upr, level = self.calibrator_.intervals(X, a)
+            infinite = np.isinf(lwr) | np.isinf(upr)
+            return {
+                "fit": self.score_.center(pred),
+                "lwr": lwr,
+                "upr": upr,
+                "t": np.where(infinite, np.inf, np.nan),
+                "closed": np.ones(X.shape[0], dtype=bool),
+                "level": level,
+            }
         extra: dict[str, np.ndarray] = {}
         th: Thresholds
         if isinstance(self.calibrator_, GroupwiseCalibrator):

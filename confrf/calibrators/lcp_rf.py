@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import time
 from numbers import Integral
 from typing import Any
@@ -10,15 +11,33 @@ from typing import Any
 import numpy as np
 
 from .._parallel import kernel_threads
-from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
+from .._validation import alpha_fraction, as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
 from ..localizers.forest import ForestLocalizer
+from ..localizers.tuning import TUNE
 from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
 from .rows import ArrayRows, CalibrationRows
 from .shift import ShiftWeights, check_ratio, new_row_ratios
+
+#: a tuned honest LCP-RF localizes only from MIN_LOCALIZER_ALPHA / alpha localizer points on (100 at alpha = 0.1)
+MIN_LOCALIZER_ALPHA = 10
+
+
+def min_localizer_points(alpha: float) -> int:
+    """Smallest localizer part with which a tuned honest LCP-RF tries to localize: ceil(10 / alpha).
+
+    Below it the localizer part is too small for a forest to beat split conformal (benchmarks/bench_small.py
+    before the rule: with 48-92 localizer points, LCP-RF's median width was 2-7 % above split conformal's on four
+    of seven small data sets, most of it the cost of calibrating on half the points, and measurably narrower on
+    none). The rule
+    reads the sizes only, never a score, so using every calibration point for split conformal keeps the guarantee
+    exact.
+    """
+    return math.ceil(MIN_LOCALIZER_ALPHA / alpha_fraction(alpha))
+
 
 #: ``max_localizer_size="auto"``: the forest grows on at most this many rows (its growing cost is bounded; the
 #: other rows become conformal points). At the peer benchmark's sizes and up to 100,000 calibration rows with
@@ -158,6 +177,15 @@ class LCPForestCalibrator(Calibrator):
                 Xr, Vr = Xr[keep], Vr[keep]
             conf = np.arange(n)
             self._reference = None  # used once; not kept in the fitted object
+        elif self._too_small_to_localize(n, alpha):
+            check_conformal_size(n, alpha, "calibration set")
+            self.localizer.skip(
+                rows.n_features,
+                f"a localizer part of {int(round(self.localizer_size * n))} points would be below ceil(10/alpha) = "
+                f"{min_localizer_points(alpha)}, decided from the sizes alone",
+            )
+            conf = np.arange(n)
+            Xr = None
         else:
             grow, conf = random_split(
                 n, self.localizer_size, rng, "localizer part", "localizer_size", max_first=self.max_localizer_size
@@ -165,16 +193,21 @@ class LCPForestCalibrator(Calibrator):
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
             Xr, Vr = rows.take(grow), rows.scores[grow]
             w_grow = None if tuning_ratio is None else tuning_ratio[grow]
-        self._prepare_tuning(alpha, Xr.shape[0], conf.shape[0])
-        self.localizer.grow(Xr, Vr, likelihood_ratio=w_grow)
+        if Xr is not None:
+            self._prepare_tuning(alpha, Xr.shape[0], conf.shape[0])
+            self.localizer.grow(Xr, Vr, likelihood_ratio=w_grow)
         t0 = time.perf_counter()
         self.localizer.index_lookups(*rows.lookup(self.localizer, conf))
         self.localizer.index_seconds_ = time.perf_counter() - t0
-        self.n_grow_, self.n_conformal_ = int(Xr.shape[0]), int(conf.shape[0])
+        self.n_grow_, self.n_conformal_ = (0 if Xr is None else int(Xr.shape[0])), int(conf.shape[0])
         # int32: 4 bytes a conformal point in the fitted object (reweighted() reads the ratios' rows with it)
         self.n_calibration_, self.conformal_rows_ = n, conf.astype(np.int32 if n < 2**31 else np.int64)
         self._set_ratios(None)
         return self
+
+    def _too_small_to_localize(self, n: int, alpha: float) -> bool:
+        # only when the leaf size is tuned (an explicit one asks for a forest), from the sizes alone
+        return self.localizer.min_samples_leaf == TUNE and round(self.localizer_size * n) < min_localizer_points(alpha)
 
     def _set_ratios(self, w: np.ndarray | None) -> None:
         self.shift_ = None if w is None else ShiftWeights(w)
@@ -242,11 +275,18 @@ class LCPForestCalibrator(Calibrator):
 
     def guarantee(self, alpha) -> Guarantee:
         if self.localizer.honest:
+            how = (
+                "no localization, decided from the sizes alone: the thresholds are split conformal's"
+                if getattr(self.localizer, "skipped_", None)
+                else "no localization was chosen, on disjoint data: the thresholds are split conformal's"
+                if self.localizer.pooled
+                else "the forest was grown on disjoint data"
+            )
             return Guarantee(
                 "marginal",
                 True,
                 f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
-                "points are exchangeable (the forest was grown on disjoint data).",
+                f"points are exchangeable ({how}).",
             )
         return Guarantee(
             "none",
@@ -258,6 +298,8 @@ class LCPForestCalibrator(Calibrator):
     def sizes(self) -> dict[str, int]:
         if self.localizer_source_ != "calibration":
             return {"localizer (training)": self.n_grow_, "conformal": self.n_conformal_}
+        if getattr(self.localizer, "skipped_", None):  # no localizer part: every point calibrates
+            return {"calibration": self.n_conformal_}
         if self.localizer.honest:
             return {"localizer": self.n_grow_, "conformal": self.n_conformal_}
         return {"calibration": self.n_conformal_}

@@ -150,17 +150,24 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
         )
     rows["alpha-tilde"] = distribution_row(d["level"])
     rows["width"] = distribution_row(width)
-    n_all = getattr(est, "n_calib_", X.shape[0])
-    which = (
-        f"the {X.shape[0]} calibration rows"
-        if getattr(est, "calib_rows_", None) is None
-        else f"a random subsample of {X.shape[0]} of the {n_all} calibration rows (at most {DIAGNOSTIC_ROWS}: "
-        "kept with the fit so that it does not grow with the data)"
-    )
-    notes.append(
-        f"alpha-tilde and width: {which} treated as new test points "
-        "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval)."
-    )
+    if hasattr(est.calibrator_, "intervals"):  # a cross-conformal method: no threshold, training rows
+        notes.append(
+            f"alpha-tilde and width: {X.shape[0]} training rows (each scored out of fold) treated as new test "
+            "points (alpha-tilde: here the share of the n + 1 upper interval ends at or below the upper bound, the "
+            "order statistic's level; 1 for an infinite interval)."
+        )
+    else:
+        n_all = getattr(est, "n_calib_", X.shape[0])
+        which = (
+            f"the {X.shape[0]} calibration rows"
+            if getattr(est, "calib_rows_", None) is None
+            else f"a random subsample of {X.shape[0]} of the {n_all} calibration rows (at most {DIAGNOSTIC_ROWS}: "
+            "kept with the fit so that it does not grow with the data)"
+        )
+        notes.append(
+            f"alpha-tilde and width: {which} treated as new test points "
+            "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval)."
+        )
     table = pd.DataFrame.from_dict(rows, orient="index")
     return CalibrationDiagnostics(
         table, int(X.shape[0]), int(np.isinf(width).sum()), 0 if ess is None else int(ess.shape[0]), notes
