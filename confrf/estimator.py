@@ -25,7 +25,6 @@ from ._parallel import concat_chunks, governs_threads, map_row_chunks
 from ._validation import (
     as_float_matrix,
     as_float_vector,
-    check_alpha,
     check_bool,
     check_fraction,
     check_int,
@@ -101,8 +100,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         out-of-fold scores in ``fit`` (no ``conformalize``; options ``cv``,
         and ``n_bootstrap``, ``aggregation``, ``bag_size``, ``replace`` for
         J+aB).
-    alpha : float
+    alpha : float, optional
         Miscoverage level in (0, 1); intervals aim at 1 - alpha coverage.
+        Default 0.1 when ``level`` is not given either.
     score : str or Score
         Nonconformity score: "absolute" ``|y - mu(x)|``, "quantile" (CQR's
         max(q_lo - y, y - q_hi)), "scaled" ``|y - mu(x)| / sigma(x)``, or a
@@ -146,6 +146,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         down by busy-waiting OpenMP pools.
     options : dict or None
         Options specific to ``method`` (see ``confrf.calibrators.METHODS[method].options``).
+    level : float, optional
+        R's coverage level instead of ``alpha`` (``level=0.95`` is
+        ``alpha=0.05`` exactly); giving both is an error.
 
     Examples
     --------
@@ -169,7 +172,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self,
         model: Any = "gbm",
         method: str = "lcp-rf",
-        alpha: float = 0.1,
+        alpha: float | None = None,
         score: Any = "absolute",
         prefit: bool = False,
         honest: bool = True,
@@ -182,6 +185,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         random_state: Any = None,
         n_jobs: int | None = None,
         options: dict | None = None,
+        level: float | None = None,
     ) -> None:
         self.model = model
         self.method = method
@@ -198,6 +202,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.options = options
+        self.level = level
 
     # -- lifecycle ---------------------------------------------------------
     @governs_threads
@@ -238,7 +243,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         seeds = self._seeds()
         t0 = time.perf_counter()
         score = get_score(self.score)
-        kw: dict[str, Any] = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
+        kw: dict[str, Any] = dict(alpha=self._alpha(), random_state=seeds[0], fit_intercept=self.fit_intercept)
         if sample_weight is not None:
             kw["sample_weight"] = check_ratio(sample_weight, X.shape[0], "the training rows", name="sample_weight")
         # a refit voids the calibration
@@ -364,7 +369,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.calibrator_ = calibrator.calibrate(
             X,
             V,
-            alpha=self.alpha,
+            alpha=self._alpha(),
             rng=np.random.default_rng(seeds[1]),
             **group_label_kwargs(calibrator, groups, X.shape[0]),
             **({} if w_cal is None else {"likelihood_ratio": w_cal}),
@@ -373,7 +378,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self._keep_diagnostic_rows(X, V, groups, seeds[3], ratio=w_cal)
         self.ratio_model_ = ratio_model
         shift = getattr(self.calibrator_, "shift_", None)
-        message = None if shift is None else too_small_ess_message(shift.ess, self.alpha)
+        message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
         if message:
             warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
         return self
@@ -417,7 +422,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             calibrator.set_reference(
                 self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
             )
-        self.calibrator_ = calibrate_rows(rows, alpha=self.alpha, rng=np.random.default_rng(seeds[1]))
+        self.calibrator_ = calibrate_rows(rows, alpha=self._alpha(), rng=np.random.default_rng(seeds[1]))
         self.conformalize_time_ = time.perf_counter() - t0
         keep = np.arange(rows.n) if rows.n <= DIAGNOSTIC_ROWS else diagnostic_rows(rows.n, seeds[3])
         self._keep_diagnostic_rows(rows.take(keep), rows.scores, None, seeds[3], rows.n)
@@ -495,7 +500,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         X = self._check_X(X)
         alpha = resolve_alpha(alpha, level)
         a, n_jobs, chunk_size, progress = check_predict_args(
-            self.alpha if alpha is None else alpha, n_jobs, chunk_size, progress
+            self._alpha() if alpha is None else alpha, n_jobs, chunk_size, progress
         )
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
@@ -579,7 +584,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     # -- helpers -----------------------------------------------------------
     def _check_options(self) -> None:
-        check_alpha(self.alpha)
+        self._alpha(warn=True)
         for name in ("prefit", "honest", "fit_intercept"):
             check_bool(getattr(self, name), name)
         check_fraction(self.localizer_size, "localizer_size")

@@ -22,7 +22,7 @@ from sklearn.utils import metadata_routing
 from .._estimator_base import EstimatorChecks, check_predict_args, check_same_rows
 from .._levels import resolve_alpha
 from .._parallel import concat_chunks, governs_threads, map_row_chunks
-from .._validation import as_float_matrix, check_alpha, min_calibration_size
+from .._validation import as_float_matrix, min_calibration_size
 from .._warnings import user_stacklevel
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
 from ..calibrators.shift import calibration_ratios, prediction_ratios, shift_guarantee, too_small_ess_message
@@ -75,14 +75,14 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         the localizer part's scores), "qrf-tc", or "split-g" / "lcp-rf-g"
         (class-conditional with ``options={"groups": "label"}``, the default;
         groups of x with "leiden" or "components").
-    alpha : float
-        Miscoverage in (0, 1).
+    alpha : float, optional
+        Miscoverage in (0, 1); default 0.1 when ``level`` is not given either.
     score : str or ClassScore
         "lac" (1 - p_y), "aps", "raps", or a score object
         (``APSScore(randomized=True, random_state=1)``, ``RAPSScore(lam, k_reg)``).
     prefit, honest, localizer_size, n_estimators, min_samples_leaf, max_features, max_depth,
-    fit_intercept, random_state, n_jobs, options
-        As in :class:`confrf.ConformalRegressor`.
+    fit_intercept, random_state, n_jobs, options, level
+        As in :class:`confrf.ConformalRegressor` (``level``: R's 1 - alpha, instead of ``alpha``).
 
     Notes
     -----
@@ -114,7 +114,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self,
         model: Any = "gbm",
         method: str = "lcp-rf",
-        alpha: float = 0.1,
+        alpha: float | None = None,
         score: Any = "lac",
         prefit: bool = False,
         honest: bool = True,
@@ -127,6 +127,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         random_state: Any = None,
         n_jobs: int | None = None,
         options: dict | None = None,
+        level: float | None = None,
     ) -> None:
         self.model = model
         self.method = method
@@ -143,6 +144,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.options = options
+        self.level = level
 
     # -- lifecycle ---------------------------------------------------------
     def fit(self, X: Any, y: Any, classes: Any = None) -> ConformalClassifier:
@@ -246,17 +248,17 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
                 warnings.simplefilter("always", InfiniteIntervalWarning)
                 # class-conditional: a groupwise calibrator, the classes its groups
                 self.calibrator_: Calibrator = cast(GroupwiseCalibrator, calibrator).calibrate(
-                    X, V, alpha=self.alpha, rng=rng, labels=codes, **shift_kw
+                    X, V, alpha=self._alpha(), rng=rng, labels=codes, **shift_kw
                 )
             self._warn_small_classes(caught)
         else:
-            self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng, **shift_kw)
+            self.calibrator_ = calibrator.calibrate(X, V, alpha=self._alpha(), rng=rng, **shift_kw)
         self.conformalize_time_ = time.perf_counter() - t0
         self.calib_X_, self.calib_codes_, self.calib_scores_ = X, codes, V
         self.calib_counts_ = counts
         self.calib_ratio_, self.ratio_model_ = w_cal, ratio_model
         shift = getattr(self.calibrator_, "shift_", None)
-        message = None if shift is None else too_small_ess_message(shift.ess, self.alpha)
+        message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
         if message:
             warnings.warn(
                 # said for sets: an infinite threshold puts every class in the set
@@ -303,7 +305,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         X = self._check_X(X)
         alpha = resolve_alpha(alpha, level)
         a, n_jobs, chunk_size, progress = check_predict_args(
-            self.alpha if alpha is None else alpha, n_jobs, chunk_size, progress
+            self._alpha() if alpha is None else alpha, n_jobs, chunk_size, progress
         )
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting sets.")
@@ -362,7 +364,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
 
     def guarantee(self, alpha: float | None = None) -> Guarantee:
         """The coverage statement of this fit, for prediction sets."""
-        a = self.alpha if alpha is None else alpha
+        a = self._alpha() if alpha is None else alpha
         cal = self._calibrator()
         g = mondrian_guarantee(cast(GroupwiseCalibrator, cal), a) if self.mondrian_ else cal.guarantee(a)
         if getattr(self, "calib_ratio_", None) is not None:
@@ -383,13 +385,13 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             if not issubclass(w.category, InfiniteIntervalWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if any(issubclass(w.category, InfiniteIntervalWarning) for w in caught):
-            table = cast(GroupwiseCalibrator, self.calibrator_).group_table(self.alpha)
+            table = cast(GroupwiseCalibrator, self.calibrator_).group_table(self._alpha())
             small = table.index[~table["finite"]]
             shown = ", ".join(f"{self.classes_[int(c)]!r} ({int(table.loc[c, 'conformal'])})" for c in small)
             warnings.warn(
                 f"{len(small)} class(es) have too few conformal calibration points for a finite threshold at "
-                f"alpha={self.alpha:g}, so they are in every prediction set: {shown}; a finite threshold needs at "
-                f"least {min_calibration_size(self.alpha)} per class. Give more calibration data or a larger alpha.",
+                f"alpha={self._alpha():g}, so they are in every prediction set: {shown}; a finite threshold needs at "
+                f"least {min_calibration_size(self._alpha())} per class. Give more calibration data or a larger alpha.",
                 InfiniteIntervalWarning,
                 stacklevel=user_stacklevel(),
             )
@@ -403,7 +405,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         return (self.options or {}).get("groups", LABEL)
 
     def _method_options(self) -> dict[str, Any]:
-        check_alpha(self.alpha)
+        self._alpha(warn=True)
         if self.method not in CLASS_METHODS:
             get_method(self.method)  # unknown names get the registry's error
             raise InputError(

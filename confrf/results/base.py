@@ -88,7 +88,7 @@ class ResultBase:
 
     @property
     def alpha(self) -> float:
-        return float(self.estimator.alpha)
+        return self.estimator._alpha()
 
     def pac_report(self, alpha: float | None = None, *, level: float | None = None) -> PACReport:
         """The training-conditional calibration: alpha, delta, epsilon, K, n2, a_hat, D2 coverage, guarantee.
