@@ -16,11 +16,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._kernel_files import kernels_built, not_built_error
+from ._version import __version__
 
 if not kernels_built():  # a clone's source folder without compiled kernels: say so now, not at first use
     raise not_built_error() from None
 
-__version__ = "0.1.0"
 
 #: public name -> the module that defines it (any submodule, cf.datasets or cf.exceptions, loads by its name)
 _LAZY = {
@@ -28,6 +28,7 @@ _LAZY = {
     "lcp_rf": "confrf.api",
     "split_cp": "confrf.api",
     "qrf_tc": "confrf.api",
+    "cv_plus": "confrf.api",
     "pac_epsilon": "confrf.calibrators",
     "pac_delta": "confrf.calibrators",
     "pac_n2": "confrf.calibrators",
@@ -48,17 +49,20 @@ _LAZY = {
     "FormulaError": "confrf.exceptions",
     "ArgumentTypeError": "confrf.exceptions",
     "NotFittedError": "confrf.exceptions",
+    "show_versions": "confrf._show_versions",
 }
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from . import dask, datasets, metrics, shift  # noqa: F401 - cf.dask, cf.shift: public, not in __all__
-    from .api import conformal, lcp_rf, qrf_tc, split_cp
+    from ._show_versions import show_versions
+    from .api import conformal, cv_plus, lcp_rf, qrf_tc, split_cp
     from .calibrators import LCPThreshold, PACReport, lcp_threshold, pac_delta, pac_epsilon, pac_n2
     from .classification import ConformalClassifier
     from .estimator import ConformalRegressor
     from .exceptions import ArgumentTypeError, ConfrfError, FormulaError, InputError, NotFittedError
     from .persist import load_fit, save_fit
-    from .results import Comparison, ConformalResult, Evaluation, Summary, compare
+    from .results import Comparison, ConformalResult, Evaluation, Summary
+    from .results.compare import compare  # the function; its submodule has the same name
 
 
 def __getattr__(name: str) -> Any:
@@ -87,6 +91,7 @@ __all__ = [
     "lcp_rf",
     "split_cp",
     "qrf_tc",
+    "cv_plus",
     "pac_epsilon",
     "pac_delta",
     "pac_n2",
@@ -109,5 +114,6 @@ __all__ = [
     "FormulaError",
     "ArgumentTypeError",
     "NotFittedError",
+    "show_versions",
     "__version__",
 ]

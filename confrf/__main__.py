@@ -301,6 +301,7 @@ def _method_options(args: argparse.Namespace) -> dict[str, Any]:
     from .calibrators import METHODS
 
     given = {"groups": args.groups, "guarantee": args.guarantee, "delta": args.delta, "scale": args.scale}
+    given["cv"] = args.cv
     given = {k: v for k, v in given.items() if v is not None}
     for name in given:
         if name not in METHODS[args.method].options:
@@ -438,7 +439,7 @@ def predict(args: argparse.Namespace) -> int:
 # -- parser ---------------------------------------------------------------------------
 #: the choices of --method and --model, written out so that --help needs no import of the library
 #: (tests/test_cli.py checks them against confrf.calibrators.METHODS and the models)
-METHOD_NAMES = ("lcp", "lcp-rf", "lcp-rf-g", "qrf-tc", "slcp", "split", "split-g")
+METHOD_NAMES = ("cv+", "jackknife+", "jackknife+ab", "lcp", "lcp-rf", "lcp-rf-g", "qrf-tc", "slcp", "split", "split-g")
 MODEL_NAMES = ("gbm", "rf", "ols", "qr", "qgbm", "logit")
 SCORE_NAMES = ("absolute", "quantile", "scaled", "lac", "aps", "raps")
 
@@ -581,6 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="lcp-rf: localize the raw scores (none), the scores over the forest's prediction (forest), "
         "or choose on the localizer part (default: tune)",
     )
+    f.add_argument("--cv", type=int, help="cv+: the number of folds K (default 5; lcp, slcp: out-of-fold folds)")
     f.add_argument(
         "--shift",
         metavar="TARGET.csv",

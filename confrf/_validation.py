@@ -15,7 +15,7 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, Literal, SupportsFloat, TypeGuard, overload
 
 import numpy as np
 import pandas as pd
@@ -26,7 +26,7 @@ from .exceptions import ArgumentTypeError, InputError
 _ALPHA_HINT = "e.g. alpha=0.1 for 90% intervals"
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[SupportsFloat]:
     if isinstance(value, (bool, np.bool_)):
         return False
     if isinstance(value, np.ndarray) and value.ndim == 0:
@@ -74,6 +74,12 @@ def check_fraction(value: object, name: str) -> float:
     return check_real(value, name, low=0.0, high=1.0, hint=f"e.g. {name}=0.5 for half of the rows")
 
 
+@overload
+def check_int(
+    value: object, name: str, *, minimum: int = ..., allow_none: Literal[False] = ..., hint: str = ...
+) -> int: ...
+@overload
+def check_int(value: object, name: str, *, minimum: int = ..., allow_none: bool, hint: str = ...) -> int | None: ...
 def check_int(value: object, name: str, *, minimum: int = 1, allow_none: bool = False, hint: str = "") -> int | None:
     """``value`` as a Python int >= ``minimum`` (numpy integers accepted; floats and strings are not).
 
@@ -93,6 +99,12 @@ def check_int(value: object, name: str, *, minimum: int = 1, allow_none: bool = 
     return int(value)
 
 
+@overload
+def check_n_jobs(value: None) -> None: ...
+@overload
+def check_n_jobs(value: int) -> int: ...
+@overload
+def check_n_jobs(value: object) -> int | None: ...
 def check_n_jobs(value: object) -> int | None:
     """None (one thread), a positive number of threads, or -1 for all cores (joblib's meaning)."""
     if value is None:
@@ -176,7 +188,7 @@ def seed_entropy(random_state: object) -> int | None:
     return rs
 
 
-def check_alpha(alpha: object) -> float:
+def check_alpha(alpha: Any) -> float:
     """Return ``alpha`` as a float after checking that it lies in (0, 1).
 
     Decimal and Fraction are read exactly as written (``Decimal("0.1")`` is 0.1).
@@ -189,7 +201,7 @@ def check_alpha(alpha: object) -> float:
     return check_real(alpha, "alpha", low=0.0, high=1.0, hint=_ALPHA_HINT)
 
 
-def check_alphas(alpha: object) -> tuple[list[float], bool]:
+def check_alphas(alpha: Any) -> tuple[list[float], bool]:
     """One or several levels: (the floats, whether a sequence was given).
 
     Examples
@@ -233,7 +245,7 @@ def min_calibration_size(alpha: float) -> int:
     return n
 
 
-def as_float_array(X: object, name: str) -> np.ndarray:
+def as_float_array(X: Any, name: str) -> np.ndarray:
     """``X`` as float64, with the reason when that is not possible (sparse, strings, objects)."""
     if sp.issparse(X):
         raise ArgumentTypeError(

@@ -12,6 +12,7 @@ from ._levels import resolve_alpha
 from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
 from ._warnings import user_stacklevel
 from .calibrators import METHODS, get_method
+from .classification import ClassificationResult
 from .classification.api import conformal_sets
 from .dask import DaskRows, is_dask_collection
 from .estimator import ConformalRegressor
@@ -24,7 +25,7 @@ from .localizers._float32 import F32_MAX, blurred_columns
 from .models import adapt_formula_results, check_linear_scale, name_model_terms, no_predictor_model
 from .results import ConformalResult
 from .results.response_scale import build_response_scale
-from .shift.setup import SHIFT_OPTIONS, pop_shift_options, refuse_for_sets, resolve_shift
+from .shift.setup import SHIFT_OPTIONS, pop_shift_options, resolve_shift
 
 __all__ = ["OPTIONS", "conformal", "lcp_rf", "qrf_tc", "split_cp", "split_indices"]
 
@@ -61,11 +62,11 @@ def conformal(
     level: float | None = None,
     model: Any = "gbm",
     calib: Any = None,
-    calib_size: float = 0.5,
+    calib_size: float | None = None,
     random_state: Any = None,
     support: Any = None,
     **options: Any,
-) -> ConformalResult:
+) -> ConformalResult | ClassificationResult:
     """Fit a base model and calibrate conformal prediction intervals, from a formula.
 
     Parameters
@@ -81,8 +82,9 @@ def conformal(
         "logit" (docs/guide/classification.md).
     data : DataFrame
         Training data. Without ``calib`` it is split at random into a training
-        part (fits the model) and a calibration part (``calib_size``).
-    method : {"lcp-rf", "split", "qrf-tc", "split-g", "lcp-rf-g", "lcp", "slcp"}
+        part (fits the model) and a calibration part (``calib_size``). The
+        cross-conformal methods use all of it for both.
+    method : {"lcp-rf", "split", "qrf-tc", "split-g", "lcp-rf-g", "lcp", "slcp", "cv+", "jackknife+", "jackknife+ab"}
         ``"lcp-rf"``: exact localized conformal prediction with random-forest
         weights (honest by default). ``"split"``: split conformal.
         ``"lcp"``: the same exact LCP with Guan's kernel weights. ``"slcp"``:
@@ -90,6 +92,8 @@ def conformal(
         ``"qrf-tc"``: forest quantiles with a training-conditional correction
         (see :func:`qrf_tc`). ``"split-g"``, ``"lcp-rf-g"``: split conformal or
         LCP-RF within each group, with coverage >= 1 - alpha within every group.
+        ``"cv+"``, ``"jackknife+"``, ``"jackknife+ab"``: every row of ``data``
+        trains and calibrates (see :func:`cv_plus`); for small data sets.
     alpha : float, optional
         Miscoverage in (0, 1): intervals aim at 1 - alpha coverage (default
         0.1). An alpha above 0.5 warns (:class:`~confrf.exceptions.LevelWarning`):
@@ -117,8 +121,9 @@ def conformal(
         and leaf lookups run on the workers partition by partition, the forest
         grows on the client from at most ``max_localizer_size`` rows, and the
         fit equals the one on the same rows in memory (docs/guide/scale.md).
-    calib_size : float
-        Share of ``data`` used for calibration when ``calib`` is not given.
+    calib_size : float, optional
+        Share of ``data`` used for calibration when ``calib`` is not given
+        (default 0.5).
     random_state : int, Generator, RandomState or None
         Makes the split, the model and the forest reproducible. A numpy
         ``Generator`` or ``RandomState`` is drawn from once for an int seed,
@@ -158,7 +163,14 @@ def conformal(
         score, learned on the localizer part, so the guarantee stays exact)
         and ``max_localizer_size`` ("auto": at most 50,000 calibration rows
         grow the forest, the others are conformal points; None: no cap; or
-        an integer) for "lcp-rf";
+        an integer) and ``shift_tuning`` (with ``likelihood_ratio`` or
+        ``shift``: "calibration", the default, tunes the forest for the
+        calibration population; "target" weights the tuning's simulated
+        calibrations by the localizer points' ratios, for the target
+        population's loss) for "lcp-rf";
+        For "cv+": ``cv`` (5: the number of folds K, or a scikit-learn
+        splitter); for "jackknife+ab": ``n_bootstrap`` (30), ``aggregation``
+        ("mean" or "median"), ``bag_size`` (None: n), ``replace`` (True).
         ``delta``, ``pac_size``, ``pac_bound`` ("binomial" or "hoeffding"),
         ``grid_size``, ``pac_form`` (Hoeffding only) for "qrf-tc" and
         "lcp-rf" with ``guarantee="pac"`` (see :func:`qrf_tc`).
@@ -192,7 +204,9 @@ def conformal(
         part, ``shift_model`` "logit" (default), "gbm" or a scikit-learn
         classifier, its probability clipped to [``shift_clip``,
         1 - ``shift_clip``], default 0.01). Methods "split", "lcp-rf",
-        "lcp", "slcp", "split-g", "lcp-rf-g" (not the PAC variants).
+        "lcp", "slcp", "split-g", "lcp-rf-g" (not the PAC variants); for a
+        class-label response (prediction sets) "split", "lcp-rf", "split-g"
+        and "lcp-rf-g".
         ``weights``: case weights of the base model's fit, R's
         ``lm(weights=)`` (a column, an expression or a function of the
         frame; "ols" becomes WLS); they do not enter the calibration.
@@ -237,7 +251,6 @@ def conformal(
     )
     shift_opts = pop_shift_options(options)  # after the call record, which keeps them for update()
     if label_column(formula, data) is not None:  # a class-label response: prediction sets
-        refuse_for_sets(shift_opts)
         if support is not None:
             raise InputError(
                 "support= clips prediction intervals to the range of a numeric response; the response of "
@@ -250,8 +263,9 @@ def conformal(
             alpha=alpha,
             model=model,
             calib=calib,
-            calib_size=calib_size,
+            calib_size=0.5 if calib_size is None else calib_size,
             random_state=seed,
+            shift_options=shift_opts,
             **options,
         )
         sets.fit_call = call
@@ -266,8 +280,10 @@ def conformal(
     opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
     method_opts = {k: v for k, v in options.items() if k in spec.options}
     labeler, est_opts = split_group_option(method_opts)  # user groups: labels read from the rows
-    calib_size = check_fraction(calib_size, "calib_size")
     prefit = check_bool(opts["prefit"], "prefit")
+    if spec.fits_models:
+        _refuse_calibration_set(method, calib, calib_size, prefit, shift_opts)
+    calib_size = check_fraction(0.5 if calib_size is None else calib_size, "calib_size")
     if prefit and calib is not None:  # data would train nothing, yet be counted as training rows
         raise InputError(
             "prefit=True: the model is already fitted, so data= is the calibration set and nothing is "
@@ -286,7 +302,11 @@ def conformal(
     kept_pos = np.arange(len(data)) if design.kept_positions is None else design.kept_positions
     scale_parts = [(data, design.kept_positions, y, "data")]
     dask_calib = calib is not None and is_dask_collection(calib)
-    if dask_calib:  # built on the workers, partition by partition (confrf.dask.DaskRows)
+    if spec.fits_models:  # every row trains and calibrates (calib= was refused above)
+        X_tr, y_tr, X_cal = X, y, X[:0]
+        every = np.arange(X.shape[0])
+        rows = FitRows.from_split(len(data), kept_pos, every, every, None, None)
+    elif dask_calib:  # built on the workers, partition by partition (confrf.dask.DaskRows)
         if labeler is not None or shift_opts or support is not None:
             raise InputError(
                 "with Dask calibration data, groups=, the covariate-shift options and support= are not offered; "
@@ -302,7 +322,7 @@ def conformal(
         scale_parts.append((calib, None, y_cal, "calib"))
     elif prefit:
         X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
-        cal = slice(None)
+        cal: slice | np.ndarray = slice(None)
         rows = FitRows.from_split(len(data), kept_pos, np.arange(0), np.arange(X.shape[0]), None, None)
     else:
         tr, cal = split_indices(X.shape[0], calib_size, seed)
@@ -315,8 +335,10 @@ def conformal(
         sample_weight, ratio, shift_setup = resolve_shift(
             shift_opts,
             design=design,
-            train_rows=None if prefit else (kept_rows if calib is not None else kept_rows.iloc[tr]),
-            calib_rows=calib if calib is not None else (kept_rows if prefit else kept_rows.iloc[cal]),
+            train_rows=None if prefit else (kept_rows if calib is not None or spec.fits_models else kept_rows.iloc[tr]),
+            calib_rows=calib
+            if calib is not None
+            else (kept_rows if prefit or spec.fits_models else kept_rows.iloc[cal]),
             X_tr=X_tr,
             X_cal=X_cal,
             seed=seed,
@@ -354,7 +376,7 @@ def conformal(
             lambda: DaskRows.from_formula(calib, design, est.model_, est.score_), X.shape[1], None, None
         )
         rows = FitRows.from_split(len(data), kept_pos, None, None, est.n_calib_, None)
-    else:
+    elif not spec.fits_models:  # the cross-conformal methods calibrated in fit
         est.conformalize(X_cal, y_cal, groups=groups_cal, likelihood_ratio=ratio)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
     result = ConformalResult(
@@ -372,7 +394,34 @@ def conformal(
     return result
 
 
-def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+def _refuse_calibration_set(method: str, calib: Any, calib_size: Any, prefit: bool, shift_opts: dict) -> None:
+    """The cross-conformal methods use every row of ``data`` for both jobs: no calibration set, no prefit model."""
+    why = (
+        f"method {method!r} fits the model on folds of data= and calibrates on every row's out-of-fold score, "
+        "so all of data= trains and calibrates"
+    )
+    if calib is not None:
+        raise InputError(
+            f"{why}; a separate calib= set has no role. Pass all the rows as data= (e.g. pd.concat([train, calib])), "
+            "or use method='split' or 'lcp-rf' to calibrate on calib=."
+        )
+    if calib_size is not None:
+        raise InputError(f"{why}; calib_size= has no role: drop it.")
+    if prefit:
+        raise InputError(
+            f"{why}: it refits the model on every fold and cannot use a prefit model. Drop prefit=True and pass an "
+            "unfitted model (e.g. model='ols'), or use method='split' for a fitted model."
+        )
+    shifted = sorted(k for k in ("likelihood_ratio", "shift") if shift_opts.get(k) is not None)
+    if shifted:
+        raise InputError(
+            f"{shifted} (covariate shift) are not offered with method {method!r}: its weighted version is not "
+            "built. Use method='split' or 'lcp-rf', whose weighted calibration is exact (weights= for the model's "
+            "case weights is accepted)."
+        )
+
+
+def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """Split conformal prediction: :func:`conformal` with ``method="split"`` (another ``method`` is refused).
 
     A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
@@ -387,7 +436,7 @@ def split_cp(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     return conformal(formula, data, method="split", **_alias_options("split_cp", "split", kwargs))
 
 
-def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """LCP-RF: :func:`conformal` with ``method="lcp-rf"`` (honest forest by default; another ``method`` is refused).
 
     A class-label response (bool, categorical, string or ``C(y)``) gives prediction sets, as in :func:`conformal`.
@@ -406,7 +455,35 @@ def lcp_rf(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
     return conformal(formula, data, method="lcp-rf", **_alias_options("lcp_rf", "lcp-rf", kwargs))
 
 
-def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
+def cv_plus(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
+    """CV+: :func:`conformal` with ``method="cv+"``; every row of ``data`` trains and calibrates.
+
+    The model is fitted ``cv`` times (default 5), each time without one fold
+    of the rows; every row is scored by the model that did not see it, and a
+    new point's interval takes order statistics of mu_{-k(i)}(x) -/+ R_i over
+    the rows i (for the absolute score; any score's exact inversion in
+    general). The guarantee is 1 - 2 alpha - epsilon in the worst case and
+    close to 1 - alpha in practice (Barber, Candes, Ramdas & Tibshirani
+    2021); the summary prints both. ``predict`` reuses the fold models; the
+    ``fit`` column is a model fitted on all rows. Siblings:
+    ``method="jackknife+"`` (leave one out: n fits) and
+    ``method="jackknife+ab"`` (bootstrap models, Kim, Xu & Barber 2020).
+    Another ``method`` is refused.
+
+    Examples
+    --------
+    >>> import confrf as cf
+    >>> sim = cf.datasets.make_sim(300, random_state=0)
+    >>> res = cf.cv_plus(sim.formula, data=sim.frame, model="ols", cv=10, random_state=0)
+    >>> res.nobs
+    {'train': 300, 'scored out of fold': 300}
+    >>> res.predict(sim.frame.head(2)).columns.tolist()
+    ['fit', 'lwr', 'upr']
+    """
+    return conformal(formula, data, method="cv+", **_alias_options("cv_plus", "cv+", kwargs))
+
+
+def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult | ClassificationResult:
     """QRF-TC: forest quantiles with only a training-conditional (PAC) calibration.
 
     The calibration set is split into three disjoint parts: D2 (``pac_size``,
@@ -442,7 +519,7 @@ def qrf_tc(formula: str, data: Any, **kwargs: Any) -> ConformalResult:
 
 
 #: the alias of each method that has one
-_ALIASES = {"split": "split_cp", "lcp-rf": "lcp_rf", "qrf-tc": "qrf_tc"}
+_ALIASES = {"split": "split_cp", "lcp-rf": "lcp_rf", "qrf-tc": "qrf_tc", "cv+": "cv_plus"}
 
 
 def _alias_options(alias: str, method: str, kwargs: dict[str, Any]) -> dict[str, Any]:

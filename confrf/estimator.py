@@ -25,7 +25,6 @@ from ._parallel import concat_chunks, governs_threads, map_row_chunks
 from ._validation import (
     as_float_matrix,
     as_float_vector,
-    check_alpha,
     check_bool,
     check_fraction,
     check_int,
@@ -39,9 +38,9 @@ from ._validation import (
     is_boolean,
 )
 from ._warnings import user_stacklevel
-from .calibrators import Calibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
+from .calibrators import Calibrator, CrossCalibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
 from .calibrators.groupwise import group_label_kwargs
-from .calibrators.shift import check_ratio, new_row_ratios, too_small_ess_message
+from .calibrators.shift import calibration_ratios, check_ratio, prediction_ratios, too_small_ess_message
 from .dask import DaskRows, is_dask_collection
 from .exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from .localizers import ForestLocalizer
@@ -58,6 +57,11 @@ def diagnostic_rows(n: int, seed: int | None) -> np.ndarray:
     Drawn from ``seed`` and ``n`` only, so rows in memory and in Dask partitions keep the same ones.
     """
     return np.sort(np.random.default_rng(seed).permutation(n)[:DIAGNOSTIC_ROWS])
+
+
+#: training rows that a cross-conformal fit keeps for the summary's diagnostics (a random subset above): each costs
+#: an order statistic over all n out-of-fold scores (n model predictions for the jackknife+)
+CROSS_DIAGNOSTIC_ROWS = 5000
 
 
 def _numeric_response(y: Any) -> np.ndarray:
@@ -90,9 +94,15 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         ``(fitted_mu, fitted_sigma)``.
     method : str
         Calibration method, a name in ``confrf.calibrators.METHODS``: "lcp-rf",
-        "split", "lcp" (Guan's kernel LCP), "slcp" (Han et al.), ...
-    alpha : float
+        "split", "lcp" (Guan's kernel LCP), "slcp" (Han et al.), ...; or
+        "cv+", "jackknife+", "jackknife+ab", which fit the model on folds
+        (or bootstrap bags) of the training rows and calibrate on their
+        out-of-fold scores in ``fit`` (no ``conformalize``; options ``cv``,
+        and ``n_bootstrap``, ``aggregation``, ``bag_size``, ``replace`` for
+        J+aB).
+    alpha : float, optional
         Miscoverage level in (0, 1); intervals aim at 1 - alpha coverage.
+        Default 0.1 when ``level`` is not given either.
     score : str or Score
         Nonconformity score: "absolute" ``|y - mu(x)|``, "quantile" (CQR's
         max(q_lo - y, y - q_hi)), "scaled" ``|y - mu(x)| / sigma(x)``, or a
@@ -129,11 +139,16 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         numbers are refused.
     n_jobs : int or None
         Threads for everything the estimator runs: the forest, the kernels,
-        prediction, and the OpenMP/BLAS pools of the base model while it is
-        fitted and predicts (None: 1, -1: all cores). One thread by default,
-        so a shared machine is not slowed down by busy-waiting OpenMP pools.
+        prediction, the fold models of the cross-conformal methods (fitted
+        side by side, with identical results), and the OpenMP/BLAS pools of
+        the base model while it is fitted and predicts (None: 1, -1: all
+        cores). One thread by default, so a shared machine is not slowed
+        down by busy-waiting OpenMP pools.
     options : dict or None
         Options specific to ``method`` (see ``confrf.calibrators.METHODS[method].options``).
+    level : float, optional
+        R's coverage level instead of ``alpha`` (``level=0.95`` is
+        ``alpha=0.05`` exactly); giving both is an error.
 
     Examples
     --------
@@ -145,13 +160,19 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     >>> reg = reg.conformalize(X[200:], y[200:])
     >>> reg.predict_interval(X[:2]).shape
     (2, 2)
+
+    CV+ fits its fold models in ``fit`` and predicts directly:
+
+    >>> cv = ConformalRegressor(model="ols", method="cv+", options={"cv": 5}, random_state=0).fit(X, y)
+    >>> cv.predict_interval(X[:2]).shape
+    (2, 2)
     """
 
     def __init__(
         self,
         model: Any = "gbm",
         method: str = "lcp-rf",
-        alpha: float = 0.1,
+        alpha: float | None = None,
         score: Any = "absolute",
         prefit: bool = False,
         honest: bool = True,
@@ -164,6 +185,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         random_state: Any = None,
         n_jobs: int | None = None,
         options: dict | None = None,
+        level: float | None = None,
     ) -> None:
         self.model = model
         self.method = method
@@ -180,6 +202,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.options = options
+        self.level = level
 
     # -- lifecycle ---------------------------------------------------------
     @governs_threads
@@ -195,8 +218,21 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         ``lm(weights=)``; "ols" becomes weighted least squares); they do not
         enter the calibration (for covariate shift see ``likelihood_ratio``
         of :meth:`conformalize`).
+        The cross-conformal methods ("cv+", "jackknife+", "jackknife+ab") do
+        the whole job here: K fold models (n for the jackknife+, bootstrap
+        models for J+aB, fitted side by side with ``n_jobs``), every row
+        scored out of fold, and one model on all rows for the point
+        prediction; ``predict_interval`` follows directly, without
+        ``conformalize``.
         """
         self._check_options()
+        spec = get_method(self.method)
+        if spec.fits_models and self.prefit:
+            raise InputError(
+                f"method {self.method!r} refits the model on subsets of the training rows, so it cannot use a prefit "
+                "model; pass an unfitted model (e.g. 'ols', 'gbm' or a scikit-learn regressor) with prefit=False, or "
+                "use method='split' to calibrate a fitted model on calibration data."
+            )
         self._refuse_prefit()
         names = feature_names(X)
         X = as_float_matrix(X, "X")
@@ -207,7 +243,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         seeds = self._seeds()
         t0 = time.perf_counter()
         score = get_score(self.score)
-        kw = dict(alpha=self.alpha, random_state=seeds[0], fit_intercept=self.fit_intercept)
+        kw: dict[str, Any] = dict(alpha=self._alpha(), random_state=seeds[0], fit_intercept=self.fit_intercept)
         if sample_weight is not None:
             kw["sample_weight"] = check_ratio(sample_weight, X.shape[0], "the training rows", name="sample_weight")
         # a refit voids the calibration
@@ -218,7 +254,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
         self.train_X_ = self.train_scores_ = None
         opts = method_options(self.method, self.options)
-        if get_method(self.method).uses_training(opts):
+        if spec.fits_models:
+            self._cross_fit(X, y, score, kw, seeds)
+        elif spec.uses_training(opts):
             # the method learns from the training part: keep it, with out-of-fold (not in-sample) scores
             cv = opts["cv"]
             self.train_X_, self.train_scores_ = X, out_of_fold_scores(score, X, y, self.model, cv=cv, **kw)
@@ -229,13 +267,36 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.n_train_ = X.shape[0]
         return self
 
+    def _cross_fit(self, X: np.ndarray, y: np.ndarray, score: Any, kw: dict[str, Any], seeds: list) -> None:
+        """The cross-conformal methods: fold (or bootstrap) models and out-of-fold scores, as the calibrator."""
+        cal = self._make_calibrator(seeds[2])
+        assert isinstance(cal, CrossCalibrator)  # the method spec's fits_models says so
+        t0 = time.perf_counter()
+        self.calibrator_: Calibrator = cal.fit(X, y, score=score, model=self.model, **kw)
+        self.conformalize_time_ = time.perf_counter() - t0
+        n = X.shape[0]
+        keep = (
+            np.sort(np.random.default_rng(seeds[3]).permutation(n)[:CROSS_DIAGNOSTIC_ROWS])
+            if n > CROSS_DIAGNOSTIC_ROWS
+            else None
+        )
+        # the summary's diagnostics treat these training rows as new points; the scores are the out-of-fold ones
+        scores = cal.scores_[np.isfinite(cal.scores_)]
+        self.calib_rows_, self.n_calib_ = keep, n
+        self.calib_X_ = X if keep is None else X[keep]
+        self.calib_groups_: Any = None
+        self.calib_ratio_: np.ndarray | None = None
+        self.ratio_model_: Any = None
+        self.calib_score_ties_, self.calib_scores_ = score_ties(scores), scores
+
     @governs_threads
     def conformalize(self, X: Any, y: Any, groups: Any = None, likelihood_ratio: Any = None) -> ConformalRegressor:
         """Calibrate on data disjoint from the training data.
 
         ``groups``: one group label per row, for methods "split-g" and
         "lcp-rf-g" with ``options={"groups": "labels"}`` (then also pass the
-        labels of new rows when predicting).
+        labels of new rows when predicting). Not for the cross-conformal
+        methods, which calibrate in ``fit``.
 
         ``likelihood_ratio``: covariate shift (docs/theory.md). The rows to
         predict come from a target population with dP_target(x) =
@@ -257,6 +318,13 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         and scores), a random subsample beyond that.
         """
         self._check_options()
+        if get_method(self.method).fits_models:
+            raise InputError(
+                f"method {self.method!r} calibrates during fit(), on the out-of-fold scores of the training rows "
+                "(every row trains some of the models and is scored by the others), so there is no calibration "
+                "step: call predict_interval right after fit. To calibrate on separate data, use method='split' "
+                "or 'lcp-rf'."
+            )
         if is_dask_collection(X) or is_dask_collection(y):
             if likelihood_ratio is not None:
                 raise InputError(
@@ -289,10 +357,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.score_ = get_score(self.score)
         seeds = self._seeds()
         t0 = time.perf_counter()
-        ratio_model = likelihood_ratio if callable(likelihood_ratio) else None
-        w_cal = None
-        if likelihood_ratio is not None:
-            w_cal = check_ratio(ratio_model(X) if ratio_model else likelihood_ratio, X.shape[0], "the calibration rows")
+        w_cal, ratio_model = calibration_ratios(likelihood_ratio, X)
         V = self.score_.score(y, self.model_.predict(X))
         calibrator = self._make_calibrator(seeds[2])
         if w_cal is not None and not calibrator.supports_shift:
@@ -304,7 +369,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.calibrator_ = calibrator.calibrate(
             X,
             V,
-            alpha=self.alpha,
+            alpha=self._alpha(),
             rng=np.random.default_rng(seeds[1]),
             **group_label_kwargs(calibrator, groups, X.shape[0]),
             **({} if w_cal is None else {"likelihood_ratio": w_cal}),
@@ -313,7 +378,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self._keep_diagnostic_rows(X, V, groups, seeds[3], ratio=w_cal)
         self.ratio_model_ = ratio_model
         shift = getattr(self.calibrator_, "shift_", None)
-        message = None if shift is None else too_small_ess_message(shift.ess, self.alpha)
+        message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
         if message:
             warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
         return self
@@ -344,7 +409,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.score_ = get_score(self.score)
         seeds = self._seeds()
         calibrator = self._make_calibrator(seeds[2])
-        if not callable(getattr(calibrator, "calibrate_rows", None)):
+        calibrate_rows = getattr(calibrator, "calibrate_rows", None)  # the calibrators that read rows in chunks
+        if not callable(calibrate_rows):
             raise InputError(
                 f"method {self.method!r} calibrates rows in memory only; Dask calibration data are taken by "
                 "method='lcp-rf' (guarantee='marginal', honest=True). Compute the frame first (ddf.compute()) or "
@@ -356,7 +422,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             calibrator.set_reference(
                 self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
             )
-        self.calibrator_ = calibrator.calibrate_rows(rows, alpha=self.alpha, rng=np.random.default_rng(seeds[1]))
+        self.calibrator_ = calibrate_rows(rows, alpha=self._alpha(), rng=np.random.default_rng(seeds[1]))
         self.conformalize_time_ = time.perf_counter() - t0
         keep = np.arange(rows.n) if rows.n <= DIAGNOSTIC_ROWS else diagnostic_rows(rows.n, seeds[3])
         self._keep_diagnostic_rows(rows.take(keep), rows.scores, None, seeds[3], rows.n)
@@ -422,7 +488,10 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         stderr only when prediction takes more than about 2 seconds, True
         always, False never. Thresholds do not depend on ``n_jobs`` or
         ``chunk_size``; a linear base model's predictions may change in the
-        last bit (BLAS blocks matrix products by row count).
+        last bit (BLAS blocks matrix products by row count). The
+        cross-conformal methods have no score threshold: ``t`` is NaN (+inf
+        where the interval is infinite) and ``level`` is the share of the
+        n + 1 upper ends at or below ``upr``.
 
         ``likelihood_ratio``: after a calibration weighted for covariate
         shift with an array of ratios, the new rows' ratios (one per row);
@@ -431,7 +500,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         X = self._check_X(X)
         alpha = resolve_alpha(alpha, level)
         a, n_jobs, chunk_size, progress = check_predict_args(
-            self.alpha if alpha is None else alpha, n_jobs, chunk_size, progress
+            self._alpha() if alpha is None else alpha, n_jobs, chunk_size, progress
         )
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
@@ -442,8 +511,11 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
             # scikit-learn refuses 0 rows: predict one calibration row for the keys and dtypes, keep none
-            one = {} if self.calib_groups_ is None else {k: np.asarray(self.calib_groups_)[:1] for k in labels}
+            one: dict[str, np.ndarray] = {}
+            if self.calib_groups_ is not None:
+                one = {k: np.asarray(self.calib_groups_)[:1] for k in labels}
             if w is not None:
+                assert self.calib_ratio_ is not None  # new rows have ratios only after a weighted calibration
                 one["likelihood_ratio"] = self.calib_ratio_[:1]
             return {k: v[:0] for k, v in self._predict_rows(self.calib_X_[:1], a, one).items()}
         parts = map_row_chunks(
@@ -457,19 +529,28 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     def _test_ratios(self, X: np.ndarray, likelihood_ratio: Any) -> np.ndarray | None:
         """The new rows' likelihood ratios after a weighted calibration (None after an unweighted one), checked."""
-        weighted = getattr(self, "calib_ratio_", None) is not None  # absent from objects pickled before it existed
-        model = getattr(self, "ratio_model_", None)
-        if likelihood_ratio is None and weighted and model is not None:
-            likelihood_ratio = model(X)
-        return new_row_ratios(likelihood_ratio, X.shape[0], weighted)
+        return prediction_ratios(self, X, likelihood_ratio)
 
     def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
+        if isinstance(self.calibrator_, CrossCalibrator):
+            # no score threshold: t is NaN (+inf for an infinite interval), level the upper end's
+            lwr, upr, level = self.calibrator_.intervals(X, a)
+            infinite = np.isinf(lwr) | np.isinf(upr)
+            return {
+                "fit": self.score_.center(pred),
+                "lwr": lwr,
+                "upr": upr,
+                "t": np.where(infinite, np.inf, np.nan),
+                "closed": np.ones(X.shape[0], dtype=bool),
+                "level": level,
+            }
         extra: dict[str, np.ndarray] = {}
+        th: Thresholds
         if isinstance(self.calibrator_, GroupwiseCalibrator):
             th, extra["group"] = self.calibrator_.grouped_thresholds(X, a, **labels)
         else:
-            th: Thresholds = self.calibrator_.thresholds(X, a, **labels)
+            th = self.calibrator_.thresholds(X, a, **labels)
         lwr, upr = self.score_.interval(pred, th.t)
         return {
             "fit": self.score_.center(pred),
@@ -503,7 +584,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     # -- helpers -----------------------------------------------------------
     def _check_options(self) -> None:
-        check_alpha(self.alpha)
+        self._alpha(warn=True)
         for name in ("prefit", "honest", "fit_intercept"):
             check_bool(getattr(self, name), name)
         check_fraction(self.localizer_size, "localizer_size")

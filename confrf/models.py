@@ -395,7 +395,7 @@ def adapt_formula_results(model: Any, column_names: list[str], has_intercept: bo
     """
     if isinstance(model, (tuple, list)):
         return type(model)(adapt_formula_results(m, column_names, has_intercept) for m in model)
-    inner = getattr(model, "model", None)
+    inner: Any = getattr(model, "model", None)
     if hasattr(model, "params") and hasattr(inner, "exog_names"):
         if getattr(inner, "formula", None) is not None:
             return FormulaResultsAdapter(model, column_names, has_intercept)

@@ -172,8 +172,12 @@ def test_alias_with_its_own_method_and_qrf_tc_guarantee(diamonds):
 def test_too_small_calibration_set_is_an_error(diamonds):
     with pytest.raises(InputError, match="at least 19"):
         cf.split_cp("price ~ carat", data=diamonds.iloc[:30], alpha=0.05, calib_size=0.5)
-    with pytest.raises(InputError, match="conformal part"):
-        cf.lcp_rf("price ~ carat", data=diamonds.iloc[:40], alpha=0.05, calib_size=0.5)
+    with pytest.raises(InputError, match="conformal part"):  # a given leaf size splits off a localizer part
+        cf.lcp_rf("price ~ carat", data=diamonds.iloc[:40], alpha=0.05, calib_size=0.5, min_samples_leaf=5)
+    # the tuned default does not split 20 calibration points (fewer than ceil(10/alpha) localizer points): split
+    # conformal on all 20, which is enough at alpha = 0.05
+    res = cf.lcp_rf("price ~ carat", data=diamonds.iloc[:40], alpha=0.05, calib_size=0.5, random_state=0)
+    assert res.nobs == {"train": 20, "calibration": 20}
 
 
 def test_infinite_intervals_are_inf_counted_and_warned(diamonds):

@@ -520,8 +520,13 @@ def test_calib_size_of_any_numeric_type(df, calib_size):
 
 @pytest.mark.parametrize("options", [{}, {"max_features": "tune"}, {"min_samples_leaf": "auto", "max_features": 1.0}])
 def test_forest_defaults_pass_the_checks(df, options):
-    # the defaults ("tune") must pass the shared checkers: a merge once made every default lcp_rf call fail
-    assert fit(df, **options).estimator.localizer_.min_samples_leaf_ >= 1
+    # the defaults ("tune") must pass the shared checkers: a merge once made every default lcp_rf call fail. With
+    # N = 300 rows (150 calibration points) a tuned leaf size takes LCP-RF's size rule (no localizer part below
+    # ceil(10/alpha) localizer points), so the rows are doubled for the tuning to run
+    big = pd.concat([df, df.assign(x=df.x + 1e-3)], ignore_index=True)
+    assert fit(big, **options).estimator.localizer_.min_samples_leaf_ >= 1
+    loc = fit(df, **options).estimator.localizer_
+    assert (loc.skipped_ and loc.pooled) if "min_samples_leaf" not in options else loc.min_samples_leaf_ >= 1
 
 
 def test_compare_says_when_responses_differ(df):

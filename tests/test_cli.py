@@ -263,6 +263,19 @@ def test_scale_option(tmp_path, capsys):
     assert "--scale does not apply to --method split" in capsys.readouterr().err
 
 
+def test_cv_option_for_cv_plus(tmp_path, capsys):
+    sim = cf.datasets.make_sim(300, random_state=0).frame[["y", "x1", "x2"]]
+    sim.to_csv(tmp_path / "d.csv", index=False)
+    base = ["fit", "y ~ x1 + x2", "--data", str(tmp_path / "d.csv"), "--newdata", str(tmp_path / "d.csv")]
+    base += ["--model", "ols", "--random-state", "0", "--out", str(tmp_path / "p.csv"), "--summary"]
+    assert main(base + ["--method", "cv+", "--cv", "10"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "K = 10 folds of 30 rows" in err and "1 - 2 alpha - epsilon" in err
+    assert pd.read_csv(tmp_path / "p.csv").shape == (300, 4)  # row, fit, lwr, upr: every row, no calibration split
+    assert main(base + ["--method", "jackknife+ab", "--cv", "10"]) == 2
+    assert "--cv does not apply to --method jackknife+ab" in capsys.readouterr().err
+
+
 # -- the demo -------------------------------------------------------------------------
 @pytest.fixture
 def small_california(monkeypatch):

@@ -199,7 +199,8 @@ def test_columns_float32_cannot_hold_apart_are_grown_on_ranks(transform):
     X = rng.uniform(size=(400, 2))
     V = np.abs(rng.normal(size=400)) * X[:, 0]
     Xt = np.column_stack([transform(X[:, 0]), X[:, 1]])
-    kw = dict(n_estimators=8, bootstrap=False, random_state=0, max_features=1.0)
+    # a given leaf size: tuning could choose no localization here, and then there would be no trees to compare
+    kw = dict(n_estimators=8, bootstrap=False, random_state=0, max_features=1.0, min_samples_leaf=10)
     plain = ForestLocalizer(**kw).fit(X[:300], V[:300])
     ranked = ForestLocalizer(**kw).fit(Xt[:300], V[:300])
     assert ranked.rank_columns_.columns == (0,) and plain.rank_columns_ is None

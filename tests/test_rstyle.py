@@ -99,6 +99,37 @@ def test_level_in_the_array_estimators(lcp, logit, wine, test_rows):
     np.testing.assert_array_equal(logit.estimator.predict_sets(Xw, level=0.8), logit.estimator.predict_sets(Xw, 0.2))
 
 
+def test_level_in_the_array_estimators_constructors(sim, wine, logit):
+    X, y = sim[["x1", "x2", "x3"]].to_numpy(), sim["y"].to_numpy()
+    by_alpha = cf.ConformalRegressor(model="ols", method="split", alpha=0.2, random_state=0)
+    by_level = cf.ConformalRegressor(model="ols", method="split", level=0.8, random_state=0)
+    for est in (by_alpha, by_level):
+        est.fit(X[:250], y[:250]).conformalize(X[250:], y[250:])
+    np.testing.assert_array_equal(by_level.predict_interval(X[:20]), by_alpha.predict_interval(X[:20]))
+    assert by_level.get_params()["level"] == 0.8 and by_level.get_params()["alpha"] is None  # kept as given
+    default = cf.ConformalRegressor(model="ols", method="split", random_state=0).fit(X[:250], y[:250])
+    default.conformalize(X[250:], y[250:])
+    ten = cf.ConformalRegressor(model="ols", method="split", alpha=0.1, random_state=0).fit(X[:250], y[:250])
+    np.testing.assert_array_equal(
+        default.predict_interval(X[:20]), ten.conformalize(X[250:], y[250:]).predict_interval(X[:20])
+    )
+    with pytest.raises(InputError, match="not both"):
+        cf.ConformalRegressor(model="ols", alpha=0.1, level=0.9).fit(X[:250], y[:250])
+    with pytest.raises(InputError, match=r"level=0\.95"):
+        cf.ConformalRegressor(model="ols", level=95).fit(X[:250], y[:250])
+    from confrf.classification import ConformalClassifier
+
+    Xw = logit.design.transform(wine)
+    yw = np.asarray(wine[logit.design.response_name])
+    sets = {}
+    for key, kw in (("alpha", dict(alpha=0.2)), ("level", dict(level=0.8))):
+        clf = ConformalClassifier(model="rf", method="split", random_state=0, **kw)
+        sets[key] = clf.fit(Xw[::2], yw[::2]).conformalize(Xw[1::2], yw[1::2]).predict_sets(Xw[:30])
+    np.testing.assert_array_equal(sets["level"], sets["alpha"])
+    with pytest.raises(InputError, match="not both"):
+        ConformalClassifier(alpha=0.1, level=0.9).fit(Xw[::2], yw[::2])
+
+
 def test_both_in_predict_is_an_error(ols, test_rows):
     with pytest.raises(InputError, match="not both"):
         ols.predict(test_rows, alpha=0.1, level=0.9)
@@ -389,3 +420,9 @@ def test_docstring_examples_run(module):
         warnings.simplefilter("ignore")
         result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_low_level_in_an_array_estimator_warns(sim):
+    X, y = sim[["x1", "x2", "x3"]].to_numpy(), sim["y"].to_numpy()
+    with pytest.warns(LevelWarning, match=r"level=0.05 gives 5% prediction intervals"):
+        cf.ConformalRegressor(model="ols", method="split", level=0.05, random_state=0).fit(X[:250], y[:250])

@@ -83,7 +83,9 @@ def test_tuning_tries_screening_after_the_grid_and_stays_honest():
     X, V = _data(1500, p=20, seed=2)
     cal = LCPForestCalibrator(ForestLocalizer(n_estimators=20, random_state=7))
     base = cal.calibrate(X, V, alpha=0.1, rng=np.random.default_rng(3)).localizer
-    cands = base.tuning_.candidates
+    # the no-localization candidate (every point in one leaf) is compared last, with the choice among these
+    assert base.tuning_.candidates[-1] == base.tuning_.pooled
+    cands = base.tuning_.candidates[:-1]
     firsts = [i for i, c in enumerate(cands) if c[1] == "screened"]
     assert firsts and min(firsts) > max(i for i, c in enumerate(cands) if c[1] != "screened")
     assert {c[0] for c in cands if c[1] == "screened"} <= {c[0] for c in cands if c[1] != "screened"}

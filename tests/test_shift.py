@@ -155,8 +155,8 @@ def test_refusals_pac_sets_prefit():
         cf.lcp_rf(FORMULA, data=df, guarantee="pac", likelihood_ratio="w", random_state=0)
     with pytest.raises(InputError, match="i.i.d. draws"):
         cf.conformal(FORMULA, data=df, method="split-g", groups="g", guarantee="pac", likelihood_ratio="w")
-    with pytest.raises(InputError, match="prediction intervals"):
-        cf.conformal("C(g) ~ x1 + x2", data=df, likelihood_ratio="w", random_state=0)
+    with pytest.raises(InputError, match="prediction intervals only"):  # sets take the ratio, not case weights
+        cf.conformal("C(g) ~ x1 + x2", data=df, weights="w", random_state=0)
     model = cf.split_cp(FORMULA, data=df, random_state=0).model
     with pytest.raises(InputError, match="prefit=True leaves no training part"):
         cf.split_cp(FORMULA, data=df, model=model, prefit=True, shift=df, random_state=0)

@@ -5,6 +5,8 @@ noise is largest (scores |y| with y = x1^2 * 3 * eps). The ratio exp(4 x1) is kn
 repetition draws a calibration set and 100 target points; the mean of the repetitions'
 coverages estimates P_target(Y in C(X)) with a standard error from their spread. Unweighted
 split conformal, which ignores the shift, must fail by the same yardstick (the test has power).
+Prediction sets: the same tilt, with binary labels that get noisier with x1 (LAC scores of the
+true probabilities); weighted split and LCP-RF sets, and class-conditional split sets per class.
 """
 
 import numpy as np
@@ -63,3 +65,62 @@ def test_weighted_lcp_rf_covers_the_target():
     mean, se = _mean_se(cov)
     assert mean >= 1 - ALPHA - 3 * se, (mean, se)
     assert mean <= 1 - ALPHA + 0.05
+
+
+# -- prediction sets ------------------------------------------------------------------------------
+class _TrueModel:
+    """Binary labels: the majority class (a when x2 > 0.5) has probability 1 - x1 / 4, so labels get noisier
+    with x1, where the target population lies; the 'prefit' model returns these probabilities (LAC scores)."""
+
+    classes_ = np.array(["a", "b"])
+
+    def predict_proba(self, X):
+        major = 1 - 0.25 * X[:, 0]
+        pa = np.where(X[:, 1] > 0.5, major, 1 - major)
+        return np.column_stack([pa, 1 - pa])
+
+
+def _draw_labels(rng, n, target):
+    x = rng.uniform(size=(n, 2))
+    if target:
+        x[:, 0] = np.log1p(rng.uniform(size=n) * np.expm1(TILT)) / TILT
+    y = np.where(rng.random(n) < _TrueModel().predict_proba(x)[:, 0], "a", "b")
+    return x, y, np.exp(TILT * x[:, 0])
+
+
+def _set_coverages(method, weighted, reps, seed=0, **settings):
+    """Per repetition: the coverage of 100 target points, and that of each class's target points."""
+    from confrf.classification import ConformalClassifier
+
+    rng = np.random.default_rng(seed)
+    out, by_class = np.empty(reps), np.full((reps, 2), np.nan)
+    for r in range(reps):
+        X, y, w = _draw_labels(rng, 400, target=False)
+        Xt, yt, wt = _draw_labels(rng, 100, target=True)
+        clf = ConformalClassifier(_TrueModel(), method=method, prefit=True, random_state=r, **settings)
+        clf.conformalize(X, y, likelihood_ratio=w if weighted else None)
+        sets = clf.predict_sets(Xt, likelihood_ratio=wt if weighted else None)
+        code = (yt == "b").astype(int)
+        hit = sets[np.arange(yt.size), code]
+        out[r] = hit.mean()
+        for k in (0, 1):
+            if (code == k).any():
+                by_class[r, k] = hit[code == k].mean()
+    return out, by_class
+
+
+@pytest.mark.long
+def test_weighted_sets_cover_the_target():
+    """split and LCP-RF sets (marginal) and class-conditional split sets (per class) cover target rows; unweighted
+    split sets do not (the test has power)."""
+    mean, se = _mean_se(_set_coverages("split", weighted=True, reps=1500)[0])
+    assert 1 - ALPHA - 3 * se <= mean <= 1 - ALPHA + 0.03, (mean, se)
+    plain, plain_se = _mean_se(_set_coverages("split", weighted=False, reps=1500)[0])
+    assert plain < 1 - ALPHA - 3 * plain_se, (plain, plain_se)
+    cov = _set_coverages("lcp-rf", weighted=True, reps=150, seed=1, n_estimators=20, min_samples_leaf=15)[0]
+    mean, se = _mean_se(cov)
+    assert 1 - ALPHA - 3 * se <= mean <= 1 - ALPHA + 0.04, (mean, se)
+    _, by_class = _set_coverages("split-g", weighted=True, reps=800, seed=2)
+    for k in (0, 1):
+        mean, se = _mean_se(by_class[~np.isnan(by_class[:, k]), k])
+        assert 1 - ALPHA - 3 * se <= mean <= 1 - ALPHA + 0.03, (k, mean, se)

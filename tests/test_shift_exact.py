@@ -280,3 +280,78 @@ def test_reweighted_equals_calibrating_again():
             assert np.array_equal(
                 getattr(a.thresholds(Xt, 0.1, **kw), field), getattr(b.thresholds(Xt, 0.1, **kw), field)
             )
+
+
+@pytest.mark.parametrize("alpha", ["0.2", "0.35", "0.5"])
+@pytest.mark.parametrize("case", ["mixed", "constant calibration ratios"])
+def test_weighted_lcp_rf_calibrator_matches_reference(alpha, case):
+    """The calibrator end to end (honest split, forest, the conformal points' ratios, each row's own w(x), the
+    routing of equal ratios to the integer rule) against the rational reference, row by row.
+
+    Test ratios include 0 (the calibration points alone), the calibration points' common value (the integer
+    rule), other values, and 64 (more than alpha / (1 - alpha) times the total: +inf)."""
+    from confrf.localizers import ForestLocalizer
+
+    rng = np.random.default_rng(41 + int(100 * float(alpha)) + 1000 * (case == "mixed"))
+    for rep in range(2):
+        n = 16
+        X = rng.uniform(size=(n, 2))
+        V = (rng.integers(0, 4, size=n) if rep % 2 else np.round(rng.normal(size=n), 2)).astype(float)
+        w = np.ones(n) if case != "mixed" else rng.choice(WEIGHTS, size=n)
+        if not np.any(w > 0):
+            w[0] = 1.0
+        Xt = np.vstack([X[:3], rng.uniform(size=(3, 2))])  # calibration rows too: shared leaves, ties
+        w_test = np.array([0.0, 1.0, 2.0, 0.5, 3.0, 64.0])
+        loc = ForestLocalizer(n_estimators=3, min_samples_leaf=2, max_features=1.0, random_state=rep)
+        cal = LCPForestCalibrator(loc).calibrate(
+            X, V, alpha=float(alpha), rng=np.random.default_rng(rep), likelihood_ratio=w
+        )
+        conf = cal.conformal_rows_
+        if not np.any(w[conf] > 0):
+            continue
+        th = cal.thresholds(Xt, float(alpha), likelihood_ratio=w_test)
+        leaves_cal, leaves_test = loc.leaves(X[conf]), loc.leaves(Xt)
+        for q in range(Xt.shape[0]):
+            wq = np.append(w[conf], w_test[q])
+            ref = weighted_lcp_threshold_reference(
+                forest_lcp_matrix(leaves_cal, leaves_test[q]), list(V[conf]), _frac(wq), alpha, _slack(wq)
+            )
+            assert (th.t[q], bool(th.closed[q])) == ref, (alpha, case, rep, q, wq)
+        assert np.isinf(th.t[-1])
+
+
+@pytest.mark.parametrize("method", ["split", "lcp-rf"])
+def test_equal_ratios_where_the_requirement_is_an_integer(method):
+    """(1 - alpha)(n + 1) = 90 exactly (n = 99, alpha = 0.1): the only place where the integer rule and the
+    weighted rule with its tolerance part. Equal ratios must take the integer rule (reject at count 90: today's
+    thresholds bit for bit); a test ratio a hair above the calibration ratios' common value is weighted, and the
+    exact weighted rule then accepts a count of 90 (90 < 0.9 (99 + 1 + 1e-6)): the unweighted rule at count 91."""
+    from confrf.localizers import ForestLocalizer
+
+    rng = np.random.default_rng(8)
+    c = 2.5
+    if method == "split":
+        V = rng.exponential(size=99)
+        plain = SplitCalibrator().calibrate(None, V, alpha=0.1, rng=None)
+        cal = SplitCalibrator().calibrate(None, V, alpha=0.1, rng=None, likelihood_ratio=np.full(99, c))
+        Xt = np.zeros((4, 1))
+        assert required_count(0.1, 99) == 90
+        at_91 = np.full(4, np.sort(V)[90])
+    else:
+        X = rng.uniform(size=(198, 2))
+        V = X[:, 0] * rng.exponential(size=198)
+        Xt = rng.uniform(size=(300, 2))
+
+        def fit(w):
+            loc = ForestLocalizer(n_estimators=10, min_samples_leaf=8, max_features=1.0, random_state=0)
+            return LCPForestCalibrator(loc).calibrate(X, V, alpha=0.1, rng=np.random.default_rng(1), likelihood_ratio=w)
+
+        plain, cal = fit(None), fit(np.full(198, c))
+        assert plain.n_conformal_ == 99
+        at_91 = plain.localizer.thresholds(Xt, 91)[0]
+    a, b = plain.thresholds(Xt, 0.1), cal.thresholds(Xt, 0.1, likelihood_ratio=np.full(Xt.shape[0], c))
+    for field in ("t", "closed", "level"):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    hair = cal.thresholds(Xt, 0.1, likelihood_ratio=np.full(Xt.shape[0], c * (1 + 1e-6)))
+    assert np.array_equal(hair.t, at_91)
+    assert np.any(hair.t > a.t)  # the premise: the two rules part here

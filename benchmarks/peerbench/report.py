@@ -206,6 +206,16 @@ def targets(res: dict[str, Any]) -> list[str]:
             f"- sim model, distance to the oracle half-width below the previous default's: {now:.3f} vs "
             f"{was:.3f} — **{'met' if now < was else 'not met'}**"
         )
+    # the tuning's no-localization candidate (issue 28): how often it won, per data set
+    counts = []
+    for name in names:
+        tables = [
+            r["extra"].get("tuned", {}).get("table", "")
+            for r in res["rows"]
+            if r["dataset"] == name and r["method"] == TARGET_METHOD
+        ]
+        counts.append(f"{name} {sum('no localization*' in t for t in tables)} of {len(tables)}")
+    L.append(f"- LCP-RF's tuning chose no localization (split conformal's threshold) in: {', '.join(counts)} seeds")
     return L + [""]
 
 

@@ -1,6 +1,7 @@
 """Compiled kernels (Cython, ``nogil``). Tested from Python against slow references."""
 
 try:
+    from ._cross import cross_bounds_folds, cross_bounds_rows
     from ._forest import (
         build_leaf_index,
         calibration_p2,
@@ -20,6 +21,8 @@ except ModuleNotFoundError as exc:
     raise not_built_error() from None
 
 __all__ = [
+    "cross_bounds_folds",
+    "cross_bounds_rows",
     "build_leaf_index",
     "calibration_p2",
     "forest_weight_rows",

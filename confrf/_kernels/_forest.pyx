@@ -1034,3 +1034,58 @@ def forest_weight_sumsq(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     if failed[0]:
         raise MemoryError("could not allocate the per-thread scratch space")
     return np.asarray(out)
+
+
+# How this module was compiled, read from the C preprocessor of its own build: _OPENMP is defined
+# (to the date of the OpenMP specification) only when the compiler ran with OpenMP enabled, so
+# this cannot disagree with the prange loops above.
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static long confrf_openmp_version(void) { return (long) _OPENMP; }
+    static int confrf_openmp_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static long confrf_openmp_version(void) { return 0; }
+    static int confrf_openmp_max_threads(void) { return 1; }
+    #endif
+    #define CONFRF_STR_(x) #x
+    #define CONFRF_STR(x) CONFRF_STR_(x)
+    #if defined(__clang__) || defined(__INTEL_LLVM_COMPILER)
+    static const char* confrf_compiler_version(void) { return __VERSION__; }
+    #elif defined(__GNUC__)
+    static const char* confrf_compiler_version(void) { return "GCC " __VERSION__; }
+    #elif defined(_MSC_VER)
+    static const char* confrf_compiler_version(void) { return "MSVC " CONFRF_STR(_MSC_VER); }
+    #else
+    static const char* confrf_compiler_version(void) { return ""; }
+    #endif
+    static long confrf_cython_hex_version(void) { return (long) CYTHON_HEX_VERSION; }
+    """
+    long confrf_openmp_version() nogil
+    int confrf_openmp_max_threads() nogil
+    const char* confrf_compiler_version() nogil
+    long confrf_cython_hex_version() nogil
+
+
+def build_info():
+    """How the compiled kernels were built: OpenMP on or off, its threads, the compiler and Cython.
+
+    Returns
+    -------
+    dict
+        ``openmp`` (bool: compiled with OpenMP; without it every kernel runs on one thread),
+        ``openmp_version`` (the ``_OPENMP`` date, e.g. 201511 for OpenMP 4.5; None when off),
+        ``openmp_max_threads`` (``omp_get_max_threads()`` now: the size of an OpenMP region
+        that does not set its own; confrf's kernels always set theirs from ``n_jobs``),
+        ``compiler`` (the C compiler's ``__VERSION__``) and ``cython`` (the Cython that wrote the C).
+    """
+    cdef long version = confrf_openmp_version()
+    cdef long cy = confrf_cython_hex_version()
+    return {
+        "openmp": version != 0,
+        "openmp_version": int(version) if version != 0 else None,
+        "openmp_max_threads": int(confrf_openmp_max_threads()),
+        "compiler": confrf_compiler_version().decode("utf-8", "replace") or None,
+        "cython": f"{(cy >> 24) & 0xFF}.{(cy >> 16) & 0xFF}.{(cy >> 8) & 0xFF}",
+    }

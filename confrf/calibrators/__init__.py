@@ -1,8 +1,11 @@
 """Calibrators: turn calibration scores into per-row thresholds."""
 
 from .base import Calibrator, Guarantee, Thresholds
+from .cross import CrossCalibrator
+from .cv_plus import CVPlusCalibrator
 from .groupwise import GroupwiseCalibrator, LCPForestGroupCalibrator, SplitGroupCalibrator
 from .groupwise_pac import PACLCPForestGroupCalibrator, PACSplitGroupCalibrator
+from .jackknife_ab import JackknifeABCalibrator
 from .lcp import LCPThreshold, lcp_threshold
 from .lcp_kernel import KernelLCPCalibrator
 from .lcp_rf import LCPForestCalibrator
@@ -27,6 +30,9 @@ __all__ = [
     "pac_delta",
     "pac_n2",
     "SplitCalibrator",
+    "CrossCalibrator",
+    "CVPlusCalibrator",
+    "JackknifeABCalibrator",
     "GroupwiseCalibrator",
     "SplitGroupCalibrator",
     "LCPForestGroupCalibrator",

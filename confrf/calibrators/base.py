@@ -32,7 +32,9 @@ class Guarantee:
     Attributes
     ----------
     kind : str
-        "marginal", "pac", "groupwise" or "none".
+        "marginal", "pac", "groupwise" or "none"; the cross-conformal methods'
+        marginal statements are "marginal (1 - 2 alpha)" (jackknife+, J+aB)
+        and "marginal (1 - 2 alpha - eps)" (CV+).
     certified : bool
         Whether the statement is proved for this configuration.
     sentence : str

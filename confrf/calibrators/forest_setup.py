@@ -44,6 +44,6 @@ def make_forest_localizer(est: Any, seed: int | None, tune: bool = False, scale:
         honest=est.honest,
         random_state=seed,
         n_jobs=est.n_jobs,
-        alpha=est.alpha,
+        alpha=est._alpha(),
         scale=scale,
     )

@@ -98,6 +98,7 @@ class Grouping:
         """Unit of every row: its region (-1 undecidable) or the position of its label."""
         if self.regions is not None:
             return self.regions.assign(X)
+        assert self.known is not None and labels is not None  # label groups: the labels seen at calibration
         pos = self.known.get_indexer(pd.Index(labels, dtype=object))
         if (pos < 0).any():
             unseen = list(pd.unique(pd.Series(labels[pos < 0], dtype=object)))

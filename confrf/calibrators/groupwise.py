@@ -295,6 +295,9 @@ class GroupwiseCalibrator(Calibrator):
         for c in np.unique(codes):
             rows = np.flatnonzero(codes == c)
             if shifts is not None and shifts[c] is not None and shifts[c].n:
+                assert (
+                    w_test is not None
+                )  # new_row_ratios gives the new rows' ratios whenever the calibration was weighted
                 # rows with the group's common ratio keep the exact integer rule
                 plain = rows[shifts[c].unweighted_rows(w_test[rows])]
                 rows = np.setdiff1d(rows, plain)
@@ -395,14 +398,18 @@ class SplitGroupCalibrator(GroupwiseCalibrator):
         return t, True, level
 
     def _fit_group_shift(self, V, codes, w) -> None:
-        self._group_distinct = []
+        self._group_distinct: list[tuple[np.ndarray, np.ndarray]] = []
         for c, sorted_scores in enumerate(self.sorted_scores_):
             in_c = codes == c
             order = np.argsort(V[in_c], kind="stable")  # V[in_c][order] is sorted_scores
             self._group_distinct.append(distinct_cumulative(sorted_scores, w[in_c][order]))
 
-    def _group_thresholds_weighted(self, code, X, alpha, w_test):
-        t, level = weighted_split_thresholds(*self._group_distinct[code], self.group_shift_[code], w_test, alpha)
+    def _group_thresholds_weighted(
+        self, code: int, X: np.ndarray, alpha: float, w_test: np.ndarray
+    ) -> tuple[np.ndarray, Any, np.ndarray]:
+        shift = None if self.group_shift_ is None else self.group_shift_[code]
+        assert shift is not None  # set when the calibration was weighted, as here
+        t, level = weighted_split_thresholds(*self._group_distinct[code], shift, w_test, alpha)
         return t, True, level
 
 
@@ -438,11 +445,12 @@ class LCPForestGroupCalibrator(GroupwiseCalibrator):
 
     def _fit_group_shift(self, V, codes, w) -> None:
         self._group_shift_index = [
-            None if loc is None else ForestShiftIndex.build(loc.index_, w[codes == c])
+            None if loc is None else ForestShiftIndex.build(loc._index(), w[codes == c])
             for c, loc in enumerate(self.group_localizers_)
         ]
 
     def _group_thresholds_weighted(self, code, X, alpha, w_test):
+        assert self.group_shift_ is not None  # set when the calibration was weighted, as here
         loc, shift = self.group_localizers_[code], self.group_shift_[code]
         req = shift.requirement(alpha, w_test)
         return weighted_forest_thresholds(
@@ -468,7 +476,7 @@ def group_label_kwargs(calibrator: Calibrator, groups: Any, n_rows: int) -> dict
 
 
 def _make(cls: type[GroupwiseCalibrator]):
-    def factory(est: Any, opts: dict[str, Any], seed: int | None) -> GroupwiseCalibrator:
+    def factory(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
         if opts["guarantee"] == "pac":
             return get_variant(cls.name, "pac")(est, opts, seed)  # registered by calibrators/groupwise_pac.py
         if opts["guarantee"] != "marginal":

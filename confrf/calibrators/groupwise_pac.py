@@ -25,7 +25,8 @@ A group whose k_g exceeds its count has infinite intervals (coverage 1).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -48,11 +49,19 @@ def pac_min_size(alpha: float, delta: float) -> int:
     return min_d2_size(alpha, None, delta, "binomial")
 
 
-class GroupPACMixin:
+if TYPE_CHECKING:  # the mixin reads and extends the groupwise calibrator it is mixed into
+    from .groupwise import GroupwiseCalibrator as _Groupwise
+else:
+    _Groupwise = object
+
+
+class GroupPACMixin(_Groupwise):
     """Per-group binomial PAC calibration; ``delta`` is shared as delta / L over the L groups with points."""
 
     #: the part whose points pick each group's order statistic
     pac_part = "conformal"
+    #: each class that mixes this in says how a group's correction is computed
+    _group_correction: Callable[[int, float], dict[str, Any]]
     supports_shift = False
 
     def shift_refusal(self) -> str:
@@ -216,7 +225,8 @@ class PACLCPForestGroupCalibrator(GroupPACMixin, LCPForestGroupCalibrator):
         self._init_pac(delta)
         self.pac_size = check_fraction(pac_size, "pac_size")
 
-    def calibrate(self, X, scores, *, alpha, rng, labels=None) -> PACLCPForestGroupCalibrator:
+    # no likelihood_ratio: PAC calibration refuses covariate shift before calibrating (supports_shift = False)
+    def calibrate(self, X, scores, *, alpha, rng, labels=None) -> PACLCPForestGroupCalibrator:  # type: ignore[override]
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         labels = self._labels(labels, X.shape[0])
@@ -269,8 +279,8 @@ class PACLCPForestGroupCalibrator(GroupPACMixin, LCPForestGroupCalibrator):
         return {"localizer": self.n_grow_, "D1": self.n_conformal_, "D2": self._n2_total}
 
 
-def _factory(cls: type):
-    def make(est: Any, opts: dict[str, Any], seed: int | None):
+def _factory(cls: type[GroupPACMixin]) -> Callable[[Any, dict[str, Any], int | None], GroupPACMixin]:
+    def make(est: Any, opts: dict[str, Any], seed: int | None) -> GroupPACMixin:
         if opts.get("pac_bound") not in (None, "binomial"):
             raise InputError(
                 f"method {cls.name!r} with guarantee='pac' uses the exact binomial bound per group; "

@@ -14,7 +14,7 @@ is (-inf, t] or (-inf, t) with t a calibration score or +inf.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,7 +45,7 @@ class LCPThreshold(NamedTuple):
     level: float
 
 
-def _check_weights(weights: object, n: int) -> sp.csr_matrix:
+def _check_weights(weights: Any, n: int) -> sp.csr_matrix:
     if not sp.issparse(weights):
         arr = as_float_array(weights, "weights")
         if arr.ndim != 2:

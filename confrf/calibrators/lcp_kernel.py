@@ -94,6 +94,7 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
         m_req = required_count(alpha, self.n_conformal_)
         if shift is None:
             return Thresholds(*self.localizer.thresholds(X, m_req))
+        assert w_test is not None  # new_row_ratios gives the new rows' ratios whenever the calibration was weighted
         plain = shift.unweighted_rows(w_test)  # equal ratios: the exact integer rule
         t, closed, level = np.full(X.shape[0], np.inf), np.ones(X.shape[0], dtype=bool), np.ones(X.shape[0])
         for rows, weighted in ((plain, False), (~plain, True)):

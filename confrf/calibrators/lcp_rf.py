@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import time
 from numbers import Integral
 from typing import Any
@@ -10,15 +11,33 @@ from typing import Any
 import numpy as np
 
 from .._parallel import kernel_threads
-from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
+from .._validation import alpha_fraction, as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
 from ..localizers.forest import ForestLocalizer, check_forest_backend, check_max_samples
+from ..localizers.tuning import TUNE
 from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
 from .rows import ArrayRows, CalibrationRows
 from .shift import ShiftWeights, check_ratio, new_row_ratios
+
+#: a tuned honest LCP-RF localizes only from MIN_LOCALIZER_ALPHA / alpha localizer points on (100 at alpha = 0.1)
+MIN_LOCALIZER_ALPHA = 10
+
+
+def min_localizer_points(alpha: float) -> int:
+    """Smallest localizer part with which a tuned honest LCP-RF tries to localize: ceil(10 / alpha).
+
+    Below it the localizer part is too small for a forest to beat split conformal (benchmarks/bench_small.py
+    before the rule: with 48-92 localizer points, LCP-RF's median width was 2-7 % above split conformal's on four
+    of seven small data sets, most of it the cost of calibrating on half the points, and measurably narrower on
+    none). The rule
+    reads the sizes only, never a score, so using every calibration point for split conformal keeps the guarantee
+    exact.
+    """
+    return math.ceil(MIN_LOCALIZER_ALPHA / alpha_fraction(alpha))
+
 
 #: ``max_localizer_size="auto"``: the forest grows on at most this many rows (its growing cost is bounded; the
 #: other rows become conformal points). At the peer benchmark's sizes and up to 100,000 calibration rows with
@@ -57,6 +76,14 @@ class LCPForestCalibrator(Calibrator):
         ``min(round(localizer_size * n), max_localizer_size)`` rows and every
         other calibration row is a conformal point; with a training-part
         forest, a random subsample of that size grows it. None: no cap.
+    shift_tuning : {"calibration", "target"}
+        Under covariate shift (``likelihood_ratio``), which population the
+        forest's "tune" rule scores candidates for: "calibration" (default:
+        the unweighted tuning; the forest does not depend on the ratios) or
+        "target" (the tuning's simulated calibrations and losses weighted by
+        the localizer points' ratios, :mod:`confrf.localizers.tuning`). Both
+        keep the guarantee exact; on the shift benchmark "target" was not
+        better (``benchmarks/shift_levers.md`` in the repository).
 
     Notes
     -----
@@ -76,11 +103,13 @@ class LCPForestCalibrator(Calibrator):
         localizer_size: float = 0.5,
         n_jobs: int | None = None,
         max_localizer_size: int | None = None,
+        shift_tuning: str = "calibration",
     ) -> None:
         self.localizer = localizer
         self.localizer_size = check_fraction(localizer_size, "localizer_size")
         self.max_localizer_size = max_localizer_size
         self.n_jobs = n_jobs
+        self.shift_tuning = check_shift_tuning(shift_tuning)
         self._reference: tuple[np.ndarray, np.ndarray] | None = None
         self.localizer_source_ = "calibration"
 
@@ -97,28 +126,45 @@ class LCPForestCalibrator(Calibrator):
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
         w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
+        target_tuning = getattr(self, "shift_tuning", "calibration") == "target"  # absent from older pickles
+        if target_tuning and (w is None or self._reference is not None or not self.localizer.honest):
+            raise InputError(
+                "shift_tuning='target' weights the tuning of the honest forest, grown on the localizer part of the "
+                "calibration set, by those points' likelihood ratios: it needs likelihood_ratio= (or shift=), "
+                "honest=True and localizer_data='calibration'. Drop shift_tuning otherwise."
+            )
         if self._reference is None and not self.localizer.honest:
             check_conformal_size(n, alpha, "calibration set")
             self.localizer.fit(X, V)
             self.n_grow_ = self.n_conformal_ = n
             self.n_calibration_, self.conformal_rows_ = n, np.arange(n)
         else:
-            self.calibrate_rows(ArrayRows(X, V), alpha=alpha, rng=rng)
-        # the forest never sees the ratios: they weight the conformal points only
+            self.calibrate_rows(ArrayRows(X, V), alpha=alpha, rng=rng, tuning_ratio=w if target_tuning else None)
+        # the ratios weight the conformal points (the forest saw at most the localizer part's, with shift_tuning)
         self._set_ratios(None if w is None else w[self.conformal_rows_])
         return self
 
-    def calibrate_rows(self, rows: CalibrationRows, *, alpha: float, rng: np.random.Generator) -> LCPForestCalibrator:
+    def calibrate_rows(
+        self,
+        rows: CalibrationRows,
+        *,
+        alpha: float,
+        rng: np.random.Generator,
+        tuning_ratio: np.ndarray | None = None,
+    ) -> LCPForestCalibrator:
         """Honest calibration on rows held anywhere (arrays, or Dask partitions: :mod:`confrf.dask`).
 
         The forest grows on at most ``max_localizer_size`` rows (gathered in
         one place); every conformal row is looked up where it is and only its
         leaves and score come back to build the index. Unweighted (covariate
-        shift ratios are set by :meth:`calibrate` afterwards).
+        shift ratios are set by :meth:`calibrate` afterwards); ``tuning_ratio``
+        (``shift_tuning="target"``: one likelihood ratio per row) is read at
+        the localizer part's rows only, by the forest's tuning.
         """
         n = rows.n
         if not self.localizer.honest:
             raise InputError("honest=False grows the forest on every calibration row; it needs the rows in memory.")
+        w_grow = None
         if self._reference is not None:
             Xr, Vr = self._reference
             if Xr.shape[1] != rows.n_features:
@@ -131,35 +177,54 @@ class LCPForestCalibrator(Calibrator):
                 Xr, Vr = Xr[keep], Vr[keep]
             conf = np.arange(n)
             self._reference = None  # used once; not kept in the fitted object
+        elif self._too_small_to_localize(n, alpha):
+            check_conformal_size(n, alpha, "calibration set")
+            self.localizer.skip(
+                rows.n_features,
+                f"a localizer part of {int(round(self.localizer_size * n))} points would be below ceil(10/alpha) = "
+                f"{min_localizer_points(alpha)}, decided from the sizes alone",
+            )
+            conf = np.arange(n)
+            Xr = None
         else:
             grow, conf = random_split(
                 n, self.localizer_size, rng, "localizer part", "localizer_size", max_first=self.max_localizer_size
             )
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
             Xr, Vr = rows.take(grow), rows.scores[grow]
-        self._prepare_tuning(alpha, Xr.shape[0], conf.shape[0])
-        self.localizer.grow(Xr, Vr)
+            w_grow = None if tuning_ratio is None else tuning_ratio[grow]
+        if Xr is not None:
+            self._prepare_tuning(alpha, Xr.shape[0], conf.shape[0])
+            self.localizer.grow(Xr, Vr, likelihood_ratio=w_grow)
         t0 = time.perf_counter()
         self.localizer.index_lookups(*rows.lookup(self.localizer, conf))
         self.localizer.index_seconds_ = time.perf_counter() - t0
-        self.n_grow_, self.n_conformal_ = int(Xr.shape[0]), int(conf.shape[0])
+        self.n_grow_, self.n_conformal_ = (0 if Xr is None else int(Xr.shape[0])), int(conf.shape[0])
         # int32: 4 bytes a conformal point in the fitted object (reweighted() reads the ratios' rows with it)
         self.n_calibration_, self.conformal_rows_ = n, conf.astype(np.int32 if n < 2**31 else np.int64)
         self._set_ratios(None)
         return self
 
+    def _too_small_to_localize(self, n: int, alpha: float) -> bool:
+        # only when the leaf size is tuned (an explicit one asks for a forest), from the sizes alone
+        return self.localizer.min_samples_leaf == TUNE and round(self.localizer_size * n) < min_localizer_points(alpha)
+
     def _set_ratios(self, w: np.ndarray | None) -> None:
         self.shift_ = None if w is None else ShiftWeights(w)
-        self.shift_index_ = None if w is None else ForestShiftIndex.build(self.localizer.index_, w)
+        self.shift_index_ = None if w is None else ForestShiftIndex.build(self.localizer._index(), w)
 
     def reweighted(self, likelihood_ratio: object = None) -> LCPForestCalibrator:
         """The same forest and conformal points with other likelihood ratios (None: unweighted).
 
         ``likelihood_ratio`` has one entry per row of the calibration set
-        given to :meth:`calibrate`. Since the forest never sees the ratios,
-        this equals calibrating again with them and the same ``rng``, without
-        growing the forest again: comparing a known and an estimated ratio,
-        or weighted and unweighted, costs one fit.
+        given to :meth:`calibrate`. The forest is kept as grown; with the
+        default ``shift_tuning="calibration"`` it never depends on the ratios,
+        so this equals calibrating again with them and the same ``rng``,
+        without growing the forest again (with ``shift_tuning="target"`` the
+        forest stays the one tuned for the calibration's ratios). Either way
+        the guarantee for the new ratios is exact: the forest depends on
+        localizer points only. Comparing a known and an estimated ratio, or
+        weighted and unweighted, costs one fit.
 
         Examples
         --------
@@ -193,6 +258,7 @@ class LCPForestCalibrator(Calibrator):
         threads = kernel_threads(self.n_jobs)
         if shift is None:
             return Thresholds(*self.localizer.thresholds(X, required_count(alpha, self.n_conformal_), threads))
+        assert w_test is not None and self.shift_index_ is not None  # both set for a weighted calibration
         # rows whose ratio equals every calibration ratio have p_i = 1/(n+1): the exact integer rule
         plain = shift.unweighted_rows(w_test)
         t, closed, level = np.full(X.shape[0], np.inf), np.ones(X.shape[0], dtype=bool), np.ones(X.shape[0])
@@ -209,11 +275,18 @@ class LCPForestCalibrator(Calibrator):
 
     def guarantee(self, alpha) -> Guarantee:
         if self.localizer.honest:
+            how = (
+                "no localization, decided from the sizes alone: the thresholds are split conformal's"
+                if getattr(self.localizer, "skipped_", None)
+                else "no localization was chosen, on disjoint data: the thresholds are split conformal's"
+                if self.localizer.pooled
+                else "the forest was grown on disjoint data"
+            )
             return Guarantee(
                 "marginal",
                 True,
                 f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
-                "points are exchangeable (the forest was grown on disjoint data).",
+                f"points are exchangeable ({how}).",
             )
         return Guarantee(
             "none",
@@ -225,6 +298,8 @@ class LCPForestCalibrator(Calibrator):
     def sizes(self) -> dict[str, int]:
         if self.localizer_source_ != "calibration":
             return {"localizer (training)": self.n_grow_, "conformal": self.n_conformal_}
+        if getattr(self.localizer, "skipped_", None):  # no localizer part: every point calibrates
+            return {"calibration": self.n_conformal_}
         if self.localizer.honest:
             return {"localizer": self.n_grow_, "conformal": self.n_conformal_}
         return {"calibration": self.n_conformal_}
@@ -238,6 +313,20 @@ class LCPForestCalibrator(Calibrator):
 
 #: options of guarantee="pac" (calibrators/pac.py); None means forest_setup.PAC_DEFAULTS
 PAC_OPTIONS = tuple(PAC_DEFAULTS)
+#: which population LCP-RF's forest tuning scores candidates for under covariate shift
+SHIFT_TUNING = ("calibration", "target")
+
+
+def check_shift_tuning(value: Any) -> str:
+    """``shift_tuning``: "calibration" or "target", with an error that names both."""
+    if not isinstance(value, str) or value not in SHIFT_TUNING:
+        raise InputError(
+            f"shift_tuning must be 'calibration' (the forest's tuning ignores the likelihood ratios) or 'target' "
+            f"(it scores candidate forests by the target population's loss), got {value!r}."
+        )
+    return value
+
+
 #: where the forest is grown: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
 LOCALIZER_DATA = ("calibration", "training")
 #: how the honest forest grows (confrf/localizers/forest.py): what grows the trees, each tree's share of the rows
@@ -253,6 +342,7 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
             "the training data (not prefit=True), honest=True and guarantee='marginal'; use "
             "localizer_data='calibration' otherwise."
         )
+    shift_tuning = check_shift_tuning(opts["shift_tuning"])
     cap = check_max_localizer_size(opts["max_localizer_size"])
     growth = {k: opts[k] for k in GROWTH_OPTIONS if opts[k] != GROWTH_OPTIONS[k]}  # given away from the default
     for name in ["max_localizer_size"] * (opts["max_localizer_size"] != "auto") + list(growth):
@@ -262,6 +352,11 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
                 "forest grows on the localizer rows); drop it, or use honest=True and guarantee='marginal'."
             )
     if opts["guarantee"] == "pac":
+        if shift_tuning != "calibration":
+            raise InputError(
+                "shift_tuning applies to covariate shift, which guarantee='pac' does not weight for; drop it or use "
+                "guarantee='marginal'."
+            )
         if opts["scale"] is not None:
             raise InputError(
                 "option 'scale' applies only with guarantee='marginal' (the PAC correction works on "
@@ -277,7 +372,9 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     localizer = make_forest_localizer(est, seed, tune=True, scale=scale)
     localizer.forest_backend = check_forest_backend(opts["forest_backend"])
     localizer.max_samples = check_max_samples(opts["max_samples"], localizer.bootstrap)
-    return LCPForestCalibrator(localizer, est.localizer_size, est.n_jobs, max_localizer_size=cap)
+    return LCPForestCalibrator(
+        localizer, est.localizer_size, est.n_jobs, max_localizer_size=cap, shift_tuning=shift_tuning
+    )
 
 
 register(
@@ -291,6 +388,7 @@ register(
             "localizer_data": "calibration",
             "cv": 5,
             "scale": None,
+            "shift_tuning": "calibration",
             "max_localizer_size": "auto",
             **GROWTH_OPTIONS,
         },

@@ -277,6 +277,7 @@ class PACForestCalibrator(Calibrator):
             if self.pac_bound == "binomial":
                 c = binomial_correction(self.map_, self.X2_, self.V2_, alpha, self.delta, MAX_INFINITE_SHARE)
             else:
+                assert self.grid_size is not None  # resolve_pac_options gives Hoeffding its grid
                 c = hoeffding_correction(
                     self.map_, self.X2_, self.V2_, alpha, self.delta, self.grid_size, self.pac_form, MAX_INFINITE_SHARE
                 )

@@ -47,7 +47,7 @@ def _positive(value: object, name: str) -> float:
     return check_real(value, name, low=0.0, high=math.inf, hint="a finite number > 0")
 
 
-def _hoeffding_epsilon(n2: int, K: int, delta: float) -> float:
+def _hoeffding_epsilon(n2: int, K: int | None, delta: float) -> float:
     """Hoeffding margin epsilon = sqrt(ln(K / delta) / (2 n2)).
 
     Parameters
@@ -78,7 +78,7 @@ def _hoeffding_epsilon(n2: int, K: int, delta: float) -> float:
     return float(np.nextafter(math.sqrt(math.log(K / delta) / (2.0 * n2)), math.inf))
 
 
-def _hoeffding_delta(n2: int, K: int, epsilon: float) -> float:
+def _hoeffding_delta(n2: int, K: int | None, epsilon: float) -> float:
     """Failure probability delta = K exp(-2 n2 epsilon^2), the inverse of the Hoeffding epsilon.
 
     Values of 1 or more mean that the bound says nothing.
@@ -95,7 +95,7 @@ def _hoeffding_delta(n2: int, K: int, epsilon: float) -> float:
     return K * math.exp(-2.0 * n2 * epsilon * epsilon)
 
 
-def _hoeffding_n2(K: int, delta: float, epsilon: float) -> int:
+def _hoeffding_n2(K: int | None, delta: float, epsilon: float) -> int:
     """Smallest D2 size n2 with ``pac_epsilon(n2, K, delta) <= epsilon`` (Hoeffding).
 
     Examples

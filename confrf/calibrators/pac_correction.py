@@ -57,7 +57,7 @@ def levels(b: np.ndarray, a: float | np.ndarray) -> np.ndarray:
     return np.clip(b + a, LEVEL_FLOOR, 1.0)
 
 
-def _key(x: np.ndarray) -> np.ndarray:
+def _key(x: np.ndarray | np.float64) -> np.ndarray:
     """Integers ordered like the floats x (finite, -0.0 and 0.0 alike)."""
     bits = np.asarray(x, dtype=np.float64).view(np.int64)
     return np.where(bits >= 0, bits, _INT64_MIN - bits)
@@ -110,7 +110,7 @@ class ForestPACMap:
 
     @property
     def n1(self) -> int:
-        return self.localizer.index_.n
+        return self.localizer._index().n
 
     def rows(self, X: np.ndarray, alpha: float) -> tuple[sp.csr_matrix, np.ndarray]:
         """LCP test rows F_x on the D1 scores (own mass left out: it sits at +inf) and base levels b(x)."""
@@ -127,7 +127,7 @@ class ForestPACMap:
     def mass_at_or_below(self, W: sp.csr_matrix, t: np.ndarray) -> np.ndarray:
         """F_x((-inf, t]) per row; 1 where t is infinite (the own mass at +inf counts)."""
         rows = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
-        keep = self.localizer.index_.scores[W.indices] <= t[rows]
+        keep = self.localizer._index().scores[W.indices] <= t[rows]
         mass = np.bincount(rows[keep], weights=W.data[keep], minlength=W.shape[0])
         mass[~np.isfinite(t)] = 1.0
         return mass
@@ -138,7 +138,7 @@ class ForestPACMap:
             W.indptr.astype(np.int64),
             W.indices.astype(np.int32),
             W.data,
-            self.localizer.index_.scores,
+            self.localizer._index().scores,
             np.ascontiguousarray(levels, dtype=np.float64),
             QUANTILE_TOL,
         )
@@ -158,7 +158,7 @@ class ForestPACMap:
         The same order (scores by stable rank) and the same sequential sums as the quantile
         kernel, so comparisons with a level give bit for bit the kernel's answer.
         """
-        scores = self.localizer.index_.scores
+        scores = self.localizer._index().scores
         rank = np.empty(scores.shape[0], dtype=np.int64)
         rank[np.argsort(scores, kind="stable")] = np.arange(scores.shape[0])
         below = np.full(W.shape[0], -np.inf)

@@ -220,6 +220,7 @@ def how(c: Correction) -> str:
             f"k={c.k}-th smallest of the corrections that just cover each D2 point, k the smallest integer "
             f"with P(Binomial({c.n2}, {1 - c.alpha:g}) >= k) <= {c.delta:g}"
         )
+    assert c.grid is not None  # Hoeffding's correction always has its grid
     K = len(c.grid)
     if c.form == "inflated":
         what = f"the D2 target is 1 - alpha + epsilon = {1 - c.alpha + c.epsilon:.4g}"
@@ -246,8 +247,10 @@ def make_report(method: str, c: Correction) -> PACReport:
         what = "grid value" if c.bound == "hoeffding" else "finite correction"
         sentence += f" No {what} reached the D2 target, so every interval is infinite (coverage 1)."
     if c.grid is not None:
+        assert c.counts is not None  # counted on the grid
         grid = pd.DataFrame({"a": c.grid, "d2_coverage": c.counts / c.n2})
     else:  # the D2 coverage curve: at each distinct A_j, the share of D2 points with A_j <= a
+        assert c.corrections is not None  # the binomial correction keeps every D2 point's
         a, counts = np.unique(c.corrections, return_counts=True)
         grid = pd.DataFrame({"a": a, "d2_coverage": np.cumsum(counts) / c.n2})
     return PACReport(

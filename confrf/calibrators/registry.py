@@ -43,6 +43,12 @@ class MethodSpec:
         that the method reads; a callable decides from the method's options
         (:meth:`reads`). Another one set away from its default draws an
         ``UnusedSettingWarning``, so that it is never silently ignored.
+    fits_models : bool
+        The method fits the base model itself, on folds or bootstrap samples
+        of the training rows, and calibrates on their out-of-fold scores
+        (CV+, jackknife+, J+aB): ``fit(X, y)`` does the whole job through the
+        calibrator's ``fit(X, y, ...)``, no calibration set is used, and new
+        rows get ``intervals(X, alpha)`` instead of thresholds.
     """
 
     name: str
@@ -51,6 +57,7 @@ class MethodSpec:
     title: str = ""
     needs_training: bool | Callable[[Mapping[str, Any]], bool] = False
     settings: frozenset[str] | Callable[[Mapping[str, Any]], frozenset[str]] = frozenset()
+    fits_models: bool = False
 
     def reads(self, options: Mapping[str, Any]) -> frozenset[str]:
         """The forest settings the method reads, given the filled options."""
@@ -86,9 +93,9 @@ def register_variant(method: str, guarantee: str, factory: Callable[..., Calibra
     VARIANTS[(method, guarantee)] = factory
 
 
-def get_variant(method: str, guarantee: str) -> Callable[..., Calibrator] | None:
-    """The factory registered for ``method`` with ``guarantee``, or None."""
-    return VARIANTS.get((method, guarantee))
+def get_variant(method: str, guarantee: str) -> Callable[..., Calibrator]:
+    """The factory registered for ``method`` with ``guarantee`` (a KeyError if no module registered one)."""
+    return VARIANTS[(method, guarantee)]
 
 
 def get_method(name: str) -> MethodSpec:

@@ -19,16 +19,15 @@ unweighted one bit for bit).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._validation import min_calibration_size
 from ..exceptions import InputError
+from ..localizers.weighted import SHIFT_TOL as SHIFT_TOL  # the tolerance's home is the kernels' layer
+from ..localizers.weighted import weighted_requirement
 from .base import Guarantee
-
-#: relative tolerance of the weighted comparison: accept while the computed mass < (1 - alpha + tol) * total.
-#: Only ever enlarges a set; at least 4 n eps, which bounds the rounding error of a sum of n weights.
-SHIFT_TOL = 1e-9
 
 
 def check_ratio(values: object, n: int, what: str, *, name: str = "likelihood_ratio", allow_all_zero: bool = False):
@@ -118,10 +117,7 @@ class ShiftWeights:
 
     def requirement(self, alpha: float, w_test: np.ndarray) -> np.ndarray:
         """(1 - alpha)(sum_j w_j + w(x)) plus the tolerance, per test row: v is rejected once its mass reaches it."""
-        total = self.total + np.asarray(w_test, dtype=np.float64)
-        tol = max(SHIFT_TOL, 4.0 * (self.n + 2) * np.finfo(np.float64).eps)
-        # no weight anywhere (a group of zero ratios and w(x) = 0): no evidence, nothing is rejected
-        return np.where(total > 0, (1.0 - float(alpha) + tol) * total, np.inf)
+        return weighted_requirement(alpha, self.total, self.n, w_test)
 
 
 def new_row_ratios(likelihood_ratio: object, m: int, weighted: bool) -> np.ndarray | None:
@@ -139,6 +135,39 @@ def new_row_ratios(likelihood_ratio: object, m: int, weighted: bool) -> np.ndarr
             "likelihood_ratio=<one number per row> (from the same source as the calibration rows')."
         )
     return check_ratio(likelihood_ratio, m, "the new rows", allow_all_zero=True)
+
+
+def calibration_ratios(likelihood_ratio: Any, X: np.ndarray) -> tuple[np.ndarray | None, Any]:
+    """(the calibration rows' ratios, checked; the ratio function when one was given, else None).
+
+    ``likelihood_ratio`` is None, one number per row of X, or a function
+    ``w(X)`` of design rows (e.g. a fitted :class:`confrf.shift.RatioEstimator`),
+    which the estimators keep to give new rows their ratios.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> w, model = calibration_ratios(lambda X: np.exp(X[:, 0]), np.zeros((2, 1)))
+    >>> w.tolist(), callable(model)
+    ([1.0, 1.0], True)
+    """
+    if likelihood_ratio is None:
+        return None, None
+    model = likelihood_ratio if callable(likelihood_ratio) else None
+    values = model(X) if model is not None else likelihood_ratio
+    return check_ratio(values, X.shape[0], "the calibration rows"), model
+
+
+def prediction_ratios(estimator: Any, X: np.ndarray, likelihood_ratio: Any) -> np.ndarray | None:
+    """New rows' ratios for an estimator calibrated with ``calib_ratio_`` / ``ratio_model_`` (or without), checked.
+
+    A ratio function kept at calibration gives them when none is passed.
+    """
+    weighted = getattr(estimator, "calib_ratio_", None) is not None  # absent from objects pickled before it existed
+    model = getattr(estimator, "ratio_model_", None)
+    if likelihood_ratio is None and weighted and model is not None:
+        likelihood_ratio = model(X)
+    return new_row_ratios(likelihood_ratio, X.shape[0], weighted)
 
 
 def distinct_cumulative(sorted_scores: np.ndarray, w_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -186,20 +215,28 @@ def shift_guarantee(base: Guarantee, alpha: float, estimated: bool) -> Guarantee
             base.sentence + " The calibration is weighted for covariate shift (likelihood ratios), but the "
             "statement above is not certified in the first place.",
         )
-    within = " within every group of the table (hence also marginally)" if base.kind == "groupwise" else ""
+    a = f"{1 - alpha:g}"
+    if base.kind == "class-conditional":
+        # within class k the target's law of x is w(x) times the calibration's, up to a constant (docs/theory.md)
+        stmt, error, after = "P(Y in interval | Y = k) >= ", "E_k|w_hat - w| / 2", " for every class k"
+        norm = "within class k"
+    else:
+        within = " within every group of the table" if base.kind == "groupwise" else ""
+        stmt, error, after = f"P(Y in interval){within} >= ", "E|w_hat - w| / 2", ""
+        norm = "on the calibration population"
+    also = " (hence also marginally)" if base.kind in ("groupwise", "class-conditional") else ""
     if estimated:
         return Guarantee(
             f"{base.kind} (target, estimated ratio)",
             False,
-            f"Approximate: for a target-population row, P(Y in interval){within} >= {1 - alpha:g} - "
-            "E|w_hat - w| / 2 (Lei and Candes, 2021), w_hat the estimated likelihood ratio (normalized to mean 1 on "
-            "the calibration population) and w the true one; exact only if w_hat = w. Needs covariate shift "
-            "(P(Y | X) the same in both populations) and i.i.d. calibration points.",
+            f"Approximate: for a target-population row, {stmt}{a} - {error}{after}{also} (Lei and Candes, 2021), "
+            f"w_hat the estimated likelihood ratio (normalized to mean 1 {norm}) and w the true one; exact only if "
+            "w_hat = w. Needs covariate shift (P(Y | X) the same in both populations) and i.i.d. calibration points.",
         )
     return Guarantee(
         f"{base.kind} (target)",
         True,
-        f"For a target-population row, P(Y in interval){within} >= {1 - alpha:g} exactly in finite samples "
+        f"For a target-population row, {stmt}{a}{after}{also} exactly in finite samples "
         "(weighted exchangeability, Tibshirani et al. 2019), if the likelihood ratio given is "
         "dP_target(x) / dP_calibration(x) up to a constant, P(Y | X) is the same in both populations "
         "(covariate shift) and the calibration points are i.i.d.",

@@ -106,6 +106,7 @@ class SLCPCalibrator(ReferenceData, Calibrator):
         w_test = new_row_ratios(likelihood_ratio, X.shape[0], shift is not None)
         Q = np.full(X.shape[0], self.correction(alpha))
         if shift is not None:  # weighted split conformal of V - q(X): the correction depends on w(x)
+            assert w_test is not None  # new_row_ratios gives the new rows' ratios whenever the calibration was weighted
             weighted = ~shift.unweighted_rows(w_test)
             sorted_shifted, order = self._shifted_scores(alpha)
             distinct = distinct_cumulative(sorted_shifted, shift.w[order])

@@ -44,6 +44,7 @@ class SplitCalibrator(Calibrator):
         t, level = split_threshold(self.sorted_scores_, alpha)
         out = Thresholds(np.full(rows, t), np.ones(rows, dtype=bool), np.full(rows, level))
         if shift is not None:
+            assert w_test is not None  # new_row_ratios gives the new rows' ratios whenever the calibration was weighted
             weighted = ~shift.unweighted_rows(w_test)  # equal ratios: the exact integer rule above
             out.t[weighted], out.level[weighted] = weighted_split_thresholds(
                 *self._distinct, shift, w_test[weighted], alpha

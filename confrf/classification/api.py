@@ -20,6 +20,7 @@ from ..exceptions import InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from ..models import adapt_formula_results
+from ..shift.setup import refuse_case_weights, resolve_shift
 from .estimator import CLASS_METHODS, ConformalClassifier
 from .result import ClassificationResult
 
@@ -34,9 +35,15 @@ def conformal_sets(
     calib: Any = None,
     calib_size: float = 0.5,
     random_state: Any = None,
+    shift_options: dict[str, Any] | None = None,
     **options: Any,
 ) -> ClassificationResult:
     """Fit a classifier and calibrate conformal prediction sets (see :func:`confrf.conformal`).
+
+    ``shift_options``: the covariate-shift options of :func:`confrf.conformal`
+    (``likelihood_ratio``, or ``shift`` with ``shift_model`` and ``shift_clip``),
+    as :func:`confrf.shift.setup.pop_shift_options` returns them; ``weights``
+    (case weights of the base model) is not offered for classifiers.
 
     Examples
     --------
@@ -87,6 +94,19 @@ def conformal_sets(
         rows = FitRows.from_split(n_data, kept, tr, cal, None, None)
     if prefit:  # a statsmodels formula-API result: its columns matched to the design by name
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
+    ratio, shift_setup = None, None
+    if shift_options:  # docs/theory.md, "Covariate shift": the weighted rule holds for any score
+        refuse_case_weights(shift_options)
+        kept_rows = data.iloc[kept]
+        _, ratio, shift_setup = resolve_shift(
+            shift_options,
+            design=design,
+            train_rows=None if prefit else (kept_rows if calib is not None else kept_rows.iloc[tr]),
+            calib_rows=calib if calib is not None else (kept_rows if prefit else kept_rows.iloc[cal]),
+            X_tr=X_tr,
+            X_cal=X_cal,
+            seed=seed,
+        )
     est = ConformalClassifier(
         model=model,
         method=method,
@@ -106,14 +126,16 @@ def conformal_sets(
     )
     labels = np.asarray(design.levels, dtype=object)  # the estimator takes the level values themselves
     if prefit:
-        est.conformalize(X_cal, labels[y_cal], classes=design.levels)
+        est.conformalize(X_cal, labels[y_cal], classes=design.levels, likelihood_ratio=ratio)
     else:
         est.fit(X_tr, labels[y_tr], classes=design.levels)
-        est.conformalize(X_cal, labels[y_cal])
+        est.conformalize(X_cal, labels[y_cal], likelihood_ratio=ratio)
     nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
-    return ClassificationResult(
+    result = ClassificationResult(
         design=design, estimator=est, options={**opts, **method_opts}, nobs=nobs, random_state=seed, rows=rows
     )
+    result.shift = shift_setup
+    return result
 
 
 def _refuse_regression_settings(design: LabelDesign, model: Any, score: Any) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -22,11 +22,13 @@ from sklearn.utils import metadata_routing
 from .._estimator_base import EstimatorChecks, check_predict_args, check_same_rows
 from .._levels import resolve_alpha
 from .._parallel import concat_chunks, governs_threads, map_row_chunks
-from .._validation import as_float_matrix, check_alpha, min_calibration_size
+from .._validation import as_float_matrix, min_calibration_size
 from .._warnings import user_stacklevel
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
+from ..calibrators.shift import calibration_ratios, prediction_ratios, shift_guarantee, too_small_ess_message
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..formula.labels import response_levels
+from ..shift.ratio import RatioEstimator
 from .models import ProbaModel, is_statsmodels_results, make_classifier, prefit_classifier
 from .scores import CALIBRATION_STREAM, PREDICTION_STREAM, get_class_score, label_sets, uniforms
 
@@ -73,14 +75,14 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         the localizer part's scores), "qrf-tc", or "split-g" / "lcp-rf-g"
         (class-conditional with ``options={"groups": "label"}``, the default;
         groups of x with "leiden" or "components").
-    alpha : float
-        Miscoverage in (0, 1).
+    alpha : float, optional
+        Miscoverage in (0, 1); default 0.1 when ``level`` is not given either.
     score : str or ClassScore
         "lac" (1 - p_y), "aps", "raps", or a score object
         (``APSScore(randomized=True, random_state=1)``, ``RAPSScore(lam, k_reg)``).
     prefit, honest, localizer_size, n_estimators, min_samples_leaf, max_features, max_depth,
-    fit_intercept, random_state, n_jobs, options
-        As in :class:`confrf.ConformalRegressor`.
+    fit_intercept, random_state, n_jobs, options, level
+        As in :class:`confrf.ConformalRegressor` (``level``: R's 1 - alpha, instead of ``alpha``).
 
     Notes
     -----
@@ -88,7 +90,10 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     "lcp-rf": P(Y in C(X)) >= 1 - alpha; "qrf-tc" and "lcp-rf" with
     ``guarantee="pac"``: training-conditional; class-conditional:
     P(Y in C(X) | Y = k) >= 1 - alpha for every class k. See
-    docs/guide/classification.md.
+    docs/guide/classification.md. Under covariate shift, ``likelihood_ratio``
+    of :meth:`conformalize` weights the calibration so that these statements
+    hold for the target population (the marginal and class-conditional ones,
+    exactly with the true ratio; docs/guide/shift.md).
 
     Examples
     --------
@@ -109,7 +114,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self,
         model: Any = "gbm",
         method: str = "lcp-rf",
-        alpha: float = 0.1,
+        alpha: float | None = None,
         score: Any = "lac",
         prefit: bool = False,
         honest: bool = True,
@@ -122,6 +127,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         random_state: Any = None,
         n_jobs: int | None = None,
         options: dict | None = None,
+        level: float | None = None,
     ) -> None:
         self.model = model
         self.method = method
@@ -138,6 +144,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.options = options
+        self.level = level
 
     # -- lifecycle ---------------------------------------------------------
     def fit(self, X: Any, y: Any, classes: Any = None) -> ConformalClassifier:
@@ -161,14 +168,35 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.fit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]
         self.n_train_ = X.shape[0]
-        self.train_counts_ = np.bincount(codes, minlength=len(self.classes_))
+        self.train_counts_: np.ndarray | None = np.bincount(codes, minlength=len(self.classes_))
         return self
 
-    def conformalize(self, X: Any, y: Any, classes: Any = None) -> ConformalClassifier:
+    def conformalize(self, X: Any, y: Any, classes: Any = None, likelihood_ratio: Any = None) -> ConformalClassifier:
         """Calibrate on data disjoint from the training data.
 
         With ``prefit=True``, ``classes`` gives the levels (default: the
         model's ``classes_``).
+
+        ``likelihood_ratio``: covariate shift (docs/theory.md), as in
+        :meth:`confrf.ConformalRegressor.conformalize`: the rows to predict
+        come from a target population with dP_target(x) = w(x)
+        dP_calibration(x) and the same P(Y | X); give w at every calibration
+        row, or a function ``w(X)`` of design rows (then it also gives the new
+        rows' ratios). The calibration is weighted, and the sets cover a target
+        row's class with probability >= 1 - alpha exactly ("split", "lcp-rf";
+        given the class for "split-g" / "lcp-rf-g" with ``groups="label"``).
+        "qrf-tc" and ``guarantee="pac"`` refuse it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from confrf.classification import ConformalClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(900, 2)); y = np.where(X[:, 0] + rng.normal(size=900) > 0, "a", "b")
+        >>> clf = ConformalClassifier(method="split", alpha=0.1, random_state=0).fit(X[:300], y[:300])
+        >>> clf = clf.conformalize(X[300:], y[300:], likelihood_ratio=lambda Z: np.exp(Z[:, 0]))
+        >>> clf.predict_sets(X[:2]).shape
+        (2, 2)
         """
         opts = self._method_options()
         self._warn_unused_settings(self.method, opts)
@@ -205,22 +233,39 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         self.score_ = get_class_score(self.score)
         seeds = self._seeds()
         t0 = time.perf_counter()
+        w_cal, ratio_model = calibration_ratios(likelihood_ratio, X)
         u = uniforms(self.score_, X.shape[0], CALIBRATION_STREAM, seeds[3])
         S = self.score_.matrix(self.model_.proba(X), u)
         V = S[np.arange(X.shape[0]), codes]
         spec = get_method(self.method)
         calibrator = spec.factory(self, opts, seeds[2])
+        if w_cal is not None and not calibrator.supports_shift:
+            raise InputError(f"likelihood_ratio (covariate shift) cannot be used here: {calibrator.shift_refusal()}")
         rng = np.random.default_rng(seeds[1])
+        shift_kw = {} if w_cal is None else {"likelihood_ratio": w_cal}
         if self.mondrian_:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", InfiniteIntervalWarning)
-                self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng, labels=codes)
+                # class-conditional: a groupwise calibrator, the classes its groups
+                self.calibrator_: Calibrator = cast(GroupwiseCalibrator, calibrator).calibrate(
+                    X, V, alpha=self._alpha(), rng=rng, labels=codes, **shift_kw
+                )
             self._warn_small_classes(caught)
         else:
-            self.calibrator_ = calibrator.calibrate(X, V, alpha=self.alpha, rng=rng)
+            self.calibrator_ = calibrator.calibrate(X, V, alpha=self._alpha(), rng=rng, **shift_kw)
         self.conformalize_time_ = time.perf_counter() - t0
         self.calib_X_, self.calib_codes_, self.calib_scores_ = X, codes, V
         self.calib_counts_ = counts
+        self.calib_ratio_, self.ratio_model_ = w_cal, ratio_model
+        shift = getattr(self.calibrator_, "shift_", None)
+        message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
+        if message:
+            warnings.warn(
+                # said for sets: an infinite threshold puts every class in the set
+                message.replace("infinite intervals", "full sets").replace("finite intervals", "finite thresholds"),
+                InfiniteIntervalWarning,
+                stacklevel=user_stacklevel(),
+            )
         return self
 
     # -- prediction --------------------------------------------------------
@@ -242,10 +287,14 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         n_jobs: int | None = None,
         chunk_size: int | None = None,
         progress: bool | None = None,
+        likelihood_ratio: Any = None,
     ) -> dict[str, np.ndarray]:
         """proba, scores (n, K), sets (n, K bool), and the thresholds t, closed, level.
 
         ``alpha`` (default: the estimator's) or R's ``level`` (1 - alpha), not both.
+        ``likelihood_ratio``: after a calibration weighted for covariate shift
+        with an array of ratios, the new rows' ratios (one per row); after one
+        with a ratio function, it is applied to X unless given.
 
         t, closed and level are (n,) for one threshold per row and (n, K)
         for class-conditional calibration (column k: calibrated on class k).
@@ -256,18 +305,20 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         X = self._check_X(X)
         alpha = resolve_alpha(alpha, level)
         a, n_jobs, chunk_size, progress = check_predict_args(
-            self.alpha if alpha is None else alpha, n_jobs, chunk_size, progress
+            self._alpha() if alpha is None else alpha, n_jobs, chunk_size, progress
         )
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting sets.")
+        w = prediction_ratios(self, X, likelihood_ratio)
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
             # classifiers refuse 0 rows: predict one calibration row for the keys and dtypes, keep none
-            one = self._predict_rows(self.calib_X_[:1], a, uniforms(self.score_, 1, PREDICTION_STREAM, 0))
+            w1 = None if w is None else np.ones(1)  # any ratio: the row is only there for the keys and dtypes
+            one = self._predict_rows(self.calib_X_[:1], a, uniforms(self.score_, 1, PREDICTION_STREAM, 0), w1)
             return {k: v[:0] for k, v in one.items()}
         u = uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3])
         parts = map_row_chunks(
-            lambda rows: self._predict_rows(X[rows], a, None if u is None else u[rows]),
+            lambda rows: self._predict_rows(X[rows], a, None if u is None else u[rows], None if w is None else w[rows]),
             X.shape[0],
             chunk_size=chunk_size,
             n_jobs=self.n_jobs if n_jobs is None else n_jobs,
@@ -275,31 +326,50 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         )
         return concat_chunks(parts)
 
-    def _predict_rows(self, X: np.ndarray, a: float, u: np.ndarray | None) -> dict[str, np.ndarray]:
+    def calibration_details(self, alpha: float | None = None) -> dict[str, np.ndarray]:
+        """:meth:`predict_details` of the calibration rows (with their own ratios after a weighted calibration)."""
+        if not hasattr(self, "calibrator_"):
+            raise NotFittedError("call conformalize() first.")
+        ratio = getattr(self, "calib_ratio_", None)  # absent from objects pickled before it existed
+        return self.predict_details(self.calib_X_, alpha, progress=False, likelihood_ratio=ratio)
+
+    def _predict_rows(
+        self, X: np.ndarray, a: float, u: np.ndarray | None, w: np.ndarray | None = None
+    ) -> dict[str, np.ndarray]:
         proba = self.model_.proba(X)
         S = self.score_.matrix(proba, u)
+        # a row's ratio w(x) does not depend on the candidate label: one per row, for every class
+        shift_kw = {} if w is None else {"likelihood_ratio": w}
         if self.mondrian_:
             K, m = len(self.classes_), X.shape[0]
             t, closed, level = np.empty((m, K)), np.empty((m, K), dtype=bool), np.empty((m, K))
             for k in range(K):
-                th = self.calibrator_.thresholds(X, a, labels=np.full(m, k, dtype=np.int64))
+                th = cast(GroupwiseCalibrator, self.calibrator_).thresholds(
+                    X, a, labels=np.full(m, k, dtype=np.int64), **shift_kw
+                )
                 t[:, k], closed[:, k], level[:, k] = th.t, th.closed, th.level
         else:
-            th = self.calibrator_.thresholds(X, a)
+            th = self.calibrator_.thresholds(X, a, **shift_kw)
             t, closed, level = th.t, th.closed, th.level
         return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed, "level": level}
 
-    def predict_sets(self, X: Any, alpha: float | None = None, *, level: float | None = None) -> np.ndarray:
-        """(n, K) boolean prediction sets: column k is True when ``classes_[k]`` is in the set."""
-        return self.predict_details(X, alpha, level=level)["sets"]
+    def predict_sets(
+        self, X: Any, alpha: float | None = None, *, level: float | None = None, likelihood_ratio: Any = None
+    ) -> np.ndarray:
+        """(n, K) boolean prediction sets: column k is True when ``classes_[k]`` is in the set.
+
+        ``likelihood_ratio``: the new rows' ratios after a weighted calibration, as in :meth:`predict_details`.
+        """
+        return self.predict_details(X, alpha, level=level, likelihood_ratio=likelihood_ratio)["sets"]
 
     def guarantee(self, alpha: float | None = None) -> Guarantee:
         """The coverage statement of this fit, for prediction sets."""
-        a = self.alpha if alpha is None else alpha
+        a = self._alpha() if alpha is None else alpha
         cal = self._calibrator()
-        if self.mondrian_:
-            return mondrian_guarantee(cal, a)
-        g = cal.guarantee(a)
+        g = mondrian_guarantee(cast(GroupwiseCalibrator, cal), a) if self.mondrian_ else cal.guarantee(a)
+        if getattr(self, "calib_ratio_", None) is not None:
+            # the estimated ratio of shift= (a RatioEstimator) gives an approximate statement
+            g = shift_guarantee(g, a, isinstance(getattr(self, "ratio_model_", None), RatioEstimator))
         return Guarantee(
             g.kind,
             g.certified,
@@ -315,13 +385,13 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             if not issubclass(w.category, InfiniteIntervalWarning):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         if any(issubclass(w.category, InfiniteIntervalWarning) for w in caught):
-            table = self.calibrator_.group_table(self.alpha)
+            table = cast(GroupwiseCalibrator, self.calibrator_).group_table(self._alpha())
             small = table.index[~table["finite"]]
             shown = ", ".join(f"{self.classes_[int(c)]!r} ({int(table.loc[c, 'conformal'])})" for c in small)
             warnings.warn(
                 f"{len(small)} class(es) have too few conformal calibration points for a finite threshold at "
-                f"alpha={self.alpha:g}, so they are in every prediction set: {shown}; a finite threshold needs at "
-                f"least {min_calibration_size(self.alpha)} per class. Give more calibration data or a larger alpha.",
+                f"alpha={self._alpha():g}, so they are in every prediction set: {shown}; a finite threshold needs at "
+                f"least {min_calibration_size(self._alpha())} per class. Give more calibration data or a larger alpha.",
                 InfiniteIntervalWarning,
                 stacklevel=user_stacklevel(),
             )
@@ -335,7 +405,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         return (self.options or {}).get("groups", LABEL)
 
     def _method_options(self) -> dict[str, Any]:
-        check_alpha(self.alpha)
+        self._alpha(warn=True)
         if self.method not in CLASS_METHODS:
             get_method(self.method)  # unknown names get the registry's error
             raise InputError(

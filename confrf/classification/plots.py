@@ -15,6 +15,7 @@ import numpy as np
 from .._levels import resolve_alpha
 from .._validation import check_alpha
 from ..exceptions import InputError
+from ..formula import as_frame
 from ..results.plots import _axes, _coverage, _pyplot
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -153,7 +154,9 @@ class ClassPlots:
         a = self._alpha(alpha, level)
         ax = _axes(ax)
         res = self.result
-        d = res.estimator.predict_details(res.design.transform(data), a, progress=False)
+        frame = as_frame(data, "data")
+        X = res.design.transform(frame)
+        d = res.estimator.predict_details(X, a, progress=False, likelihood_ratio=res._ratios(frame, X))
         ax.hist(np.ravel(d["level"]), bins=bins, color="tab:green", alpha=0.8)
         ax.axvline(1 - a, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {_coverage(a)}")
         ax.set_xlabel("alpha-tilde")

@@ -20,6 +20,7 @@ from ..formula.labels import LabelDesign
 from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame
 from ..results.diagnostics import calibration_ess, distribution_row
 from ..results.report import add_assumptions, add_header
+from ..results.shift_section import add_shift_section, predict_shift_facts
 from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .estimator import ConformalClassifier
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
@@ -81,6 +82,8 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
         )
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' with 'lcp-rf'."
+    #: covariate shift: where the likelihood ratio comes from (:class:`confrf.shift.setup.ShiftSetup`), or None
+    shift: Any = None
     # own attributes: the API page lists no inherited members
     pac_report = ResultBase.pac_report
     update = ResultBase.update
@@ -216,14 +219,23 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
             return dask_predict(self, newdata, alpha)
         newdata = as_frame(newdata, "newdata")
         X = self.design.transform(newdata)
+        ratios = self._ratios(newdata, X)
         frames = []
         for a in alphas:
-            d = self.estimator.predict_details(X, a, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress)
+            d = self.estimator.predict_details(
+                X, a, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress, likelihood_ratio=ratios
+            )
             frames.append(self._set_frame(d, newdata.index))
             if a == alphas[0]:
                 self._last_predict = {"n": int(X.shape[0]), **set_facts(d["sets"])}
+                if ratios is not None:
+                    self._last_predict["shift"] = predict_shift_facts(self, X, ratios)
             self._warn_infinite(d["t"], a)
         return _multi_alpha_frame(frames, alphas, shared=("pred",)) if several else frames[0]
+
+    def _ratios(self, newdata: pd.DataFrame, X: np.ndarray) -> np.ndarray | None:
+        """The likelihood ratios of new rows under covariate shift (None without)."""
+        return None if self.shift is None else self.shift.ratios(newdata, X)
 
     def _warn_infinite(self, t: np.ndarray, alpha: float) -> None:
         """Full sets from an infinite threshold: say how many and the calibration size a finite one needs."""
@@ -268,7 +280,9 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
 
     def _predict_meta(self, index: pd.Index) -> pd.DataFrame:
         """Empty frame with the columns and dtypes of :meth:`predict` (for lazy Dask output)."""
-        d = self.estimator.predict_details(self.estimator.calib_X_[:0], progress=False)
+        est = self.estimator
+        ratio = getattr(est, "calib_ratio_", None)
+        d = est.predict_details(est.calib_X_[:0], progress=False, likelihood_ratio=None if ratio is None else ratio[:0])
         return self._set_frame(d, index[:0])
 
     def predict_proba(self, newdata: Any) -> pd.DataFrame:
@@ -333,7 +347,9 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
             s.add_section(
                 "pac", two_column_table(pac.items(), title="Training-conditional (PAC) calibration"), pac.to_frame()
             )
-        d = est.predict_details(est.calib_X_, self.alpha, progress=False)  # summary(): no "predict:" bar
+        if self.shift is not None:
+            add_shift_section(s, self)
+        d = est.calibration_details(self.alpha)
         facts = set_facts(d["sets"])
         rows = {"set size": distribution_row(d["sets"].sum(axis=1)), "alpha-tilde": distribution_row(d["level"])}
         ess = calibration_ess(est.calibrator_, est.n_jobs)

@@ -11,7 +11,7 @@ for class labels and says which call to use instead.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -31,11 +31,17 @@ class ClassificationVocabulary:
     method: str
     model: Any
     nobs: dict[str, int]
-    levels: list
     guarantee: Any
-    model_title: str
     predict: Any
     predict_proba: Any
+
+    if TYPE_CHECKING:  # read-only properties of ClassificationResult
+
+        @property
+        def levels(self) -> list: ...
+
+        @property
+        def model_title(self) -> str: ...
 
     def fitted(self, part: str = "train") -> pd.DataFrame:
         """Class probabilities of the base model on the fit's rows (R's ``fitted`` of a multinomial model).
@@ -150,7 +156,7 @@ class ClassificationVocabulary:
         est = self.estimator
         g = self.guarantee
         n_cal = int(est.calib_X_.shape[0])
-        d = est.predict_details(est.calib_X_, self.alpha, progress=False)
+        d = est.calibration_details(self.alpha)
         facts = set_facts(d["sets"])
         row: dict[str, Any] = {
             "method": self.method,

@@ -17,7 +17,7 @@ _PACKAGE = "confrf.datasets"
 
 
 def _read_csv(filename: str, **kwargs: object) -> pd.DataFrame:
-    resource = resources.files(_PACKAGE).joinpath("data", filename)
+    resource = resources.files(_PACKAGE).joinpath("data").joinpath(filename)  # one name per call: Python 3.10
     with resource.open("rb") as fh:
         return pd.read_csv(fh, compression="gzip", **kwargs)
 

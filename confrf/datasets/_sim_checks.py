@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -50,7 +51,7 @@ def _first_column(X: object, what: str) -> np.ndarray:
     return x1
 
 
-def _as_vector(values: object, n: int, what: str, *, allow_inf: bool = False) -> np.ndarray:
+def _as_vector(values: Any, n: int, what: str, *, allow_inf: bool = False) -> np.ndarray:
     """Broadcast ``values`` to a float vector of length ``n`` (checked)."""
     arr = np.asarray(values, dtype=float)
     if arr.ndim > 1:

@@ -168,10 +168,10 @@ class Design:
         parsed = parse(expand_dot(formula, data))
         if len(data) < 2:
             raise InputError(f"data has {len(data)} row(s); at least 2 are needed to fit")
-        rhs_vars = used_columns(parsed.rhs, data)
-        lhs_vars = used_columns(parsed.lhs, data)
-        check_columns(formula, rhs_vars | lhs_vars, data)
-        rhs_vars, lhs_vars = ordered(data, rhs_vars), ordered(data, lhs_vars)
+        rhs_used = used_columns(parsed.rhs, data)
+        lhs_used = used_columns(parsed.lhs, data)
+        check_columns(formula, rhs_used | lhs_used, data)
+        rhs_vars, lhs_vars = ordered(data, rhs_used), ordered(data, lhs_used)
         if not lhs_vars:
             raise FormulaError(
                 f"the response {str(parsed.lhs)!r} in formula {formula!r} does not use "

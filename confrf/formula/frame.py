@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from decimal import Decimal
 from numbers import Real
 from typing import Any
@@ -103,7 +103,7 @@ _NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
 _DATE_KINDS = ("date", "datetime", "datetime64", "time", "timedelta", "timedelta64", "period")
 
 
-def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str, bare: set[str] = frozenset()) -> pd.DataFrame:
+def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str, bare: Set[str] = frozenset()) -> pd.DataFrame:
     """Check and convert the raw `columns` a formula reads, before formulaic sees them.
 
     * datetime and timedelta columns raise (also object columns of

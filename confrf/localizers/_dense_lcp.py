@@ -99,6 +99,7 @@ def dense_lcp_thresholds(
         if shift_w is None:
             rejected = np.count_nonzero(below, axis=1) >= m_req
         else:
+            assert req is not None  # given with shift_w
             rejected = below @ shift_w >= req[rows]
         hi[rows[rejected]] = mid[rejected]
         lo[rows[~rejected]] = mid[~rejected] + 1

@@ -47,6 +47,8 @@ def forest_ess(loc: ForestLocalizer, n_threads: int = 1, rows: np.ndarray | None
     ((200,), True)
     """
     idx = loc._index()
+    if loc.pooled:  # one leaf: uniform weights 1/n, so every ESS is n (the kernel would take O(n^2))
+        return np.full(idx.n if rows is None else len(rows), float(idx.leaf_pop.sum()))
     sumsq = _kernels.forest_weight_sumsq(
         idx.leaves(rows),
         idx.leaf_ptr,
@@ -65,6 +67,7 @@ def kernel_ess(loc: KernelLocalizer) -> np.ndarray:
     X_i itself included, the test point left out, as for :func:`forest_ess`.
     """
     Z = loc._indexed()
+    assert loc.bandwidth_ is not None  # set before any point is indexed
     n = Z.shape[0]
     out = np.empty(n)
     step = max(1, _ROW_BLOCK_ENTRIES // max(n, 1))
@@ -82,6 +85,8 @@ def leaf_masses(loc: ForestLocalizer) -> np.ndarray:
     the leaf for the honest forest, bootstrap draws for ``honest=False``.
     """
     idx = loc._index()
+    if loc.pooled:  # a single leaf
+        return idx.leaf_pop.astype(np.int64)
     forest = loc._forest()
     ids = [off + np.flatnonzero(est.tree_.children_left == -1) for off, est in zip(idx.node_offset, forest.estimators_)]
     return idx.leaf_pop[np.concatenate(ids)].astype(np.int64)

@@ -8,6 +8,11 @@ n + 1 points are exchangeable and LCP's marginal guarantee is exact. With
 weights use their bootstrap multiplicities, as in the paper; the guarantee is
 then not certified.
 
+A leaf size of at least the growing points' number (the "tune" rule's
+no-localization candidate, or a user's choice) puts every point in one leaf:
+the weights are uniform and the thresholds are split conformal's on the
+indexed points, so no forest is grown and thresholds take O(1) per row.
+
 With ``scale="forest"`` the scores are first divided by the forest's own
 prediction sigma(x), the mean of the growing scores in x's leaves (a
 random-forest estimate of E[V | x]); the conformal points are indexed by
@@ -65,7 +70,9 @@ AUTO_TREES_BUDGET_POINTS = 5000
 LOOKUP_CHUNK = 50_000
 
 
-def stack_lookups(parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, k: int) -> tuple[np.ndarray, ...]:
+def stack_lookups(
+    parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row-wise concatenation of ``n`` rows of :meth:`ForestLocalizer.lookup` results, in order.
 
     ``parts`` is consumed one at a time (a generator keeps the peak at the
@@ -248,6 +255,8 @@ class ForestLocalizer:
     grow_seconds_: float | None = field(default=None, repr=False)  # growing the scikit-learn forest
     tune_seconds_: float | None = field(default=None, repr=False)  # the "tune" rule's simulated calibrations
     index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
+    pooled_: bool | None = field(default=None, repr=False)  # every point in one leaf: no forest, no localization
+    skipped_: str | None = field(default=None, repr=False)  # why no localizer part was used at all (skip())
 
     # -- pickling ----------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -263,12 +272,18 @@ class ForestLocalizer:
         self.__dict__.update(state)
 
     # -- lifecycle ---------------------------------------------------------
-    def grow(self, X: np.ndarray, scores: np.ndarray) -> ForestLocalizer:
-        """Grow the forest of the scores on (X, scores)."""
+    def grow(self, X: np.ndarray, scores: np.ndarray, likelihood_ratio: np.ndarray | None = None) -> ForestLocalizer:
+        """Grow the forest of the scores on (X, scores).
+
+        ``likelihood_ratio`` (covariate shift: w(x) of the growing rows) is
+        read only by the "tune" rule, which then compares candidates by the
+        target population's loss (:mod:`confrf.localizers.tuning`); the trees
+        themselves are grown unweighted.
+        """
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         msl, mf, scale = self.min_samples_leaf, self.max_features, check_scale(self.scale)
-        self.tuning_ = None
+        self.tuning_, self.skipped_ = None, None
         t0 = time.perf_counter()
         check_n_estimators(self.n_estimators)
         check_min_samples_leaf(msl)
@@ -302,11 +317,19 @@ class ForestLocalizer:
                     "forest_backend": backend,
                 },
                 conformal_ratio=self.conformal_ratio,
+                ratio=likelihood_ratio,
+                pooled=self.min_samples_leaf == TUNE,  # no localization competes when the leaf size is tuned
                 make_localizer=ForestLocalizer,
             )
             msl, mf, scale = self.tuning_.chosen
         self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None
         self.min_samples_leaf_, self.max_features_, self.scale_ = int(msl), mf, scale
+        self.pooled_ = self.min_samples_leaf_ >= X.shape[0]
+        if self.pooled_:
+            # every point in one leaf: uniform weights, split conformal's thresholds; nothing to grow or scale
+            self.forest_, self.leaf_values_, self.scale_ = None, None, "none"
+            self.scale_floor_, self.n_grow_, self.grow_seconds_ = 1.0, int(X.shape[0]), 0.0
+            return self
         t0 = time.perf_counter()  # growing time includes the screening forest
         if mf == SCREENED:  # on the growing points only, as in the tuning's simulations
             self.columns_ = screen_features(self._tree_input(X), V, self.random_state, self.n_jobs)
@@ -318,7 +341,7 @@ class ForestLocalizer:
             if self.n_estimators == "auto"
             else int(self.n_estimators)
         )
-        settings = {
+        settings: dict[str, Any] = {
             "n_estimators": trees,
             "min_samples_leaf": self.min_samples_leaf_,
             "max_features": 1.0 if self.max_features_ == SCREENED else self.max_features_,
@@ -338,6 +361,19 @@ class ForestLocalizer:
             else None
         )
         self.grow_seconds_ = time.perf_counter() - t0
+        return self
+
+    def skip(self, n_columns: int, reason: str) -> ForestLocalizer:
+        """No localizer part and no forest: every indexed point in one leaf (split conformal), for ``reason``.
+
+        The calibrator calls it when the decision not to localize is made from
+        sizes alone, before any score is seen, so that every calibration point
+        can be a conformal point without touching the guarantee.
+        """
+        self.forest_, self.leaf_values_, self.tuning_, self.rank_columns_, self.columns_ = None, None, None, None, None
+        self.pooled_, self.skipped_, self.scale_, self.scale_floor_ = True, reason, "none", 1.0
+        self.n_columns_, self.n_grow_, self.min_samples_leaf_, self.max_features_ = int(n_columns), 0, None, None
+        self.tune_seconds_ = self.grow_seconds_ = None
         return self
 
     def index(self, X: np.ndarray, scores: np.ndarray, multiplicity: np.ndarray | None = None) -> ForestLocalizer:
@@ -369,16 +405,15 @@ class ForestLocalizer:
         offsets = self._node_offsets()
         leaves = self._global_leaves(X, offsets)
         sigma = self._scale_of(leaves) if self.scaled else np.ones(X.shape[0])
-        n_leaves = int(offsets[-1] + self._forest().estimators_[-1].tree_.node_count)
+        n_leaves = 1 if self.pooled else int(offsets[-1] + self._forest().estimators_[-1].tree_.node_count)
         return leaves.astype(leaf_dtype(n_leaves), copy=False), (V / sigma if self.scaled else V), sigma
 
     def index_lookups(
         self, leaves: np.ndarray, scores: np.ndarray, sigma: np.ndarray, multiplicity: np.ndarray | None = None
     ) -> ForestLocalizer:
         """Index points from their :meth:`lookup` (stacked in point order)."""
-        forest = self._forest()
         offsets = self._node_offsets()
-        n_leaves = int(offsets[-1] + forest.estimators_[-1].tree_.node_count)
+        n_leaves = 1 if self.pooled else int(offsets[-1] + self._forest().estimators_[-1].tree_.node_count)
         self.index_scale_ = sigma if self.scaled else None
         self.index_ = LeafIndex.build(np.ascontiguousarray(leaves), scores, multiplicity, offsets, n_leaves)
         return self
@@ -389,9 +424,11 @@ class ForestLocalizer:
         return self.index(X, scores, multiplicity=self.growing_multiplicity())
 
     def growing_multiplicity(self) -> np.ndarray:
-        """(n_grow, k) times each growing point was drawn by each tree (1 without bootstrap)."""
+        """(n_grow, k) times each growing point was drawn by each tree (1 without bootstrap or without a forest)."""
+        n = int(self.n_grow_ or 0)
+        if self.pooled:
+            return np.ones((n, 1), dtype=np.int32)
         forest = self._forest()
-        n = int(self.n_grow_)
         if self.bootstrap:
             return np.stack([np.bincount(s, minlength=n) for s in forest.estimators_samples_], axis=1)
         return np.ones((n, self.n_trees), dtype=np.int32)
@@ -403,13 +440,19 @@ class ForestLocalizer:
 
     @property
     def n_trees(self) -> int:
-        """Trees of the grown forest (``n_estimators`` with "auto" resolved)."""
-        return len(self._forest().estimators_)
+        """Trees of the grown forest (``n_estimators`` with "auto" resolved); 1 one-leaf tree when pooled."""
+        return 1 if self.pooled else len(self._forest().estimators_)
+
+    @property
+    def pooled(self) -> bool:
+        """Every point in one leaf (no localization): the thresholds are split conformal's."""
+        return bool(getattr(self, "pooled_", False))  # absent from objects pickled before it existed
 
     @property
     def scaled(self) -> bool:
         """Whether the indexed scores are V / sigma(x) (``scale_ == "forest"``)."""
-        return getattr(self, "scale_", None) == "forest"  # absent from objects pickled before it existed
+        # absent from objects pickled before it existed; one leaf has no sigma(x) to divide by
+        return getattr(self, "scale_", None) == "forest" and not self.pooled
 
     def score_scale(self, X: np.ndarray) -> np.ndarray:
         """sigma(x) for rows of X: the forest's prediction of the score, floored; 1 when unscaled."""
@@ -420,6 +463,7 @@ class ForestLocalizer:
 
     def _scale_of(self, leaves: np.ndarray) -> np.ndarray:
         # scikit-learn's forest prediction (mean over trees of the leaf means), from leaves already looked up
+        assert self.leaf_values_ is not None and self.scale_floor_ is not None  # grow() sets both when scaled
         return np.maximum(self.leaf_values_[leaves].mean(axis=1), self.scale_floor_)
 
     def indexed_scores(self) -> np.ndarray:
@@ -436,6 +480,8 @@ class ForestLocalizer:
         """
         idx = self._index()
         leaves = self.leaves(X)
+        if self.pooled:
+            return _split_thresholds(idx.scores_r, int(m_req), leaves.shape[0])
         t, closed, level = _kernels.lcp_rf_thresholds_ranked(
             leaves,
             idx.leaf_ptr,
@@ -494,6 +540,8 @@ class ForestLocalizer:
         if not np.all((qs >= 0) & (qs <= 1)):  # NaN fails too
             raise InputError("quantile levels must lie in [0, 1].")
         leaves = self.leaves(X)  # once, for the weights and for sigma
+        if self.pooled and leaves.shape[0] > 1:  # the same uniform weights for every row: one row's quantiles
+            return np.repeat(self.conditional_quantiles(X[:1], qs), leaves.shape[0], axis=0)
         W = self._weight_rows(X, False, leaves)[0]
         out = _kernels.csr_row_quantiles(
             W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data, self._index().scores, qs
@@ -517,6 +565,8 @@ class ForestLocalizer:
         return self.index_
 
     def _node_offsets(self) -> np.ndarray:
+        if self.pooled:
+            return np.zeros(1, dtype=np.int64)
         counts = [est.tree_.node_count for est in self._forest().estimators_]
         return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
@@ -527,6 +577,10 @@ class ForestLocalizer:
         return X if cols is None else X[:, cols]
 
     def _global_leaves(self, X: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        if self.pooled:
+            if X.shape[1] != self.n_columns_:
+                raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {self.n_columns_}.")
+            return np.zeros((X.shape[0], 1), dtype=np.int64)  # one tree, one leaf
         forest = self._forest()
         p = getattr(self, "n_columns_", None) or forest.n_features_in_  # before screening
         if X.shape[1] != p:
@@ -538,6 +592,28 @@ class ForestLocalizer:
         for tree, est in enumerate(forest.estimators_):
             leaves[:, tree] = est.tree_.apply(X32)
         return leaves + offsets[None, :]
+
+    def localization_note(self) -> str | None:
+        """The summary's plain words when no localization was chosen, else None."""
+        if not self.pooled:
+            return None
+        n = self.index_.n if self.index_ is not None else None
+        skipped = getattr(self, "skipped_", None)
+        if skipped:
+            every = f" on all {n} calibration points" if n is not None else ""
+            return f"no localization ({skipped}): the intervals are split conformal's{every}"
+        on = f" on the {n} conformal points" if n is not None else ""
+        if self.tuning_ is None:
+            return (
+                f"no localization: min_samples_leaf={self.min_samples_leaf} puts every point in one leaf, so the "
+                f"intervals are split conformal's{on}"
+            )
+        if self.tuning_.reason:
+            return f"localization could not be tried ({self.tuning_.reason}): the intervals are split conformal's{on}"
+        return (
+            f"localization did not pay on this data: the intervals are split conformal's{on} (no candidate forest "
+            "beat the tuning's no-localization candidate, every localizer point in one leaf)"
+        )
 
     def _leaf_rule(self) -> str:
         tuned = [k for k in ("min_samples_leaf", "max_features", "scale") if getattr(self, k, None) == TUNE]
@@ -552,7 +628,24 @@ class ForestLocalizer:
 
     def describe(self) -> dict[str, Any]:
         """Forest settings and leaf-size facts for summaries."""
-        out: dict[str, Any] = {
+        if self.pooled:
+            out: dict[str, Any] = {
+                "note": self.localization_note(),
+                "n_estimators": "0 (no forest grown)",
+                "min_samples_leaf": (
+                    "- (no localizer part)"
+                    if getattr(self, "skipped_", None)
+                    else f"{self.min_samples_leaf_} (every localizer point in one leaf)"
+                ),
+                "settings_rule": "none (no localizer part)" if getattr(self, "skipped_", None) else self._leaf_rule(),
+                "honest": self.honest,
+            }
+            if self.tuning_ is not None:
+                out["tuning_(leaf/max_features/scale: mean half interval score; *: chosen)"] = self.tuning_.text()
+            if self.tune_seconds_ is not None:
+                out["time_tuning"] = f"{self.tune_seconds_:.2f} s"
+            return out
+        out = {
             "n_estimators": (
                 f"{self.n_trees} (auto)"
                 if self.n_estimators == "auto" and self.forest_ is not None
@@ -586,3 +679,18 @@ class ForestLocalizer:
         if self.index_seconds_ is not None:
             out["time_indexing_O(nk)"] = f"{self.index_seconds_:.2f} s"
         return out
+
+
+def _split_thresholds(sorted_scores: np.ndarray, m_req: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Uniform weights (one leaf): LCP's threshold is the m_req-th smallest score, closed, as split conformal's.
+
+    With uniform weights count(v) = #{i : V_i < v}, so v is accepted iff at most m_req - 1 scores lie below it:
+    the set is (-inf, V_(m_req)] (docs/theory.md); level is the share of the n + 1 points at or below it.
+    """
+    n = sorted_scores.shape[0]
+    if m_req > n:
+        t, level = np.inf, 1.0
+    else:
+        t = float(sorted_scores[m_req - 1])
+        level = float(np.searchsorted(sorted_scores, t, side="right") / (n + 1))
+    return np.full(rows, t), np.ones(rows, dtype=bool), np.full(rows, level)

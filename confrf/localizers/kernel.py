@@ -115,6 +115,7 @@ class KernelLocalizer:
     def index(self, X: np.ndarray, scores: np.ndarray) -> KernelLocalizer:
         """Store the conformal calibration points and their row sums c_i, D_i."""
         Z = self._transform(X)
+        assert self.bandwidth_ is not None  # fit_reference() sets it with scaler_, which _transform checked
         V = as_float_vector(scores, "scores")
         n = Z.shape[0]
         base = np.empty(n)
@@ -137,6 +138,9 @@ class KernelLocalizer:
         """
         Zq = self._transform(X)
         Z = self._indexed()
+        # index() sets them with Z_, fit_reference() the bandwidth with the scaler: both were checked above
+        assert self.bandwidth_ is not None and self.base_ is not None and self.total_ is not None
+        assert self.scores_ is not None
         m = Zq.shape[0]
         t, closed, level = np.empty(m), np.empty(m, dtype=bool), np.empty(m)
         for b in _blocks(m, Z.shape[0]):
@@ -155,7 +159,9 @@ class KernelLocalizer:
     def weights(self, X: np.ndarray) -> np.ndarray:
         """Dense (m, n + 1) LCP test rows: weights on the calibration points, then the test point's own."""
         Z = self._indexed()
-        k = kernel_matrix(self._transform(X), Z, self.kernel, self.bandwidth_)
+        Zq = self._transform(X)
+        assert self.bandwidth_ is not None  # set with the scaler that _transform checked
+        k = kernel_matrix(Zq, Z, self.kernel, self.bandwidth_)
         return np.column_stack([k, np.ones(k.shape[0])]) / (k.sum(axis=1) + 1.0)[:, None]
 
     def describe(self) -> dict[str, Any]:
@@ -234,13 +240,17 @@ class NadarayaWatsonLocalizer:
         )
         return self
 
-    def quantiles(self, X: np.ndarray, level: float, offset: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def quantiles(
+        self, X: np.ndarray, level: float, offset: float | np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Q(level; F(.|x)) for rows of X and, with ``offset`` (a number or one per row), the mass F(Q + offset | x).
 
         Q(a; F) = inf{r : F(r) >= a} (cumulative sums within 1e-12 of a count as reaching it).
         """
         if self.Z_ is None:
             raise NotFittedError("the Nadaraya-Watson localizer is not fitted; call fit() first.")
+        # fit() sets them with Z_
+        assert self.scaler_ is not None and self.bandwidth_ is not None and self.sorted_scores_ is not None
         X = as_float_matrix(X, "X")
         if X.shape[1] != self.scaler_.n_features_in_:
             raise InputError(f"X has {X.shape[1]} columns; the localizer was fitted on {self.scaler_.n_features_in_}.")

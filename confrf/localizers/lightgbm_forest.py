@@ -156,7 +156,11 @@ def grow_lightgbm_forest(
 
 def _sklearn_tree(root: dict[str, Any], p: int) -> DecisionTreeRegressor:
     """LightGBM's nested tree dump as a scikit-learn tree (nodes in depth-first order, left child first)."""
-    left, right, feature, threshold, value = [], [], [], [], []
+    left: list[int] = []
+    right: list[int] = []
+    feature: list[int] = []
+    threshold: list[float] = []
+    value: list[float] = []
     depth, stack = 0, [(root, -1, False, 0)]  # (node, parent, is_right, depth): an explicit stack for deep trees
     while stack:
         node, parent, is_right, d = stack.pop()

@@ -45,6 +45,28 @@ will have in the final forest (``conformal_ratio``: 1 with the default
 ``localizer_size=0.5``), the mass that decides how often LCP's interval is
 infinite. At large n the tuning runs on a random subsample of
 ``MAX_TUNE_POINTS`` points, which bounds its cost.
+
+Under covariate shift (``ratio``: the likelihood ratios w(x) of the localizer
+points, docs/theory.md "Covariate shift") the simulation is the weighted
+calibration the forest will serve: the conformal folds carry their ratios,
+the thresholds are the weighted LCP-RF ones (with each test point's own
+w(x)), and each test point's loss and infinite interval count w(x) / mean(w)
+times, an importance-weighted estimate of the target population's loss.
+The ratios are read at localizer points only, so the forest stays a function
+of data disjoint from the conformal points. Equal ratios are the unweighted
+tuning exactly.
+
+*No localization* (``pooled=True``, LCP-RF's default, where the leaf size is
+tuned) is one more candidate: every localizer point in one leaf, so the LCP
+weights are uniform and LCP-RF's threshold is split conformal's on the
+conformal points. It needs no forest; in the simulation its threshold on each
+conformal fold is the ceil((1 - alpha)(n + 1))-th smallest score. The
+localized choice above is kept only if it beats it by the same rule, with
+``NO_LOCALIZATION_SE`` (two) paired standard errors instead of one because
+that choice is the best of many candidates (at most ``MAX_INFINITE``
+infinite intervals); otherwise, and when the localizer part is too small to
+simulate a calibration, no localization is chosen. Like every
+other choice it reads the localizer part only, so the guarantee is unchanged.
 """
 
 from __future__ import annotations
@@ -61,6 +83,7 @@ from .._parallel import kernel_threads
 from .._validation import min_calibration_size, required_count
 from . import screening
 from .screening import SCREENED
+from .weighted import ForestShiftIndex, weighted_forest_thresholds, weighted_requirement
 
 #: the value of ``min_samples_leaf`` that asks for tuning
 TUNE = "tune"
@@ -74,6 +97,10 @@ MAX_INFINITE = 0.01
 MIN_LEAF = 3
 #: a candidate replaces the baseline only if it beats it by this many paired standard errors
 SE_RULE = 1.0
+#: the localized choice replaces no localization only if it beats it by this many paired standard errors: it is the
+#: best of many candidates, so on data whose noise does not depend on x one standard error was reached by chance in
+#: 11 of 44 fits (500 to 1,500 localizer points), two in 1 of them
+NO_LOCALIZATION_SE = 2.0
 #: below this many tuning points, a choice that leaves the sqrt rule is made again with every third growing in turn
 ROTATE_BELOW = 3000
 #: equal folds of the tuning points: one grows a tuning forest, the others are conformal and test folds in turn
@@ -103,6 +130,11 @@ class ForestTuning:
     n_splits : int
         Splits into folds the scores average over: 1, or TUNE_FOLDS (3) when a departure from the sqrt rule was
         rechecked.
+    weighted : bool
+        Whether the simulations were weighted by likelihood ratios (the scores are the target population's).
+    pooled : (int, float, str) or None
+        The no-localization candidate (every localizer point in one leaf: min_samples_leaf is the localizer
+        part's size) when it took part.
     """
 
     candidates: tuple[tuple[int, Any, str], ...]
@@ -112,6 +144,13 @@ class ForestTuning:
     n_points: int
     reason: str = ""
     n_splits: int = 1
+    weighted: bool = False
+    pooled: tuple[int, Any, str] | None = None
+
+    @property
+    def localizes(self) -> bool:
+        """False when the no-localization candidate was chosen (the intervals are split conformal's)."""
+        return self.pooled is None or self.chosen != self.pooled
 
     def table(self) -> pd.DataFrame:
         """One row per candidate: min_samples_leaf, max_features, scale, score, share_infinite, chosen."""
@@ -123,18 +162,25 @@ class ForestTuning:
                 "score": self.scores,
                 "share_infinite": self.infinite,
                 "chosen": [c == self.chosen for c in self.candidates],
+                "localizes": [c != self.pooled for c in self.candidates],
             }
         )
+
+    def _label(self, c: tuple[int, Any, str]) -> str:
+        return "no localization" if c == self.pooled else _label(c)
 
     def text(self) -> str:
         """``"leaf/features/scale: score, ..."`` with the choice starred, for the summary."""
         if self.reason:
-            return f"not run ({self.reason}); kept {_label(self.chosen)}"
+            return f"not run ({self.reason}); kept {self._label(self.chosen)}"
         parts = [
-            f"{_label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
+            f"{self._label(c)}{'*' if c == self.chosen else ''}: {s:.4g}" + (f" ({i:.0%} inf)" if i > 0 else "")
             for c, s, i in zip(self.candidates, self.scores, self.infinite)
         ]
-        return ", ".join(parts) + (f" (means over {self.n_splits} splits into folds)" if self.n_splits > 1 else "")
+        notes = [f"means over {self.n_splits} splits into folds"] if self.n_splits > 1 else []
+        if getattr(self, "weighted", False):  # absent from objects pickled before it existed
+            notes.append("weighted by the likelihood ratio: the target population's loss")
+        return ", ".join(parts) + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _label(c: tuple[int, Any, str]) -> str:
@@ -185,6 +231,8 @@ def tune_forest(
     conformal_ratio: float = 1.0,
     scales: list[str] | None = None,
     make_localizer: Callable[..., Any],
+    ratio: np.ndarray | None = None,
+    pooled: bool = False,
 ) -> ForestTuning:
     """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
 
@@ -206,6 +254,13 @@ def tune_forest(
     is simulated with ``m * conformal_ratio / (TUNE_FOLDS - 2)`` growing points per leaf (the
     conformal folds are TUNE_FOLDS - 2 times as large as the growing one), so its
     tuning leaves hold as many conformal points as the final ones will.
+    ``ratio``: likelihood ratios of the rows of X (covariate shift): the
+    simulations are weighted calibrations and the losses the target
+    population's (module docstring); None or equal ratios: unweighted.
+    ``pooled``: also compare no localization at all (every point in one
+    leaf: split conformal's threshold), which the localized choice must
+    beat by the same rule; it is also the choice when the data are too few
+    to simulate a calibration.
     Deterministic given ``random_state``; ``n_jobs`` only parallelizes.
     ``make_localizer``: the localizer class (keyword settings in, ``grow``,
     ``index``, ``thresholds`` and a settable ``scale_``), passed in by
@@ -223,18 +278,37 @@ def tune_forest(
     use = rng.permutation(n)[: min(n, MAX_TUNE_POINTS)]
     n_t = use.shape[0]
     Xu, Vu = X[use], V[use]
+    wu = _tuning_ratios(ratio, n, use)
+    # each test point's loss counts w(x) / mean(w) times: the target population's mean loss (1 when unweighted)
+    lw = np.ones(n_t) if wu is None else wu / float(np.mean(wu))
     k = TUNE_FOLDS
     folds = [np.arange(n_t)[r * n_t // k : (r + 1) * n_t // k] for r in range(k)]
     # (growing fold, [(conformal folds, test fold), ...]): the first split, then at small n the others (ROTATE_BELOW)
     plans = [_plan(folds, r) for r in range(k)]
     n_conf = min(conf.shape[0] for conf, _ in plans[0][1])
-    if len(cands) == 1 or n_conf < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha)):
-        reason = (
-            "a single candidate"
-            if len(cands) == 1
-            else f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}"
+    no_loc = (n, grid_mf[0], "none") if pooled else None  # every localizer point in one leaf; nothing to scale
+    too_few = n_conf < max(min_calibration_size(alpha), 2 * math.ceil(1 / alpha))
+    if too_few and no_loc is not None:
+        reason = f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}: no localization"
+        return ForestTuning(
+            (no_loc,),
+            (float("nan"),),
+            (float("nan"),),
+            no_loc,
+            n_t,
+            reason=reason,
+            weighted=wu is not None,
+            pooled=no_loc,
         )
-        return ForestTuning((cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason)
+    if too_few or (len(cands) == 1 and no_loc is None):
+        reason = (
+            f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}"
+            if too_few
+            else "a single candidate"
+        )
+        return ForestTuning(
+            (cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason, weighted=wu is not None
+        )
     cap = 2.0 * float(np.max(Vu))
     seed = int(rng.integers(0, 2**31 - 1))
     # candidate -> [sum of its per-point losses, simulations per point, infinite thresholds]
@@ -269,18 +343,16 @@ def tune_forest(
                 for sc in scs:
                     loc.scale_ = sc
                     loc.index(Xc[conf], Vu[conf])
-                    t = loc.thresholds(
-                        Xc[test], required_count(alpha, conf.shape[0]), n_threads=kernel_threads(n_jobs)
-                    )[0]
+                    t = _simulated_thresholds(loc, Xc[test], alpha, conf, test, wu, n_jobs)
                     a = acc[(m, mf, sc)]
-                    a[0][test] += half_interval_score(t, Vu[test], alpha, cap)
+                    a[0][test] += half_interval_score(t, Vu[test], alpha, cap) * lw[test]
                     a[1][test] += 1
-                    a[2] += int(np.sum(np.isinf(t)))
+                    a[2] += float(np.sum(np.isinf(t) * lw[test]))
 
     def choice() -> tuple[list[np.ndarray], list[float], int]:
         # per point: the mean over the simulations it was a test point in (position order, the same for all)
         losses = [acc[c][0][acc[c][1] > 0] / acc[c][1][acc[c][1] > 0] for c in cands]
-        infinite = [acc[c][2] / float(np.sum(acc[c][1])) for c in cands]
+        infinite = [acc[c][2] / float(np.sum(acc[c][1] * lw)) for c in cands]
         return losses, infinite, _choose(losses, infinite)
 
     def simulate_all(splits: list[tuple[np.ndarray, list[Any]]]) -> None:
@@ -313,8 +385,57 @@ def tune_forest(
             simulate(m, SCREENED, scales, splits)
         splits = recheck(splits)
     losses, infinite, chosen = choice()
+    best = cands[chosen]
+    if no_loc is not None:
+        # no localization: split conformal's threshold on each conformal fold; the localized choice must beat it
+        a = acc.setdefault(no_loc, [np.zeros(n_t), np.zeros(n_t), 0])
+        for _, roles in splits:
+            for conf, test in roles:
+                t = _split_thresholds(Vu, alpha, conf, test, wu)
+                a[0][test] += half_interval_score(t, Vu[test], alpha, cap) * lw[test]
+                a[1][test] += 1
+                a[2] += float(np.sum(np.isinf(t) * lw[test]))
+        seen = a[1] > 0
+        losses.append(a[0][seen] / a[1][seen])
+        infinite.append(a[2] / float(np.sum(a[1] * lw)))
+        cands.append(no_loc)
+        if _choose([losses[-1], losses[chosen]], [infinite[-1], infinite[chosen]], NO_LOCALIZATION_SE) == 0:
+            best = no_loc
     scores = tuple(float(np.mean(x)) for x in losses)
-    return ForestTuning(tuple(cands), scores, tuple(infinite), cands[chosen], n_t, n_splits=len(splits))
+    return ForestTuning(
+        tuple(cands),
+        scores,
+        tuple(infinite),
+        best,
+        n_t,
+        n_splits=len(splits),
+        weighted=wu is not None,
+        pooled=no_loc,
+    )
+
+
+def _tuning_ratios(ratio: np.ndarray | None, n: int, use: np.ndarray) -> np.ndarray | None:
+    """The tuning points' likelihood ratios, or None when there are none or all are equal (the unweighted rule)."""
+    if ratio is None:
+        return None
+    w = np.asarray(ratio, dtype=np.float64)
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+        raise ValueError(f"ratio must hold {n} finite non-negative numbers, not all 0 (checked by the calibrator)")
+    wu = w[use]
+    return None if bool(np.all(wu == wu[0])) else wu
+
+
+def _simulated_thresholds(
+    loc: Any, X_test: np.ndarray, alpha: float, conf: np.ndarray, test: np.ndarray, wu: np.ndarray | None, n_jobs: Any
+) -> np.ndarray:
+    """The exact LCP-RF thresholds of a simulated calibration; the weighted rule when ``wu`` holds ratios."""
+    threads = kernel_threads(n_jobs)
+    if wu is None:
+        return loc.thresholds(X_test, required_count(alpha, conf.shape[0]), n_threads=threads)[0]
+    w_conf = wu[conf]
+    shift_index = ForestShiftIndex.build(loc.index_, w_conf)
+    req = weighted_requirement(alpha, float(np.sum(w_conf)), conf.shape[0], wu[test])
+    return weighted_forest_thresholds(loc, shift_index, X_test, req, threads)[0]
 
 
 def _plan(folds: list[np.ndarray], r: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
@@ -336,13 +457,13 @@ def refined_leaves(m: int, leaves: list[int]) -> list[int]:
     return sorted({c for c in out if lo <= c <= hi and c != m})
 
 
-def _choose(losses: list[np.ndarray], infinite: list[float]) -> int:
+def _choose(losses: list[np.ndarray], infinite: list[float], se_rule: float = SE_RULE) -> int:
     """Index of the chosen candidate; candidate 0 (the largest leaf, the first max_features and scale) is the baseline.
 
     Candidates with more than MAX_INFINITE infinite intervals are set aside
     (all but those with the fewest, if none is below). A candidate replaces
-    the baseline only if its mean loss beats the baseline's by more than one
-    standard error of the paired per-point differences, so that noise at small
+    the baseline only if its mean loss beats the baseline's by more than
+    ``se_rule`` (one) standard errors of the paired per-point differences, so that noise at small
     n does not move the forest away from the sqrt rule; among those, the
     lowest mean loss wins (ties: the earlier candidate).
     """
@@ -353,7 +474,26 @@ def _choose(losses: list[np.ndarray], infinite: list[float]) -> int:
 
         def beats_baseline(i: int) -> bool:
             d = losses[i] - losses[0]
-            return i == 0 or float(np.mean(d)) + SE_RULE * float(np.std(d, ddof=1)) / math.sqrt(d.shape[0]) < 0.0
+            return i == 0 or float(np.mean(d)) + se_rule * float(np.std(d, ddof=1)) / math.sqrt(d.shape[0]) < 0.0
 
         ok = [i for i in ok if beats_baseline(i)]
     return min(ok, key=lambda i: (float(np.mean(losses[i])), i))
+
+
+def _split_thresholds(
+    Vu: np.ndarray, alpha: float, conf: np.ndarray, test: np.ndarray, wu: np.ndarray | None
+) -> np.ndarray:
+    """Split conformal's threshold on the conformal fold for each test point (no localization); weighted with ``wu``."""
+    ordered = np.sort(Vu[conf])
+    if wu is None:
+        need = required_count(alpha, conf.shape[0])
+        return np.full(test.shape[0], ordered[need - 1] if need <= ordered.shape[0] else np.inf)
+    by_score = np.argsort(Vu[conf], kind="stable")
+    cum = np.cumsum(wu[conf][by_score])
+    req = weighted_requirement(alpha, float(cum[-1]) if cum.size else 0.0, conf.shape[0], wu[test])
+    j = np.searchsorted(cum, req, side="left")
+    # the smallest score whose weight at or below it reaches the requirement; ties share the last cumulative weight
+    t = np.full(test.shape[0], np.inf)
+    found = j < cum.shape[0]
+    t[found] = ordered[j[found]]
+    return t

@@ -130,7 +130,8 @@ def worst_slab_coverage(
     norms = np.linalg.norm(V, axis=1)
     V = np.divide(V, norms[:, None], out=np.zeros_like(V), where=norms[:, None] > 0)
 
-    best = (int(c.sum()), n, None)  # the whole sample is a slab: (covered, size, (direction, i, j))
+    # the whole sample is a slab: (covered, size, (direction, i, j))
+    best: tuple[int, int, tuple[int, float, float] | None] = (int(c.sum()), n, None)
     step = max(1, _SLAB_BLOCK // (n + 1))
     for s in range(0, V.shape[0], step):
         found = _worst_slab_block(Xm @ V[s : s + step].T, c, m, best[0], best[1])
@@ -154,7 +155,9 @@ def worst_slab_coverage(
     )
 
 
-def _worst_slab_block(Z: np.ndarray, c: np.ndarray, m: int, best_k: int, best_n: int):
+def _worst_slab_block(
+    Z: np.ndarray, c: np.ndarray, m: int, best_k: int, best_n: int
+) -> tuple[int, int, int, int, int, np.ndarray] | None:
     """Exact minimal coverage k/size over slabs with >= m rows along the columns of Z, if below best_k/best_n.
 
     Rows sorted by projection; a slab is a run of positions i..j-1 whose ends
@@ -176,7 +179,7 @@ def _worst_slab_block(Z: np.ndarray, c: np.ndarray, m: int, best_k: int, best_n:
     q = 2 * n * n
     low = np.iinfo(np.int64).min
 
-    def witness(p: int, rows: np.ndarray):
+    def witness(p: int, rows: np.ndarray) -> tuple[np.ndarray, tuple[int, int, np.ndarray]] | None:
         """Directions (among ``rows``) with a slab of coverage <= p/q, and (direction, j, Q) of the first."""
         Q = q * S[rows] - p * pos
         R = np.maximum.accumulate(np.where(valid[rows], Q, low), axis=1)

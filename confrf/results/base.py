@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .._formula_common import FitCall, FitRows
 from .._levels import resolve_alpha
-from ..calibrators import PACReport
+from ..calibrators import Guarantee, PACReport
 from ..exceptions import InputError
 from ..formula import as_frame
 from .report import short_text
@@ -52,6 +52,11 @@ class ResultBase:
     #: fix named in the error of :meth:`pac_report` for a method without PAC calibration
     _PAC_HINT: str
 
+    if TYPE_CHECKING:  # each subclass says its own
+
+        @property
+        def guarantee(self) -> Guarantee: ...
+
     def __init__(
         self,
         *,
@@ -83,7 +88,7 @@ class ResultBase:
 
     @property
     def alpha(self) -> float:
-        return float(self.estimator.alpha)
+        return self.estimator._alpha()
 
     def pac_report(self, alpha: float | None = None, *, level: float | None = None) -> PACReport:
         """The training-conditional calibration: alpha, delta, epsilon, K, n2, a_hat, D2 coverage, guarantee.

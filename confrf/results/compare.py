@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
@@ -13,6 +13,10 @@ from ..models import model_name
 from .evaluation import Evaluation, evaluate
 from .result import ConformalResult
 from .summary import Summary, _fmt, frame_table, text_table
+
+if TYPE_CHECKING:  # classification imports results
+    from ..classification import ClassificationResult
+    from ..classification.compare import ClassComparison
 
 
 class Comparison:
@@ -121,7 +125,7 @@ class Comparison:
 
 
 def compare(
-    *results: ConformalResult,
+    *results: ConformalResult | ClassificationResult,
     test: Any,
     names: list[str] | None = None,
     alpha: float | None = None,
@@ -131,7 +135,7 @@ def compare(
     delta: float = 0.1,
     n_directions: int = 1000,
     random_state: int | None = 0,
-) -> Comparison:
+) -> Comparison | ClassComparison:
     """Compare fitted results on the same held-out data, side by side.
 
     Parameters
@@ -190,7 +194,7 @@ def compare(
     names = _names(results, names)
     evaluations: dict[str, Evaluation] = {}
     columns: dict[str, pd.Series] = {}
-    for name, res in zip(names, results):
+    for name, res in zip(names, cast(tuple[ConformalResult, ...], results)):  # checked just above
         ev = evaluate(
             res,
             test,
@@ -282,6 +286,6 @@ def default_names(results: tuple) -> list[str]:
     for name in set(names):
         dup = [i for i, n in enumerate(names) if n == name]
         if len(dup) > 1:
-            for k, i in enumerate(dup, 1):
-                names[i] = f"{name} #{k}"
+            for number, i in enumerate(dup, 1):
+                names[i] = f"{name} #{number}"
     return names

@@ -11,6 +11,7 @@ statement.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,9 @@ from ..metrics import interval_width, quantiles
 #: quantile levels shown for every distribution
 LEVELS = (0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0)
 LEVEL_NAMES = ("min", "10%", "25%", "median", "75%", "90%", "max")
+
+#: adds one row to the checks table: (assumption, check, value, reference, status, reference_value)
+AddCheck = Callable[..., None]
 
 #: statuses of a check; NOTE: a condition of the asymptotic theory only, not a threat to the guarantee
 OK, NOTE, WARN, FAIL, UNVERIFIABLE = "ok", "note", "warn", "fail", "unverifiable"
@@ -107,7 +111,7 @@ def calibration_ess(calibrator: Any, n_jobs: int | None = None) -> np.ndarray | 
     forests = forest_localizers(calibrator)
     if forests:
         return np.concatenate(
-            [forest_ess(loc, n_threads=kernel_threads(n_jobs), rows=_ess_rows(loc.index_.n)) for loc in forests]
+            [forest_ess(loc, n_threads=kernel_threads(n_jobs), rows=_ess_rows(loc._index().n)) for loc in forests]
         )
     kernel = _kernel_localizer(calibrator)
     return None if kernel is None else kernel_ess(kernel)
@@ -137,7 +141,7 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
     if ess is not None:
         rows["ESS 1/sum(w^2)"] = distribution_row(ess)
         per_group = " (within its group)" if getattr(est.calibrator_, "group_localizers_", None) is not None else ""
-        n_carry = sum(loc.index_.n for loc in forest_localizers(est.calibrator_)) or ess.shape[0]
+        n_carry = sum(loc._index().n for loc in forest_localizers(est.calibrator_)) or ess.shape[0]
         sub = f" (a random subsample of {ess.shape[0]} of the {n_carry})" if n_carry > ess.shape[0] else ""
         notes.append(
             f"ESS: 1/sum_j w_ij^2 of the localizing weights of each of the {ess.shape[0]} points that "
@@ -146,17 +150,24 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
         )
     rows["alpha-tilde"] = distribution_row(d["level"])
     rows["width"] = distribution_row(width)
-    n_all = getattr(est, "n_calib_", X.shape[0])
-    which = (
-        f"the {X.shape[0]} calibration rows"
-        if getattr(est, "calib_rows_", None) is None
-        else f"a random subsample of {X.shape[0]} of the {n_all} calibration rows (at most {DIAGNOSTIC_ROWS}: "
-        "kept with the fit so that it does not grow with the data)"
-    )
-    notes.append(
-        f"alpha-tilde and width: {which} treated as new test points "
-        "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval)."
-    )
+    if hasattr(est.calibrator_, "intervals"):  # a cross-conformal method: no threshold, training rows
+        notes.append(
+            f"alpha-tilde and width: {X.shape[0]} training rows (each scored out of fold) treated as new test "
+            "points (alpha-tilde: here the share of the n + 1 upper interval ends at or below the upper bound, the "
+            "order statistic's level; 1 for an infinite interval)."
+        )
+    else:
+        n_all = getattr(est, "n_calib_", X.shape[0])
+        which = (
+            f"the {X.shape[0]} calibration rows"
+            if getattr(est, "calib_rows_", None) is None
+            else f"a random subsample of {X.shape[0]} of the {n_all} calibration rows (at most {DIAGNOSTIC_ROWS}: "
+            "kept with the fit so that it does not grow with the data)"
+        )
+        notes.append(
+            f"alpha-tilde and width: {which} treated as new test points "
+            "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval)."
+        )
     table = pd.DataFrame.from_dict(rows, orient="index")
     return CalibrationDiagnostics(
         table, int(X.shape[0]), int(np.isinf(width).sum()), 0 if ess is None else int(ess.shape[0]), notes
@@ -236,7 +247,8 @@ def assumption_checks(
         _spread_check(forests, add, notes)
     table_fn = getattr(cal, "group_table", None)
     if callable(table_fn):
-        _group_check(table_fn(alpha), *cal.required_points(alpha), alpha, add, notes)
+        part, need = cal.required_points(alpha)
+        _group_check(table_fn(alpha), part, need, alpha, add, notes)
     if not rows:
         return None
     table = pd.DataFrame(rows)
@@ -244,27 +256,27 @@ def assumption_checks(
     return AssumptionChecks(table, notes)
 
 
-def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add, notes: list[str]) -> None:
+def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add: AddCheck, notes: list[str]) -> None:
     masses, thresholds, grow_hint = [], [], []
     for loc in forests:
-        n_loc = loc.index_.n
-        thr = leaf_threshold(n_loc, beta)
+        n_loc = loc._index().n
+        leaf_thr = leaf_threshold(n_loc, beta)
         N = leaf_masses(loc)
         if len(forests) > 1:
             # the groups share one forest and each indexes only its own points: the other groups' leaves are
             # empty by construction, so a group's leaves are those its points reach
             N = N[N > 0]
         masses.append(N)
-        thresholds.append(np.full(N.shape[0], thr))
+        thresholds.append(np.full(N.shape[0], leaf_thr))
         # leaves are grown on n_grow points; a leaf of min_samples_leaf grown points holds ~ that share of n_loc
-        grow_hint.append(math.ceil(thr * (loc.n_grow_ or n_loc) / n_loc))
+        grow_hint.append(math.ceil(leaf_thr * (loc.n_grow_ or n_loc) / n_loc))
     N, thr = np.concatenate(masses), np.concatenate(thresholds)
     below = float(np.mean(N < thr))
     # small leaves only slow the asymptotic conditional coverage down; the finite-sample guarantee holds for any
     # leaf size, so this is a note, never a warning
     status = OK if below == 0.0 else NOTE
-    n = int(sum(loc.index_.n for loc in forests))
-    n0 = forests[0].index_.n
+    n = int(sum(loc._index().n for loc in forests))
+    n0 = forests[0]._index().n
     ref = f">= {thr[0]:.4g}" if len(forests) == 1 else ">= per group"
     add("A3", "leaf mass N, min", int(N.min()), ref, status, float(thr.min()))
     add("A3", "leaf mass N, median", float(np.median(N)), ref, "", float(np.median(thr)))
@@ -294,7 +306,7 @@ def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add, not
     )
 
 
-def _tie_check(ties: tuple[int, int, int], add, notes: list[str]) -> None:
+def _tie_check(ties: tuple[int, int, int], add: AddCheck, notes: list[str]) -> None:
     n, n_tied, n_distinct = ties  # over every calibration score (confrf.estimator.score_ties)
     tied = n_tied / n if n else 0.0
     # ties concern the asymptotic theory only: the finite-sample guarantee holds with ties (it can only
@@ -316,9 +328,9 @@ def _tie_check(ties: tuple[int, int, int], add, notes: list[str]) -> None:
     )
 
 
-def _spread_check(forests: list[ForestLocalizer], add, notes: list[str]) -> None:
+def _spread_check(forests: list[ForestLocalizer], add: AddCheck, notes: list[str]) -> None:
     ratios = [within_leaf_variance_ratio(loc) for loc in forests]
-    sizes = [loc.index_.n for loc in forests]
+    sizes = [loc._index().n for loc in forests]
     ok = [(r, s) for r, s in zip(ratios, sizes) if not math.isnan(r)]
     ratio = sum(r * s for r, s in ok) / sum(s for _, s in ok) if ok else float("nan")
     add("A2", "within-leaf / total variance", ratio, "(proxy)", UNVERIFIABLE)
@@ -330,7 +342,7 @@ def _spread_check(forests: list[ForestLocalizer], add, notes: list[str]) -> None
     )
 
 
-def _group_check(table: pd.DataFrame, part: str, need: int, alpha: float, add, notes: list[str]) -> None:
+def _group_check(table: pd.DataFrame, part: str, need: int, alpha: float, add: AddCheck, notes: list[str]) -> None:
     # ``part``/``need``: the calibrator's own rule (split conformal: ceil(1/alpha) - 1 conformal points; PAC: the
     # binomial correction's count at delta / L), so the check agrees with the intervals it describes
     counts = table[[c for c in ("localizer", "conformal", "D2") if c in table.columns]]

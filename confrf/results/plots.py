@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import ConformalResult
 
 
-def _pyplot():
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError as err:
@@ -36,7 +36,7 @@ def _coverage(alpha: float) -> str:
     return f"{float(1 - Fraction(repr(float(alpha)))):g}"
 
 
-def _axes(ax: Any):
+def _axes(ax: Any) -> Any:
     if ax is None:
         _, ax = _pyplot().subplots()
     return ax

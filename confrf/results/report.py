@@ -9,7 +9,7 @@ predict.
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 
@@ -20,14 +20,19 @@ from .diagnostics import assumption_checks
 from .summary import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..classification import ClassificationResult
+    from .base import ResultBase
     from .result import ConformalResult
 
+    #: what the shared report sections read: a regression or a classification result
+    AnyResult: TypeAlias = ConformalResult | ClassificationResult
 
-def method_title(result: ConformalResult) -> str:
+
+def method_title(result: ResultBase) -> str:
     return getattr(result, "title", None) or get_method(result.method).title or result.method
 
 
-def add_header(s: Summary, result: ConformalResult) -> None:
+def add_header(s: Summary, result: AnyResult) -> None:
     """Sections "formula", "setup", "localizer" and "guarantee"."""
     est = result.estimator
     s.add_section(
@@ -101,7 +106,7 @@ def add_diagnostics(s: Summary, result: ConformalResult, *, beta: float, tree_ex
     add_assumptions(s, result, beta=beta, tree_exponent=tree_exponent)
 
 
-def add_assumptions(s: Summary, result: ConformalResult, *, beta: float, tree_exponent: float) -> None:
+def add_assumptions(s: Summary, result: AnyResult, *, beta: float, tree_exponent: float) -> None:
     """Section "assumptions": the checks of the paper's asymptotic conditional coverage."""
     checks = assumption_checks(result.estimator, result.alpha, beta=beta, tree_exponent=tree_exponent)
     title = "Assumption checks (asymptotic conditional coverage)"
@@ -128,7 +133,7 @@ def add_assumptions(s: Summary, result: ConformalResult, *, beta: float, tree_ex
     s.tables.append(text_table([intro] + checks.notes))
 
 
-def short_text(result: ConformalResult) -> str:
+def short_text(result: ResultBase) -> str:
     """A few lines for ``print(result)``."""
     g = result.guarantee
     formula = textwrap.shorten(result.formula, width=WIDTH - 2, placeholder=" ...")

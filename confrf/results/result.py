@@ -282,7 +282,7 @@ class ConformalResult(RegressionVocabulary, ResultBase):
             d = self.estimator.predict_details(
                 X, a, groups=labels, n_jobs=n_jobs, chunk_size=chunk_size, progress=progress, likelihood_ratio=ratios
             )
-            n_inf = max(n_inf, int(np.count_nonzero(~np.isfinite(d["t"]))))
+            n_inf = max(n_inf, int(np.count_nonzero(np.isinf(d["lwr"]) | np.isinf(d["upr"]))))
             frames.append(_predict_frame(self.response_scale.apply(d, scale), index, details, max_width))
         self._last_predict = {"n": int(X.shape[0]), "n_infinite": n_inf}
         if ratios is not None:

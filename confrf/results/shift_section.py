@@ -19,6 +19,7 @@ from ..shift.setup import outside_range
 from .summary import Summary, _fmt, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..classification.result import ClassificationResult
     from .result import ConformalResult
 
 
@@ -31,7 +32,9 @@ def finite_ratio_limit(total: float, alpha: float) -> float:
     return alpha / (1.0 - alpha) * total
 
 
-def predict_shift_facts(result: ConformalResult, X: np.ndarray, ratios: np.ndarray) -> dict[str, Any]:
+def predict_shift_facts(
+    result: ConformalResult | ClassificationResult, X: np.ndarray, ratios: np.ndarray
+) -> dict[str, Any]:
     """Of the rows just predicted: how many lie outside the calibration range, how many ratios force +inf."""
     shift = getattr(result.estimator.calibrator_, "shift_", None)
     forced = None
@@ -47,7 +50,7 @@ def _share(count: int | None, n: int) -> float | None:
     return None if count is None or not n else count / n
 
 
-def add_shift_section(s: Summary, result: ConformalResult) -> None:
+def add_shift_section(s: Summary, result: ConformalResult | ClassificationResult) -> None:
     """Section "shift": the ratio's source and the weights' facts, with a warning when too few points carry weight."""
     setup = result.shift
     shift = getattr(result.estimator.calibrator_, "shift_", None)
@@ -97,7 +100,8 @@ def add_shift_section(s: Summary, result: ConformalResult) -> None:
     notes = [
         f"Likelihood ratio w(x) = dP_target / dP_calibration: {setup.describe()}.",
         "The conformal points are weighted by their ratios; a row whose own ratio exceeds the largest finite w(x) "
-        "gets an infinite interval whatever the scores. ESS: Kish's effective number of conformal points. "
+        "gets an infinite threshold (an infinite interval; for prediction sets, every class) whatever the "
+        "scores. ESS: Kish's effective number of conformal points. "
         "'Outside calib. range': a design column beyond the calibration rows' range (extrapolation)"
         + (", among the shift= rows" if setup.estimated else ", among the last predict's rows")
         + (

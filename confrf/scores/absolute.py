@@ -43,6 +43,11 @@ class AbsoluteScore:
     def center(self, pred: np.ndarray) -> np.ndarray:
         return prediction_vector(pred, self.name)
 
+    def interval_parts(self, pred: np.ndarray) -> tuple[np.ndarray, np.ndarray, None]:
+        """``interval(pred, t)`` is exactly (pred - t, pred + t): centres pred, pred; scale 1 (None)."""
+        p = prediction_vector(pred, self.name)
+        return p, p, None
+
     def __repr__(self) -> str:
         return "AbsoluteScore()"
 

@@ -38,6 +38,14 @@ class Score(Protocol):
     ``prefit_models(model, n_features)``
         The same for already fitted model(s) (``prefit=True``).
 
+    ``interval_parts(pred)``
+        Optional: centres and scale (lo_c, hi_c, s) with ``interval(pred, t)``
+        equal to (lo_c - t * s, hi_c + t * s) as computed in floating point
+        (s None: lo_c - t, hi_c + t). The cross-conformal methods ("cv+",
+        "jackknife+", "jackknife+ab") then select interval ends in compiled
+        kernels without forming them all; without it they call ``interval``
+        on every (training row, new row) pair, in bounded blocks.
+
     Scores may be negative; thresholds are calibration scores or +inf, and
     ``interval`` must return the exact inversion (+-inf for t = +inf, never NaN).
 

@@ -173,5 +173,10 @@ class QuantileScore:
         lo, hi = self._band(pred)
         return (lo + hi) / 2.0
 
+    def interval_parts(self, pred: Any) -> tuple[np.ndarray, np.ndarray, None]:
+        """``interval(pred, t)`` is exactly (q_lo - t, q_hi + t): centres q_lo, q_hi (sorted); scale 1 (None)."""
+        lo, hi = self._band(pred)
+        return lo, hi, None
+
     def __repr__(self) -> str:
         return f"QuantileScore(levels={self.levels!r})"

@@ -135,5 +135,10 @@ class ScaledScore:
     def center(self, pred: Any) -> np.ndarray:
         return self._parts(pred)[0]
 
+    def interval_parts(self, pred: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``interval(pred, t)`` is exactly (mu - t * sigma, mu + t * sigma): centres mu, mu; scale sigma."""
+        mu, sigma = self._parts(pred)
+        return mu, mu, sigma
+
     def __repr__(self) -> str:
         return f"ScaledScore(sigma_model={self.sigma_model!r}, cv={self.cv}, floor={self.floor!r})"

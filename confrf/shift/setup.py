@@ -40,13 +40,13 @@ def pop_shift_options(options: dict[str, Any]) -> dict[str, Any]:
     return opts
 
 
-def refuse_for_sets(opts: dict[str, Any]) -> None:
-    """Prediction sets (a class-label response) take no shift options yet."""
-    if opts:
-        used = sorted(k for k in ("likelihood_ratio", "shift", "weights") if opts.get(k) is not None)
+def refuse_case_weights(opts: dict[str, Any]) -> None:
+    """Prediction sets (a class-label response) take ``likelihood_ratio`` and ``shift``, not ``weights``."""
+    if opts.get("weights") is not None:
         raise InputError(
-            f"{used} are offered for prediction intervals (a numeric response) only; for prediction sets the "
-            "weighted calibration is not built yet. Drop them, or calibrate the ratio-weighted sets yourself."
+            "weights= (case weights of the base model's fit, R's lm(weights=)) are offered for prediction "
+            "intervals only; the classifiers of prediction sets are fitted unweighted. Drop weights=; for "
+            "covariate shift between the calibration rows and the rows to predict use likelihood_ratio= or shift=."
         )
 
 
@@ -86,12 +86,14 @@ class ShiftSetup:
     def describe(self) -> str:
         if self.estimator is not None:
             return self.estimator.describe()
+        assert self.source is not None  # a known ratio when none is estimated
         return f"known: {self.source.describe()}"
 
     def ratios(self, newdata: pd.DataFrame, X: np.ndarray) -> np.ndarray:
         """The ratios of new rows (``X``: their design)."""
         if self.estimator is not None:
             return self.estimator(X)
+        assert self.source is not None  # a known ratio when none is estimated
         return self.source(newdata, "newdata", allow_all_zero=True)
 
 
