@@ -236,7 +236,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     with clock("predict"):
         pi = est.predict_interval(X[te], progress=False)
     with clock("summary_diagnostics"):
-        calibration_diagnostics(est, est.alpha)
+        calibration_diagnostics(est, est._alpha())
     T: dict[str, Any] = {}
     C: dict[str, Any] = {}
     for out, src in ((T, clock.wall), (C, clock.cpu)):
@@ -249,7 +249,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
             out[k] for k in ("data", "fit_model", "conformalize", "predict", "summary_diagnostics")
         )
     rows = X[te][: min(2000, args.n_test)]
-    m_req = required_count(est.alpha, loc.index_.n)
+    m_req = required_count(est._alpha(), loc.index_.n)
     t, c = time.perf_counter(), time.process_time()
     loc.thresholds(rows, m_req, n_threads=1)
     # CPU time too: on a shared machine it moves less than wall time
@@ -260,9 +260,10 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     T["pickle"] = time.perf_counter() - t
     sizes = {
         "estimator": len(blob),
-        "forest (compact trees, as pickled with the localizer)": len(
-            pickle.dumps(pack_forest(loc.forest_), protocol=pickle.HIGHEST_PROTOCOL)
-        ),
+        # the tuning may choose no localization (split conformal's threshold): then there is no forest
+        "forest (compact trees, as pickled with the localizer)": 0
+        if loc.forest_ is None
+        else len(pickle.dumps(pack_forest(loc.forest_), protocol=pickle.HIGHEST_PROTOCOL)),
         "leaf index": len(pickle.dumps(loc.index_, protocol=pickle.HIGHEST_PROTOCOL)),
         "calibration design kept for the summary": int(est.calib_X_.nbytes),
         "calibration scores kept for the summary": int(est.calib_scores_.nbytes),
@@ -291,7 +292,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         "n_trees": int(loc.n_trees),
         "min_samples_leaf": loc.min_samples_leaf_,
         "max_features": loc.max_features_,
-        "n_columns": int(loc.forest_.n_features_in_),  # fewer than p when screened
+        "n_columns": 0 if loc.forest_ is None else int(loc.forest_.n_features_in_),  # fewer than p when screened
         "scale": loc.scale_,
         "tuning_points": None if tun is None else int(tun.n_points),
         "neighbours_per_point": float(np.diff(W.indptr).mean()),

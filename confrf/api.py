@@ -160,10 +160,13 @@ def conformal(
         ("tune": chosen with the forest settings; "none": the weights
         localize the scores ``abs(y - mu)``; "forest": they localize
         ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the
-        score, learned on the localizer part, so the guarantee stays exact)
-        and ``max_localizer_size`` ("auto": at most 50,000 calibration rows
+        score, learned on the localizer part, so the guarantee stays exact),
+        ``max_localizer_size`` ("auto": at most 50,000 calibration rows
         grow the forest, the others are conformal points; None: no cap; or
-        an integer) and ``shift_tuning`` (with ``likelihood_ratio`` or
+        an integer), ``max_samples`` (None, or the share of the localizer
+        rows each tree draws), ``forest_backend`` ("sklearn", or "lightgbm":
+        LightGBM grows the trees, ``pip install 'confrf[lightgbm]'``) and
+        ``shift_tuning`` (with ``likelihood_ratio`` or
         ``shift``: "calibration", the default, tunes the forest for the
         calibration population; "target" weights the tuning's simulated
         calibrations by the localizer points' ratios, for the target
