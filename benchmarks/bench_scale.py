@@ -12,7 +12,7 @@ present), so the peak memory is the whole job's maximum resident set size and
 the wall time includes imports and data generation. Inside, each step is
 timed with ``time.perf_counter``: data, base-model fit (gradient boosting on
 the training part), the forest's tuning (simulated calibrations on the
-localizer part), its growing (scikit-learn), the index (leaf lookups of every
+localizer part), its growing (the screening forest included), the index (leaf lookups of every
 conformal point in chunks, leaf index, p2), the rest of ``conformalize``,
 prediction of every test row, and the summary's calibration diagnostics. Also:
 the pickled size of the fitted estimator (bytes per conformal point), the
@@ -29,6 +29,10 @@ Suites (``--suite all`` runs them in this order):
 - ``quality``: 100k calibration rows, 20k test rows, seeds 0-2, sim and multi:
   the exhaustive forest (``max_localizer_size=None``: 50,000 localizer rows)
   against forests grown on at most 20,000 and 10,000 rows (the rest conformal).
+- ``levers``: 100k calibration rows, 20k test rows, seeds 0-2, sim and multi: how
+  the forest grows (the default; ``max_samples`` 0.5 and 0.25; ``forest_backend="lightgbm"``).
+- ``cap``: 300k calibration rows, seeds 0-2, sim and multi: the default cap (50,000
+  localizer rows) against the exhaustive forest on half of the rows.
 - ``big``: 10M calibration rows of ``multi``, 100k test rows.
 
 Targets (issue 32; printed PASS/FAIL, never asserted): 1M x 1M whole job under
