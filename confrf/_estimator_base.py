@@ -13,13 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ._levels import alpha_from_level, resolve_alpha
+from ._levels import setting_alpha
 from ._validation import check_alpha, check_bool, check_int, check_n_jobs, seed_entropy
 from ._warnings import user_stacklevel
 from .exceptions import InputError, NotFittedError, UnusedSettingWarning
-
-#: the estimators' miscoverage when neither alpha= nor level= is given (90% intervals)
-DEFAULT_ALPHA = 0.1
 
 
 def _seeds(random_state: Any, k: int) -> list[int | None]:
@@ -63,7 +60,7 @@ class EstimatorChecks:
     level: float | None
 
     def _alpha(self, warn: bool = False) -> float:
-        """The miscoverage of ``alpha=`` or R's ``level=`` (1 - alpha; one of them, default alpha 0.1), checked.
+        """The miscoverage of ``alpha=`` or R's ``level=``: :func:`confrf._levels.setting_alpha`.
 
         Resolved on each use rather than stored, so that ``set_params`` and
         ``clone`` keep scikit-learn's contract (parameters stay as given).
@@ -71,17 +68,7 @@ class EstimatorChecks:
         fit: the option checks ask for it; an ``alpha`` is the formula API's
         to warn about, which passes its resolved alpha here).
         """
-        if self.alpha is not None and self.level is not None:
-            raise InputError(
-                f"give alpha= or level=, not both (got alpha={self.alpha!r}, level={self.level!r}); level is the "
-                "coverage 1 - alpha: level=0.95 is alpha=0.05."
-            )
-        if self.level is not None:
-            a = resolve_alpha(None, self.level) if warn else alpha_from_level(self.level)
-        else:
-            a = DEFAULT_ALPHA if self.alpha is None else self.alpha
-        check_alpha(a)
-        return float(a)
+        return setting_alpha(self.alpha, self.level, warn=warn)
 
     def _seeds(self) -> list[int | None]:
         return _seeds(self.random_state, 4)

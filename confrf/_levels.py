@@ -14,11 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import _is_number, check_real
+from ._validation import _is_number, check_alpha, check_real
 from ._warnings import user_stacklevel
 from .exceptions import InputError, LevelWarning
 
-__all__ = ["resolve_alpha", "alpha_from_level"]
+__all__ = ["resolve_alpha", "alpha_from_level", "setting_alpha"]
+
+#: the array estimators' miscoverage when neither alpha= nor level= is given (90% intervals)
+DEFAULT_ALPHA = 0.1
 
 
 def _several(value: Any) -> bool:
@@ -101,3 +104,24 @@ def resolve_alpha(alpha: Any, level: Any, default: Any = None, *, several: bool 
         if _is_number(v) and 0.5 < float(v) < 1:
             _warn_low_coverage(float(check_real(v, "alpha", low=0.0, high=1.0)), f"alpha={v!r}")
     return alpha
+
+
+def setting_alpha(alpha: Any, level: Any, *, warn: bool = False) -> float:
+    """An estimator's miscoverage from its ``alpha`` and ``level`` settings, checked.
+
+    One of them (giving both is an error); neither means ``DEFAULT_ALPHA``.
+    ``warn``: a ``level`` below 0.5 warns (:class:`~confrf.exceptions.LevelWarning`).
+
+    Examples
+    --------
+    >>> setting_alpha(None, 0.95), setting_alpha(0.2, None), setting_alpha(None, None)
+    (0.05, 0.2, 0.1)
+    """
+    if alpha is not None and level is not None:
+        resolve_alpha(alpha, level)  # raises, naming both
+    if level is None:
+        a = DEFAULT_ALPHA if alpha is None else alpha
+    else:
+        a = resolve_alpha(None, level) if warn else alpha_from_level(level)
+    check_alpha(a)
+    return float(a)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._levels import setting_alpha
 from ..localizers.forest import ForestLocalizer
 from ..localizers.tuning import TUNE
 
@@ -44,6 +45,6 @@ def make_forest_localizer(est: Any, seed: int | None, tune: bool = False, scale:
         honest=est.honest,
         random_state=seed,
         n_jobs=est.n_jobs,
-        alpha=est._alpha(),
+        alpha=setting_alpha(est.alpha, getattr(est, "level", None)),
         scale=scale,
     )
