@@ -23,9 +23,6 @@ class _Est:  # the shared settings a method factory reads
     def __init__(self, min_samples_leaf):
         self.min_samples_leaf = min_samples_leaf
 
-    def _alpha(self):  # the estimators resolve alpha (or level) on use
-        return self.alpha
-
 
 CASES = [  # (method, options, labels?)
     ("split-g", {"groups": "components"}, False),
