@@ -86,11 +86,11 @@ def parse(formula: Any) -> Any:
     return parsed
 
 
-def expr_names(expr: str) -> set[str]:
-    """Names read by a Python factor expression: bare names, backquoted names and ``Q('name')``.
+def parse_expression(expr: str) -> tuple[ast.Expression, dict[str, str]]:
+    """``expr`` parsed as Python, with backquoted names (`` `Sepal.Length` ``) as placeholders.
 
-    Names with dots (R's ``Sepal.Length``) can be written `` `Sepal.Length` ``
-    or ``Q('Sepal.Length')``, as formulaic (and patsy) read them.
+    Returns the tree and ``{placeholder: name}``; raises SyntaxError when the
+    expression is not Python (e.g. the interaction ``a:b``).
     """
     quoted: dict[str, str] = {}
 
@@ -99,22 +99,39 @@ def expr_names(expr: str) -> set[str]:
         quoted[key] = m.group(1)
         return key
 
+    return ast.parse(re.sub(r"`([^`]*)`", _sub, expr), mode="eval"), quoted
+
+
+def q_name(node: ast.AST) -> str | None:
+    """The column named by ``Q('name')`` (formulaic's and patsy's quoting), or None for any other node."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "Q"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        return node.args[0].value
+    return None
+
+
+def expr_names(expr: str) -> set[str]:
+    """Names read by a Python factor expression: bare names, backquoted names and ``Q('name')``.
+
+    Names with dots (R's ``Sepal.Length``) can be written `` `Sepal.Length` ``
+    or ``Q('Sepal.Length')``, as formulaic (and patsy) read them.
+    """
     try:
-        tree = ast.parse(re.sub(r"`([^`]*)`", _sub, expr), mode="eval")
+        tree, quoted = parse_expression(expr)
     except SyntaxError:
         return set()
     names = set()
     q_calls = set()
     for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "Q"
-            and len(node.args) == 1
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            names.add(node.args[0].value)
+        q = q_name(node)
+        if q is not None and isinstance(node, ast.Call):  # the second test only narrows the type
+            names.add(q)
             q_calls.add(id(node.func))
         elif isinstance(node, ast.Name) and id(node) not in q_calls:
             names.add(quoted.get(node.id, node.id))

@@ -19,7 +19,7 @@ from .._validation import is_boolean
 from ..exceptions import InputError
 from .frame import bad_rows, prepare_columns
 from .messages import clean, describe_bad, show
-from .parse import evaluate_factors
+from .parse import evaluate_factors, parse_expression, q_name
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 
@@ -132,15 +132,8 @@ def _inner(expr: str) -> str:
 
 def _with_columns(expr: str, columns: Any) -> str | None:
     """`expr` in pandas, ``price > 3000`` -> ``df['price'] > 3000`` (also `name` and Q('name')); None if not Python."""
-    quoted: dict[str, str] = {}
-
-    def _sub(m: re.Match) -> str:
-        key = f"_confrf_quoted_{len(quoted)}"
-        quoted[key] = m.group(1)
-        return key
-
     try:
-        tree = ast.parse(re.sub(r"`([^`]*)`", _sub, expr), mode="eval")
+        tree, quoted = parse_expression(expr)
     except SyntaxError:  # not Python, e.g. the interaction a:b
         return None
     names = set(columns)
@@ -149,17 +142,8 @@ def _with_columns(expr: str, columns: Any) -> str | None:
         if isinstance(node, ast.Name):
             name = quoted.get(node.id, node.id)
             return name if name in names else None
-        if (  # Q("Sepal.Length")
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "Q"
-            and len(node.args) == 1
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-            and node.args[0].value in names
-        ):
-            return str(node.args[0].value)
-        return None
+        q = q_name(node)  # Q("Sepal.Length")
+        return q if q in names else None
 
     class _ToPandas(ast.NodeTransformer):
         def visit(self, node: ast.AST) -> ast.AST:

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import ast
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from .parse import parse_expression
 
 __all__ = ["ResponseTransform", "response_transform"]
 
@@ -428,17 +429,11 @@ def _lhs_expression(design: Any) -> tuple[str, str, ast.AST | None, dict[str, st
     factor = terms[0].factors[0]
     if factor.eval_method.value == "lookup":
         return factor.expr, "lookup", None, {}
-    quoted: dict[str, str] = {}
-
-    def _sub(m: re.Match) -> str:
-        key = f"_confrf_quoted_{len(quoted)}"
-        quoted[key] = m.group(1)
-        return key
-
     try:
-        tree = ast.parse(re.sub(r"`([^`]*)`", _sub, factor.expr), mode="eval").body
+        parsed, quoted = parse_expression(factor.expr)
     except SyntaxError as exc:  # pragma: no cover - formulaic parsed it already
         raise NotInvertible(f"the response {factor.expr!r} cannot be read ({exc})") from None
+    tree = parsed.body
     return factor.expr, "python", tree, quoted
 
 
