@@ -9,20 +9,17 @@ import numpy as np
 import pandas as pd
 
 from .._format import format_number
-from .._formula_common import FitCall, FitRows
 from .._levels import resolve_alpha
 from .._validation import check_alphas, min_calibration_size
 from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
-from ..formula.labels import LabelDesign
 from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame
 from ..results.diagnostics import calibration_ess, distribution_row
 from ..results.report import add_assumptions, add_header
 from ..results.shift_section import add_shift_section, predict_shift_facts
 from ..results.summary import Summary, frame_table, text_table, two_column_table
-from .estimator import ConformalClassifier
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
 from .models import base_classifier, classifier_name
 from .rstyle import ClassificationVocabulary
@@ -60,30 +57,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
     ['pred', 'size', 0, 1, 2]
     """
 
-    def __init__(
-        self,
-        *,
-        design: LabelDesign,
-        estimator: ConformalClassifier,
-        options: dict[str, Any],
-        nobs: dict[str, int],
-        random_state: Any,
-        fit_call: FitCall | None = None,
-        rows: FitRows | None = None,
-    ) -> None:
-        super().__init__(
-            design=design,
-            estimator=estimator,
-            options=options,
-            nobs=nobs,
-            random_state=random_state,
-            fit_call=fit_call,
-            rows=rows,
-        )
-
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' with 'lcp-rf'."
-    #: covariate shift: where the likelihood ratio comes from (:class:`confrf.shift.setup.ShiftSetup`), or None
-    shift: Any = None
     # own attributes: the API page lists no inherited members
     pac_report = ResultBase.pac_report
     update = ResultBase.update

@@ -51,6 +51,8 @@ class ResultBase:
 
     #: fix named in the error of :meth:`pac_report` for a method without PAC calibration
     _PAC_HINT: str
+    #: covariate shift: where the likelihood ratio comes from (:class:`confrf.shift.setup.ShiftSetup`), or None
+    shift: Any = None
 
     if TYPE_CHECKING:  # each subclass says its own
 
@@ -101,8 +103,7 @@ class ResultBase:
         report = getattr(self.estimator.calibrator_, "pac_report", None)
         if report is None:
             raise InputError(f"method {self.method!r} has no training-conditional calibration; {self._PAC_HINT}")
-        a = resolve_alpha(alpha, level)
-        return report(self.alpha if a is None else a)
+        return report(resolve_alpha(alpha, level, self.alpha))
 
     def update(self, formula: str | None = None, **changes: Any) -> Any:
         """Refit with the same data and settings, changing the formula and any argument, as R's ``update``.

@@ -61,8 +61,7 @@ class ResultPlots:
         self.result = result
 
     def _alpha(self, alpha: Any, level: Any) -> float:
-        a = resolve_alpha(alpha, level)
-        return self.result.alpha if a is None else check_alpha(a)
+        return check_alpha(resolve_alpha(alpha, level, self.result.alpha))
 
     def __call__(
         self,

@@ -120,8 +120,6 @@ class ConformalResult(RegressionVocabulary, ResultBase):
         return self.__dict__
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' (lcp-rf, split-g, lcp-rf-g)."
-    #: covariate shift: where the likelihood ratio comes from (:class:`confrf.shift.setup.ShiftSetup`), or None
-    shift: Any = None
     # own attributes: the API page lists no inherited members
     pac_report = ResultBase.pac_report
     update = ResultBase.update
