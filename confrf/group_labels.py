@@ -10,19 +10,15 @@ array-level estimator as ``groups=`` (method option ``groups="labels"``).
 
 from __future__ import annotations
 
-import difflib
-import pickle
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from formulaic.transforms import TRANSFORMS
-from formulaic.utils.layered_mapping import LayeredMapping
-from formulaic.utils.stateful_transforms import stateful_eval
 
 from .calibrators.groupwise import check_group_labels
 from .exceptions import InputError
+from .formula.row_values import evaluate_expression, refuse_unpicklable
 from .localizers.graph import GRAPH_GROUPINGS
 
 
@@ -60,16 +56,14 @@ class GroupLabeler:
         return f"GroupLabeler({self.spec!r})"
 
     def __getstate__(self) -> dict[str, Any]:
-        # a lambda or a nested function cannot pickle: say which and how to fix it, not pickle's bare lookup error
-        if callable(self.spec):
-            try:
-                pickle.dumps(self.spec)
-            except Exception as exc:  # noqa: BLE001 - whatever pickle refuses
-                raise pickle.PicklingError(
-                    f"groups={self.name!r} is a function that pickle cannot save ({exc}); the fitted result needs "
-                    "it to label new rows. Define it with def at the top level of a module, or give groups as a "
-                    "column name or an expression over columns (e.g. groups='C(region)')."
-                ) from exc
+        refuse_unpicklable(
+            self.spec,
+            lambda exc: (
+                f"groups={self.name!r} is a function that pickle cannot save ({exc}); the fitted result needs "
+                "it to label new rows. Define it with def at the top level of a module, or give groups as a "
+                "column name or an expression over columns (e.g. groups='C(region)')."
+            ),
+        )
         return self.__dict__
 
     @property
@@ -93,20 +87,12 @@ class GroupLabeler:
         return check_group_labels(values, len(frame), what=f"the groups {self.name!r} of {what}")
 
     def _evaluate(self, frame: pd.DataFrame, what: str) -> Any:
-        env = LayeredMapping(frame, TRANSFORMS, {"np": np, "pd": pd})
-        try:
-            out = stateful_eval(self.spec, env, None, self._state, None)
-        except NameError as exc:
-            name = str(exc).split("'")[1] if "'" in str(exc) else str(exc)
-            close = difflib.get_close_matches(name, [str(c) for c in frame.columns], n=3)
-            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise InputError(
-                f"groups={self.spec!r}: {what} has no column {name!r}.{hint} groups takes "
-                f"{' or '.join(map(repr, GRAPH_GROUPINGS))}, a column name, an expression over "
-                "columns, or a callable."
-            ) from None
-        except Exception as exc:  # noqa: BLE001 - any failure of the user's expression
-            raise InputError(f"cannot evaluate groups={self.spec!r} on {what}: {exc}") from None
+        assert isinstance(self.spec, str)  # __call__ handles a callable itself
+        fix = (
+            f"groups takes {' or '.join(map(repr, GRAPH_GROUPINGS))}, a column name, an expression over columns, "
+            "or a callable."
+        )
+        out = evaluate_expression(self.spec, frame, self._state, option="groups", what=what, fix=fix)
         if np.ndim(out) == 0:
             out = np.full(len(frame), out, dtype=object)
         return out

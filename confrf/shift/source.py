@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import difflib
-import pickle
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from formulaic.transforms import TRANSFORMS
-from formulaic.utils.layered_mapping import LayeredMapping
-from formulaic.utils.stateful_transforms import stateful_eval
 
 from ..calibrators.shift import check_ratio
 from ..exceptions import InputError
+from ..formula.row_values import evaluate_expression, refuse_unpicklable
 
 
 class RatioSource:
@@ -65,15 +61,14 @@ class RatioSource:
         return f"column {self.spec!r}" if self._is_column else f"expression {self.spec!r}"
 
     def __getstate__(self) -> dict[str, Any]:
-        if callable(self.spec):  # say which function cannot pickle and how to fix it
-            try:
-                pickle.dumps(self.spec)
-            except Exception as exc:  # noqa: BLE001 - whatever pickle refuses
-                raise pickle.PicklingError(
-                    f"{self.name}={self.label!r} is a function that pickle cannot save ({exc}); the fitted result "
-                    "needs it for new rows. Define it with def at the top level of a module, or give a column name "
-                    "or an expression over columns."
-                ) from exc
+        refuse_unpicklable(
+            self.spec,
+            lambda exc: (
+                f"{self.name}={self.label!r} is a function that pickle cannot save ({exc}); the fitted result "
+                "needs it for new rows. Define it with def at the top level of a module, or give a column name "
+                "or an expression over columns."
+            ),
+        )
         return self.__dict__
 
     def __call__(self, frame: Any, what: str = "data", allow_all_zero: bool = False) -> np.ndarray:
@@ -106,16 +101,9 @@ class RatioSource:
         )
 
     def _evaluate(self, frame: pd.DataFrame, what: str) -> Any:
-        env = LayeredMapping(frame, TRANSFORMS, {"np": np, "pd": pd})
-        try:
-            return stateful_eval(self.spec, env, None, self._state, None)
-        except NameError as exc:
-            missing = str(exc).split("'")[1] if "'" in str(exc) else str(exc)
-            close = difflib.get_close_matches(missing, [str(c) for c in frame.columns], n=3)
-            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise InputError(
-                f"{self.name}={self.spec!r}: {what} has no column {missing!r}.{hint} The ratio must be computable "
-                f"for every row of {what}: add the column, or give an expression or a function of columns it has."
-            ) from None
-        except Exception as exc:  # noqa: BLE001 - any failure of the user's expression
-            raise InputError(f"cannot evaluate {self.name}={self.spec!r} on {what}: {exc}") from None
+        assert isinstance(self.spec, str)  # __call__ handles a callable itself
+        fix = (
+            f"The ratio must be computable for every row of {what}: add the column, or give an expression or a "
+            "function of columns it has."
+        )
+        return evaluate_expression(self.spec, frame, self._state, option=self.name, what=what, fix=fix)
