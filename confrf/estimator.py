@@ -604,6 +604,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             raise NotFittedError("call conformalize() before asking for predictive distributions.")
         dist = self.__dict__.get("signed_distribution_")
         if dist is None:
+            SignedDistribution.check(self.calibrator_)
             signed = getattr(self, "calib_signed_", None)
             if signed is None:
                 raise InputError(

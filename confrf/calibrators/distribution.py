@@ -69,19 +69,29 @@ class SignedDistribution:
         self.kind, self.n, self.localizer = kind, int(n), localizer
         self.sorted_signed: np.ndarray = np.empty(0) if sorted_signed is None else sorted_signed
 
-    @classmethod
-    def from_calibrator(cls, cal: Calibrator, signed: np.ndarray) -> SignedDistribution:
-        """``signed``: the signed score of every calibration row, in the order given to ``calibrate``."""
+    @staticmethod
+    def check(cal: Calibrator) -> None:
+        """Refuse, with the reason, a calibrator that offers no predictive distribution."""
         from .lcp_rf import LCPForestCalibrator
         from .split import SplitCalibrator
 
+        if not isinstance(cal, (SplitCalibrator, LCPForestCalibrator)):
+            raise InputError(
+                f"predictive distributions are offered for methods 'split' and 'lcp-rf' (guarantee='marginal'), "
+                f"not {cal.name!r}; p-values (result.pvalue) cover more methods."
+            )
         if getattr(cal, "shift_", None) is not None:
             raise InputError(
                 "predictive distributions are not offered after a calibration weighted for covariate shift (only "
                 "p-values and intervals are); fit without likelihood_ratio / shift for quantiles at every level."
             )
-        if isinstance(cal, SplitCalibrator):
-            return cls("split", signed.shape[0], sorted_signed=np.sort(signed))
+
+    @classmethod
+    def from_calibrator(cls, cal: Calibrator, signed: np.ndarray) -> SignedDistribution:
+        """``signed``: the signed score of every calibration row, in the order given to ``calibrate``."""
+        from .lcp_rf import LCPForestCalibrator
+
+        cls.check(cal)
         if isinstance(cal, LCPForestCalibrator):
             loc = cal.localizer
             idx = loc._index()
@@ -101,10 +111,7 @@ class SignedDistribution:
             new.index_ = LeafIndex.build(idx.leaves(), S, mult, idx.node_offset, n_leaves)
             new.n_jobs = getattr(cal, "n_jobs", None)
             return cls("forest", S.shape[0], localizer=new)
-        raise InputError(
-            f"predictive distributions are offered for methods 'split' and 'lcp-rf' (guarantee='marginal'), not "
-            f"{cal.name!r}; p-values (result.pvalue) cover more methods."
-        )
+        return cls("split", signed.shape[0], sorted_signed=np.sort(signed))
 
     # -- per-row quantities in signed-score units ------------------------------------------------------
     def _scale(self, X: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:

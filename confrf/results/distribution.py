@@ -48,7 +48,7 @@ class PredictiveDistribution:
     @property
     def tail_mass(self) -> float:
         """The mass at +inf (the count never reaches n + 1)."""
-        return 1.0 - (float(self.cdf_values[-1]) if self.support.size else 0.0)
+        return (self.n + 1 - (int(self.counts[-1]) if self.support.size else 0)) / (self.n + 1)
 
     def cdf(self, y: Any) -> np.ndarray:
         """P(Y <= y) under the distribution (right-continuous)."""
@@ -174,7 +174,7 @@ class DistributionMethods:
         taus = _levels(q)
         X, index, _ = self._rows(newdata)
         Q = self.estimator.predict_quantiles(X, taus)
-        return pd.DataFrame(Q, index=index, columns=[f"q_{t!r}" for t in taus])
+        return pd.DataFrame(Q, index=index, columns=[f"q_{float(t)!r}" for t in taus])
 
     def cdf(self, newdata: Any, y: Any = None) -> pd.Series:
         """The predictive CDF of every row at ``y`` (one value per row; default: the response in ``newdata``).

@@ -1,0 +1,96 @@
+"""Predictive distributions: quantiles at every level against the definition, no crossing, one pass."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from reference import forest_lcp_matrix, lcp_threshold_reference
+from test_pvalue import _index, _leaves
+
+import confrf as cf
+from confrf import _kernels
+from confrf.calibrators.distribution import tau_counts
+from confrf.exceptions import InputError
+from confrf.results.distribution import PredictiveDistribution, crps_steps
+
+TAUS = ["0.05", "0.1", "0.25", "0.5", "0.75", "0.9", "0.95"]
+
+
+@pytest.mark.parametrize("with_mult", [False, True])
+def test_levels_and_profiles_match_definition(with_mult):
+    rng = np.random.default_rng(21 + with_mult)
+    for rep in range(8):
+        n, k = int(rng.integers(2, 9)), int(rng.integers(1, 4))
+        cal, test = _leaves(rng, n, k, int(rng.integers(1, 3)), 2)
+        V = (rng.integers(-2, 2, size=n) if rep % 2 else rng.normal(size=n)).astype(float)
+        mult = rng.integers(1, 3, size=(n, k)).astype(np.int32) if with_mult else None
+        idx, _ = _index(cal, V, mult)
+        leaves = np.ascontiguousarray(test, dtype=np.int64)
+        m = tau_counts([float(t) for t in TAUS], n)
+        t, closed, _ = _kernels.lcp_rf_levels(leaves, *idx, m, unit_mult=mult is None)
+        indptr, u, cnt = _kernels.lcp_rf_profiles(leaves, *idx, unit_mult=mult is None)
+        for q in range(test.shape[0]):
+            W = forest_lcp_matrix(cal, test[q], mult)
+            dist = PredictiveDistribution(u[indptr[q] : indptr[q + 1]], cnt[indptr[q] : indptr[q + 1]], n)
+            for j, tau in enumerate(TAUS):
+                ref = lcp_threshold_reference(W, list(V), str(1 - Fraction(tau)))
+                assert (t[q, j], closed[q, j]) == ref, (rep, q, tau)
+                assert dist.ppf(float(tau)) == ref[0]  # the step CDF's quantile is the threshold
+            assert np.all(t[q][1:] >= t[q][:-1])
+
+
+@pytest.fixture(scope="module")
+def fits():
+    sim = cf.datasets.make_sim(2500, random_state=0)
+    test = cf.datasets.make_sim(400, random_state=1).frame
+    return {m: cf.conformal(sim.formula, data=sim.frame, method=m, random_state=0) for m in ("split", "lcp-rf")}, test
+
+
+@pytest.mark.parametrize("method", ["split", "lcp-rf"])
+def test_quantiles_equal_one_sided_thresholds_and_do_not_cross(fits, method):
+    res, test = fits[0][method], fits[1]
+    taus = np.arange(1, 100) / 100
+    Q = res.predict(test, type="quantile", q=taus)
+    assert Q.columns[0] == "q_0.01" and Q.index.equals(test.index)
+    assert (Q.to_numpy()[:, 1:] >= Q.to_numpy()[:, :-1]).all()
+    dists = res.distribution(test.head(30))
+    np.testing.assert_array_equal(np.array([d.ppf(taus) for d in dists]), Q.to_numpy()[:30])
+    # the CDF and the quantile are inverse: Q_tau = inf{y : F(y) >= tau}
+    F = res.cdf(test.head(30), y=0.3).to_numpy()
+    for d, f in zip(dists, F):
+        assert d.cdf(0.3) == f
+        assert d.tail_mass >= 1 / (d.n + 1)
+        assert d.mean() == np.inf
+
+
+def test_split_quantile_is_the_order_statistic():
+    sim = cf.datasets.make_sim(999, random_state=3)
+    res = cf.split_cp("y ~ x1", data=sim.frame, model="ols", random_state=0, calib_size=0.5)
+    est = res.estimator
+    S = np.sort(est.calib_signed_)
+    n = S.shape[0]
+    X = res.design.transform(sim.frame.head(3))
+    Q = est.predict_quantiles(X, [0.9, 0.999])
+    mu = est.predict(X)
+    m = int(np.ceil(Fraction("0.9") * (n + 1)))
+    np.testing.assert_array_equal(Q[:, 0], mu + S[m - 1])
+    assert np.isinf(Q[:, 1]).all() == (np.ceil(Fraction("0.999") * (n + 1)) > n)
+
+
+def test_crps_of_a_step_function():
+    # one row: F = 0.5 on [0, 1), 1 from 1 on; y = 0.25: 0.25 * 0.25 + 0.75 * 0.25
+    got = crps_steps(np.array([0, 2]), np.array([0.0, 1.0]), np.array([1, 2]), 1, np.array([0.25]))
+    assert got[0] == pytest.approx(0.25**2 * 0 + 0.5**2 * 0.25 + 0.5**2 * 0.75)
+    far = crps_steps(np.array([0, 2]), np.array([0.0, 1.0]), np.array([1, 2]), 1, np.array([3.0]))
+    assert far[0] == pytest.approx(0.25 + 2.0)
+
+
+def test_bad_levels_and_refusals(fits):
+    res, test = fits[0]["split"], fits[1]
+    with pytest.raises(InputError, match="strictly between"):
+        res.predict(test, type="quantile", q=[0.0, 0.5])
+    with pytest.raises(InputError, match="needs the levels"):
+        res.predict(test, type="quantile")
+    cv = cf.cv_plus("y ~ x1", data=test, model="ols", random_state=0)
+    with pytest.raises(InputError, match="split' and 'lcp-rf'"):
+        cv.predict(test, type="quantile", q=0.5)
