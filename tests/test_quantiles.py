@@ -94,3 +94,26 @@ def test_bad_levels_and_refusals(fits):
     cv = cf.cv_plus("y ~ x1", data=test, model="ols", random_state=0)
     with pytest.raises(InputError, match="split' and 'lcp-rf'"):
         cv.predict(test, type="quantile", q=0.5)
+
+
+def test_evaluate_compare_and_pit_plot_report_the_distribution(fits):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    res, test = fits[0]["lcp-rf"], fits[1]
+    ev = res.evaluate(test, n_directions=20)
+    d = ev.frames["predictive"]["value"]
+    y = test["y"].to_numpy()
+    Q = res.predict(test, type="quantile", q=[0.05, 0.5, 0.95]).to_numpy()
+    assert d["onesided_0.5"] == np.mean(y <= Q[:, 1]) and d["onesided_0.95"] == np.mean(y <= Q[:, 2])
+    # the CRPS is the mean of the exact step-function CRPS of every row's distribution
+    one = [
+        crps_steps(np.array([0, d_.support.size]), d_.support, d_.counts, d_.n, y[i : i + 1])[0]
+        for i, d_ in enumerate(res.distribution(test))
+    ]
+    assert d["crps"] == pytest.approx(np.mean(one), rel=1e-12)
+    assert 0 <= d["pit_ks"] <= 1 and "CRPS" in str(ev)
+    cmp = cf.compare(fits[0]["split"], res, test=test, n_directions=20)
+    assert "CRPS (finite tail)" in str(cmp) and np.isfinite(cmp.frame.loc["crps"].astype(float)).all()
+    ax = res.plot.pit(test)
+    assert "PIT" in ax.get_title()

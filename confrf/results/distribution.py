@@ -202,3 +202,36 @@ class DistributionMethods:
             PredictiveDistribution(u[indptr[q] : indptr[q + 1]], cnt[indptr[q] : indptr[q + 1]], n)
             for q in range(X.shape[0])
         ]
+
+
+#: levels of the one-sided coverage that ``evaluate`` reports
+ONE_SIDED_LEVELS = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+def distribution_metrics(result: Any, data: Any, y: np.ndarray, random_state: int | None = 0) -> pd.Series | None:
+    """Held-out facts of the predictive distribution: CRPS, the PIT's distance from uniform, one-sided coverage.
+
+    None when the fit offers no distribution (methods other than split and LCP-RF, covariate shift, a score
+    without a signed version): ``evaluate`` then reports intervals only.
+    """
+    from ..calibrators.distribution import SignedDistribution
+
+    est = result.estimator
+    try:
+        SignedDistribution.check(est.calibrator_)
+    except InputError:
+        return None
+    if getattr(est, "calib_signed_", None) is None:
+        return None
+    X, _ = result._X(data)
+    indptr, u, cnt, n = est.predict_profiles(X)
+    crps = crps_steps(indptr, u, cnt, n, y)
+    pit = np.sort(randomized_pit(indptr, u, cnt, n, y, np.random.default_rng(random_state)))
+    m = pit.shape[0]
+    ks = float(np.max(np.maximum(np.arange(1, m + 1) / m - pit, pit - np.arange(m) / m)))
+    Q = est.predict_quantiles(X, list(ONE_SIDED_LEVELS))
+    out: dict[str, Any] = {"crps": float(np.mean(crps)), "pit_ks": ks}
+    for j, tau in enumerate(ONE_SIDED_LEVELS):
+        out[f"onesided_{tau:g}"] = float(np.mean(y <= Q[:, j]))
+    out["onesided_se_max"] = float(np.sqrt(0.25 / m))
+    return pd.Series(out, dtype=object)
