@@ -3,6 +3,7 @@
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 from reference import forest_lcp_matrix, lcp_threshold_reference
 from test_pvalue import _index, _leaves
@@ -117,3 +118,24 @@ def test_evaluate_compare_and_pit_plot_report_the_distribution(fits):
     assert "CRPS (finite tail)" in str(cmp) and np.isfinite(cmp.frame.loc["crps"].astype(float)).all()
     ax = res.plot.pit(test)
     assert "PIT" in ax.get_title()
+
+
+def test_cli_quantiles_and_pvalue(tmp_path, capsys):
+    from confrf.__main__ import main
+
+    sim = cf.datasets.make_sim(1200, random_state=0).frame[["x1", "x2", "y"]]
+    new = cf.datasets.make_sim(20, random_state=1).frame[["x1", "x2", "y"]]
+    sim.to_csv(tmp_path / "train.csv", index=False)
+    new.to_csv(tmp_path / "new.csv", index=False)
+    fit = ["fit", "y ~ x1 + x2", "--data", str(tmp_path / "train.csv"), "--method", "split", "--random-state", "0"]
+    assert main(fit + ["--save", str(tmp_path / "m.joblib")]) == 0
+    base = ["predict", "--fit", str(tmp_path / "m.joblib"), "--newdata", str(tmp_path / "new.csv")]
+    assert main(base + ["--quantiles", "0.1", "0.5", "0.9", "--pvalue", "--out", str(tmp_path / "q.csv")]) == 0
+    out = pd.read_csv(tmp_path / "q.csv")
+    assert list(out.columns) == ["row", "fit", "q_0.1", "q_0.5", "q_0.9", "p_value"]
+    res = cf.load_fit(tmp_path / "m.joblib")
+    np.testing.assert_allclose(out[["q_0.1", "q_0.5", "q_0.9"]], res.predict(new, type="quantile", q=[0.1, 0.5, 0.9]))
+    np.testing.assert_allclose(out["p_value"], res.pvalue(new))
+    capsys.readouterr()
+    assert main(base + ["--quantiles", "0.5", "--level", "0.9"]) == 2
+    assert "--quantiles gives quantiles instead of intervals" in capsys.readouterr().err
