@@ -3,6 +3,7 @@
 from fractions import Fraction
 
 import numpy as np
+import pandas as pd
 import pytest
 from reference import forest_lcp_matrix
 from reference_pvalue import lcp_pvalue_reference, weighted_lcp_pvalue_reference
@@ -141,3 +142,19 @@ def test_pvalue_needs_the_response(sim):
     res = cf.split_cp("y ~ x1", data=train.frame, random_state=0)
     with pytest.raises(InputError, match="response"):
         res.pvalue(test.drop(columns="y").head(3))
+
+
+@pytest.mark.parametrize("method,score", [("split", "lac"), ("lcp-rf", "aps"), ("split-g", "lac"), ("lcp-rf-g", "lac")])
+def test_class_label_pvalues_match_the_sets(method, score):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(1600, n_features=4, n_informative=3, n_redundant=0, n_classes=3, random_state=0)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(y=np.array(["u", "v", "w"])[y])
+    opts = {"groups": "label"} if method.endswith("-g") else {}
+    res = cf.conformal("C(y) ~ a + b + c + d", data=df.iloc[:1200], method=method, score=score, random_state=0, **opts)
+    new = df.iloc[1200:]
+    p = res.pvalue(new)
+    assert list(p.columns) == ["u", "v", "w"] and p.index.equals(new.index)
+    for a in (0.05, 0.1, 0.3):
+        sets = res.predict(new, alpha=a)[["u", "v", "w"]].to_numpy()
+        np.testing.assert_array_equal(sets, p.to_numpy() > a)
