@@ -206,6 +206,12 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.options = options
         self.level = level
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the signed-score index is rebuilt on first use (from calib_signed_): a saved fit does not carry it
+        state = dict(super().__getstate__())
+        state.pop("signed_distribution_", None)
+        return state
+
     # -- lifecycle ---------------------------------------------------------
     @governs_threads
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> ConformalRegressor:

@@ -139,3 +139,14 @@ def test_cli_quantiles_and_pvalue(tmp_path, capsys):
     capsys.readouterr()
     assert main(base + ["--quantiles", "0.5", "--level", "0.9"]) == 2
     assert "--quantiles gives quantiles instead of intervals" in capsys.readouterr().err
+
+
+def test_pickled_fit_rebuilds_the_signed_index(fits):
+    import pickle
+
+    res, test = fits[0]["lcp-rf"], fits[1]
+    Q = res.predict(test, type="quantile", q=[0.1, 0.9])  # builds and keeps the signed index
+    assert "signed_distribution_" in res.estimator.__dict__
+    again = pickle.loads(pickle.dumps(res))
+    assert "signed_distribution_" not in again.estimator.__dict__
+    np.testing.assert_array_equal(again.predict(test, type="quantile", q=[0.1, 0.9]), Q)
