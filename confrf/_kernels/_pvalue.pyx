@@ -46,15 +46,19 @@ cdef inline Py_ssize_t _count_less(const double* v, Py_ssize_t n, double x) noex
 
 
 cdef inline Py_ssize_t _first_above(const double* theta, Py_ssize_t r, double x, double tol) noexcept nogil:
-    """First j with x < theta[j] - tol (r if none); theta ascends, so does theta - tol."""
-    cdef Py_ssize_t lo = 0, hi = r, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if x < theta[mid] - tol:
-            hi = mid
+    """First j with x < theta[j] - tol (r if none); theta ascends, so does theta - tol.
+
+    A branch-free lower bound (each comparison's outcome is unpredictable): the same answer as a bisection.
+    """
+    cdef Py_ssize_t first = 0, length = r, half
+    while length > 0:
+        half = length >> 1
+        if not (x < theta[first + half] - tol):
+            first = first + half + 1
+            length = length - half - 1
         else:
-            lo = mid + 1
-    return lo
+            length = half
+    return first
 
 
 cdef struct PS:
@@ -213,7 +217,7 @@ cdef void _profile(PS* s, Py_ssize_t m, Py_ssize_t r, const double* sorted_p2, P
     Neighbour a counts on piece q iff its pi value there (hi before its own score, lo from it on) is below
     lim(q) = theta[q // 2] - tol, and lim grows with q: it enters once, at the first such piece.
     """
-    cdef Py_ssize_t a, q, jh, jl, jb, q_lo, e, npieces = 2 * r - 1
+    cdef Py_ssize_t a, q, jh, jl, jb, q_lo, e, c, npieces = 2 * r - 1
     cdef i64 acc = 0
     for q in range(npieces + 1):
         s.diff[q] = 0
@@ -223,14 +227,17 @@ cdef void _profile(PS* s, Py_ssize_t m, Py_ssize_t r, const double* sorted_p2, P
         if 2 * jh < q_lo:
             e = 2 * jh
         else:
-            jl = _first_above(s.theta, r, s.lo[a], tol)
+            jl = _first_above(s.theta, jh, s.lo[a], tol)  # lo <= hi: at most jh
             e = npieces if jl == r else (2 * jl if 2 * jl > q_lo else q_lo)
         s.diff[e] += 1
         jb = _first_above(s.theta, r, s.base[a], tol)
         s.diff[2 * jb if jb < r else npieces] -= 1
+    c = 0
     for q in range(npieces):
         acc += s.diff[q]
-        s.cnt[q] = acc + _count_less(sorted_p2, n, s.theta[q >> 1] - tol)
+        if not (q & 1):  # theta[q // 2] is new on even pieces; it ascends, so the search resumes from c
+            c = c + _count_less(&sorted_p2[c], n - c, s.theta[q >> 1] - tol)
+        s.cnt[q] = acc + c
 
 
 cdef inline Py_ssize_t _piece_of(PS* s, Py_ssize_t r, double v) noexcept nogil:
@@ -246,15 +253,23 @@ cdef inline Py_ssize_t _piece_of(PS* s, Py_ssize_t r, double v) noexcept nogil:
 cdef i64 _count_at(PS* s, Py_ssize_t m, const double* sp_r, const double* sorted_p2, Py_ssize_t n, double v,
                    double tol) noexcept nogil:
     """count(v) of one gathered test point (0 without leaf-mates or at or below its smallest neighbour score)."""
-    cdef Py_ssize_t r, piece
+    cdef Py_ssize_t r, piece, s_idx, j_cut, a
+    cdef double lim, d = 0.0
     if m == 0:
         return 0
     r = _fill(s, m, sp_r)
     piece = _piece_of(s, r, v)
     if piece < 0:
         return 0
-    _profile(s, m, r, sorted_p2, n, tol)
-    return s.cnt[piece]
+    # the count on v's piece alone, term by term as ``_forest.pyx``'s ``_piece_count``: O(m)
+    s_idx = piece >> 1
+    j_cut = s.after[s_idx + 1] if piece & 1 else s.after[s_idx]
+    lim = s.theta[s_idx] - tol
+    for a in range(j_cut):
+        d += (1.0 if s.lo[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
+    for a in range(j_cut, m):
+        d += (1.0 if s.hi[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
+    return _count_less(sorted_p2, n, lim) + <i64> d
 
 
 cdef double _mass_at(PS* s, Py_ssize_t m, const double* sp_r, const double* sorted_p2, const double* cumw_p2,
