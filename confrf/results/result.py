@@ -130,6 +130,9 @@ class ConformalResult(DistributionMethods, RegressionVocabulary, ResultBase):
     tidy = RegressionVocabulary.tidy
     glance = RegressionVocabulary.glance
     augment = RegressionVocabulary.augment
+    pvalue = DistributionMethods.pvalue
+    cdf = DistributionMethods.cdf
+    distribution = DistributionMethods.distribution
 
     # -- basic facts -------------------------------------------------------
     @property
