@@ -150,3 +150,23 @@ def test_pickled_fit_rebuilds_the_signed_index(fits):
     again = pickle.loads(pickle.dumps(res))
     assert "signed_distribution_" not in again.estimator.__dict__
     np.testing.assert_array_equal(again.predict(test, type="quantile", q=[0.1, 0.9]), Q)
+
+
+@pytest.mark.long
+def test_monte_carlo_one_sided_coverage_and_pvalue_validity():
+    """Over fresh calibration draws: P(Y <= Q_tau) >= tau and P(p <= a) <= a, within 3 standard errors."""
+    taus, levels = [0.1, 0.5, 0.9], [0.05, 0.2, 0.5]
+    below, small = [], []
+    for seed in range(40):
+        sim = cf.datasets.make_sim(800, random_state=seed)
+        test = cf.datasets.make_sim(200, random_state=10_000 + seed).frame
+        res = cf.lcp_rf("y ~ x1 + x2 + x3", data=sim.frame, random_state=seed, n_estimators=30, min_samples_leaf=10)
+        y = test["y"].to_numpy()
+        below.append(y[:, None] <= res.predict(test, type="quantile", q=taus).to_numpy())
+        small.append(res.pvalue(test).to_numpy()[:, None] <= np.array(levels))
+    cov, rej = np.vstack(below).mean(0), np.vstack(small).mean(0)
+    n = 40 * 200
+    for tau, c in zip(taus, cov):
+        assert c >= tau - 3 * np.sqrt(tau * (1 - tau) / n), (tau, c)
+    for a, r in zip(levels, rej):
+        assert r <= a + 3 * np.sqrt(a * (1 - a) / n), (a, r)
