@@ -161,6 +161,7 @@ def test_decreasing_transforms_swap_the_ends(pos):
         ("I(-y)", lambda y: -y, lambda v: -v),
         ("np.exp(-y / 10)", lambda y: np.exp(-y / 10), lambda v: -10 * np.log(v)),
     ],
+    ids=["negative", "exp"],
 )
 def test_decreasing_transforms_with_a_support_on_the_model_scale(pos, lhs, g, g_inv):
     """The support [0, inf) on the model's scale of a decreasing g is [g(inf), g(0)] (the ends swapped): the
