@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 
 from .._format import format_interval, format_number, format_value
-from .._levels import resolve_alpha
+from .._levels import resolve_alpha, warns_level_once
 from ..exceptions import InputError
 from ..models import model_name
 from .evaluation import Evaluation, evaluate
@@ -124,6 +124,7 @@ class Comparison:
         return self.summary().as_latex()
 
 
+@warns_level_once
 def compare(
     *results: ConformalResult | ClassificationResult,
     test: Any,
