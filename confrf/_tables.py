@@ -110,10 +110,18 @@ def notes_html(lines: list[str], title: str | None = None) -> str:
     return f'{head}<div class="confrf-notes" style="{_NOTES_STYLE}">\n{body}\n</div>'
 
 
-def frame_table(df: pd.DataFrame, title: str | None = None, aligns: str | None = None) -> SimpleTable:
-    """A DataFrame as a SimpleTable (index as the row stubs); ``aligns``: one of "lcr" per column."""
+def frame_table(
+    df: pd.DataFrame, title: str | None = None, aligns: str | None = None, colsep: str | None = None
+) -> SimpleTable:
+    """A DataFrame as a SimpleTable (index as the row stubs); ``aligns``: one of "lcr" per column.
+
+    ``colsep``: the text between columns (statsmodels' one space unless given); wider where
+    values with spaces would otherwise run into each other.
+    """
     data = [[_fmt(v) for v in row] for row in df.itertuples(index=False)]
-    fmt = {"txt_fmt": {"data_aligns": aligns}} if aligns else {}
+    txt = {"data_aligns": aligns} if aligns else {}
+    txt.update({"colsep": colsep} if colsep is not None else {})
+    fmt = {"txt_fmt": txt} if txt else {}
     return SimpleTable(data, headers=[str(c) for c in df.columns], stubs=[str(i) for i in df.index], title=title, **fmt)
 
 

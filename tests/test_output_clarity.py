@@ -191,3 +191,16 @@ def test_cli_likelihood_ratio_expression(na_csvs, capsys):
     assert main(_fit(na_csvs, "--na-action", "drop", "--likelihood-ratio", "np.exp(0.02 * agee)")) == 2
     err = capsys.readouterr().err
     assert "--data has no column 'agee'. Did you mean 'age'?" in err
+
+
+# -- item 14: cf.compare's cells with spaces do not run into each other ------------------------------------------
+def test_compare_guarantee_cells_stay_apart():
+    sim = cf.datasets.make_sim(300, random_state=0)
+    test = cf.datasets.make_sim(200, random_state=1)
+    fits = [cf.split_cp(sim.formula, data=sim.frame, model="ols", random_state=0)]
+    fits.append(cf.cv_plus(sim.formula, data=sim.frame, model="ols", cv=5, random_state=0))
+    fits.append(cf.conformal(sim.formula, data=sim.frame, method="jackknife+ab", model="ols", random_state=0))
+    text = str(cf.compare(*fits, test=test.frame, n_directions=20))
+    row = next(line for line in text.splitlines() if line.startswith("Guarantee"))
+    cells = re.split(r" {2,}", row.strip())
+    assert cells == ["Guarantee", "marginal", "marginal (1 - 2 alpha - eps)", "marginal (1 - 2 alpha)"]

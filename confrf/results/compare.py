@@ -89,7 +89,7 @@ class Comparison:
         table = pd.DataFrame(shown, index=stubs)
         s = Summary()
         n = int(f.loc["n"].iloc[0])
-        s.add_section("comparison", frame_table(table, title=f"Comparison on {n} test rows"), f)
+        s.add_section("comparison", frame_table(table, title=f"Comparison on {n} test rows", colsep="   "), f)
         slab = next(iter(self.evaluations.values())).slab
         s.tables.append(
             text_table(
