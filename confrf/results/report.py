@@ -49,7 +49,8 @@ def _unlocalized_result(result: ResultBase) -> str:
     """What the intervals (or sets) are when nothing is localized (``level_columns``: a classification result)."""
     if result.guarantee.kind == "pac":
         return "uniform weights"
-    return "split conformal's sets" if hasattr(result, "level_columns") else "split conformal's intervals"
+    split = "SPLIT-G's" if result.method.endswith("-g") else "split conformal's"  # within each group
+    return f"{split} sets" if hasattr(result, "level_columns") else f"{split} intervals"
 
 
 def method_title(result: ResultBase) -> str:
