@@ -38,7 +38,7 @@ def test_table_headers_never_break_inside_a_word_and_numbers_stay_on_one_line():
 
 def test_outputs_wrap_instead_of_hiding_past_the_edge():
     rules = _rules((DOCS / "_static" / "confrf.css").read_text())
-    pre = _decl(rules[".cell_output pre"])
+    pre = _decl(rules[".cell_output pre"])  # both rules: the size, and (beside the navigation) the wrapping
     assert pre["white-space"] == "pre-wrap"
     assert pre["font-size"].endswith("rem") and float(pre["font-size"][:-3]) < 0.8125  # below furo's code size
     main = _decl(rules[".main"])  # a wide table scrolls in its own box, the page does not widen
