@@ -320,22 +320,38 @@ def _check_prediction_options(args: argparse.Namespace) -> None:
 def _shift_options(
     args: argparse.Namespace, data: pd.DataFrame, calib: pd.DataFrame | None, newdata: pd.DataFrame | None
 ) -> dict[str, Any]:
-    """--shift (target rows: the ratio is estimated) or --likelihood-ratio (a known ratio column), checked early."""
+    """--shift (target rows: the ratio is estimated) or --likelihood-ratio (a known ratio), checked early."""
+    from .exceptions import ConfrfError
+
     if args.shift and args.likelihood_ratio:
         raise UsageError(
             "give either --shift (target rows; the likelihood ratio is estimated) or --likelihood-ratio (a known "
             "ratio column), not both"
         )
     if args.likelihood_ratio:
+        from .formula.row_values import evaluate_expression
+
+        ratio = args.likelihood_ratio
         frames = [(calib if calib is not None else data, "--calib" if calib is not None else "--data")]
         frames += [(newdata, "--newdata")] if newdata is not None else []
         for frame, option in frames:
-            if args.likelihood_ratio not in frame.columns:
-                raise UsageError(
-                    f"--likelihood-ratio {args.likelihood_ratio}: {option} has no column {args.likelihood_ratio!r}; "
-                    "the ratio is needed for the calibration rows and for every row to predict"
+            if ratio in frame.columns:
+                continue
+            # an expression over columns, as in Python (likelihood_ratio="np.exp(0.08 * age)"): evaluated here
+            # only to name a missing column before any fitting; the fit evaluates it again
+            try:
+                evaluate_expression(
+                    ratio,
+                    frame,
+                    {},
+                    option="--likelihood-ratio",
+                    what=option,
+                    fix="The ratio (a column or an expression over columns) is needed for the calibration rows and "
+                    "for every row to predict.",
                 )
-        return {"likelihood_ratio": args.likelihood_ratio}
+            except ConfrfError as exc:
+                raise UsageError(str(exc).replace("--likelihood-ratio=", "--likelihood-ratio ")) from None
+        return {"likelihood_ratio": ratio}
     if args.shift:
         return {"shift": _read_csv(args.shift, "--shift")}
     return {}
@@ -384,6 +400,7 @@ def fit(args: argparse.Namespace) -> int:
             random_state=args.random_state,
             n_jobs=args.n_jobs,
             **({"score": args.score} if args.score else {}),
+            **({"na_action": args.na_action} if args.na_action else {}),
             **options,
             **shift,
         )
@@ -592,8 +609,16 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--likelihood-ratio",
         metavar="COLUMN",
-        help="covariate shift: a column of --data (or --calib) and --newdata holding dP_target(x) / dP_calibration(x);"
-        " the calibration is weighted, exact for the target population",
+        help="covariate shift: dP_target(x) / dP_calibration(x), a column of --data (or --calib) and --newdata or "
+        'an expression over their columns (e.g. "np.exp(0.08 * age)"); the calibration is weighted, exact for '
+        "the target population",
+    )
+    f.add_argument(
+        "--na-action",
+        choices=["raise", "drop"],
+        default=None,
+        help="rows of --data (and --calib) with a missing value in a formula variable: 'raise' an error, or "
+        "'drop' them at fit (the summary counts them; rows to predict are never dropped) (default: raise)",
     )
     f.add_argument("--random-state", type=int, default=None, help="seed (default: none, a fresh draw each run)")
     _add_prediction_output(f)
@@ -653,7 +678,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _show_warning
             return args.func(args)
     except (UsageError, ConfrfError) as exc:
-        _say(f"{PROG}: error: {exc}")
+        message = str(exc)
+        if args.command == "fit":  # the library's fix, in the command line's words
+            message = message.replace("na_action='drop'", "--na-action drop")
+        _say(f"{PROG}: error: {message}")
         return 2
     except KeyboardInterrupt:
         _say(f"{PROG}: interrupted")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pandas as pd
 
 from .._format import format_interval, format_number, format_value
-from .._levels import resolve_alpha
+from .._levels import resolve_alpha, warns_level_once
 from ..exceptions import InputError
 from ..models import model_name
 from .evaluation import Evaluation, evaluate
@@ -89,7 +89,7 @@ class Comparison:
         table = pd.DataFrame(shown, index=stubs)
         s = Summary()
         n = int(f.loc["n"].iloc[0])
-        s.add_section("comparison", frame_table(table, title=f"Comparison on {n} test rows"), f)
+        s.add_section("comparison", frame_table(table, title=f"Comparison on {n} test rows", colsep="   "), f)
         slab = next(iter(self.evaluations.values())).slab
         s.tables.append(
             text_table(
@@ -124,6 +124,7 @@ class Comparison:
         return self.summary().as_latex()
 
 
+@warns_level_once
 def compare(
     *results: ConformalResult | ClassificationResult,
     test: Any,

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .._format import format_interval, format_number
 from .._validation import check_alpha
+from ..calibrators import get_method
 from ..datasets import SimulatedData
 from ..exceptions import InputError
 from ..formula import as_frame
@@ -33,7 +34,7 @@ from ..metrics import (
     width_spearman,
     worst_slab_coverage,
 )
-from .diagnostics import distribution_row
+from .diagnostics import distribution_row, level_note, shown_levels
 from .reject import REJECT_NOTE, rejected
 from .report import method_title
 from .summary import Summary, frame_table, text_table, two_column_table
@@ -238,7 +239,7 @@ class Evaluation:
         )
         s.add_section(
             "distributions",
-            frame_table(self._distributions(), title="Distributions on the test rows"),
+            frame_table(shown_levels(self._distributions()), title="Distributions on the test rows"),
             self._distributions(),
         )
         slab = self.slab
@@ -287,7 +288,8 @@ class Evaluation:
                     "fit| with "
                     "q(x) the half-width; worst-slab coverage: the least-covered slab {a <= v.x <= b} holding at least "
                     f"delta of the rows over {slab.n_directions} random directions (seeded), biased low on "
-                    "small test sets."
+                    "small test sets.",
+                    level_note(self.alpha, cross=get_method(self.method).fits_models),
                 ]
             )
         )

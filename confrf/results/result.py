@@ -11,7 +11,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._formula_common import FitCall, FitRows
-from .._levels import resolve_alpha
+from .._levels import resolve_alpha, warns_level_once
 from .._validation import check_alphas, check_bool, check_real
 from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
@@ -155,6 +155,7 @@ class ConformalResult(RegressionVocabulary, ResultBase):
         newdata = as_frame(newdata, "newdata")
         return self.design.transform(newdata), newdata.index
 
+    @warns_level_once
     def predict(
         self,
         newdata: Any,
@@ -386,6 +387,7 @@ class ConformalResult(RegressionVocabulary, ResultBase):
         """
         return calibration_diagnostics(self.estimator, self.alpha)
 
+    @warns_level_once
     def evaluate(
         self,
         test: Any,
