@@ -127,7 +127,9 @@ def conformal(
     random_state : int, Generator, RandomState or None
         Makes the split, the model and the forest reproducible. A numpy
         ``Generator`` or ``RandomState`` is drawn from once for an int seed,
-        which ``result.random_state`` keeps. Floats, strings, bools and
+        which ``result.random_state`` keeps; None draws it from numpy's
+        global generator (scikit-learn's convention), so ``np.random.seed``
+        plays R's ``set.seed`` part. Floats, strings, bools and
         negative numbers are refused.
     support : tuple or str, optional
         The range of the response column: ``(lower, upper)`` with None for

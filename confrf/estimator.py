@@ -135,7 +135,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     random_state : int, Generator, RandomState or None
         Makes every random step reproducible. A non-negative int; a numpy
         ``Generator`` or ``RandomState`` is drawn from once per ``fit`` and
-        ``conformalize`` (as in scikit-learn). Floats, strings and negative
+        ``conformalize`` (as in scikit-learn); None draws from numpy's
+        global generator, so ``np.random.seed`` makes it reproducible. Floats, strings and negative
         numbers are refused.
     n_jobs : int or None
         Threads for everything the estimator runs: the forest, the kernels,
