@@ -630,6 +630,11 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             )
         self._check_n_columns(X)
 
+    def _shift_refusal(self) -> str | None:
+        """Why this configuration cannot weight for covariate shift (None when it can); nothing is fitted."""
+        calibrator = get_method(self.method).factory(self, method_options(self.method, self.options), None)
+        return None if calibrator.supports_shift else calibrator.shift_refusal()
+
     def _make_calibrator(self, seed: int | None) -> Calibrator:
         opts = method_options(self.method, self.options)
         self._warn_unused_settings(self.method, opts)
