@@ -107,14 +107,17 @@ def n_distinct_rows(result: Any, n_train: int, n_cal: int) -> int:
     return n_train + n_cal
 
 
-def fit_part(result: Any) -> tuple[str, float]:
-    """(name, number of rows) of the part the base model was fitted on, for tidy()'s ``.part`` and ``.nobs``."""
+def fit_part(result: Any) -> tuple[str, int | float]:
+    """(name, number of rows) of the part the base model was fitted on, for tidy()'s ``.part`` and ``.nobs``.
+
+    The number is NaN only for a prefit model that does not say how many rows it saw.
+    """
     if result.estimator.prefit:
         nobs = getattr(result.model, "nobs", None)
-        return "prefit", float(nobs) if isinstance(nobs, (int, float, np.number)) else np.nan
+        return "prefit", int(nobs) if isinstance(nobs, (int, float, np.number)) and np.isfinite(nobs) else np.nan
     rows = getattr(result, "fit_rows", None)
     cross = "scored out of fold" in result.nobs or (rows is not None and cross_fitted(rows))
-    return (CROSS_PART if cross else "train"), float(result.nobs.get("train", np.nan))
+    return (CROSS_PART if cross else "train"), int(result.nobs["train"])
 
 
 def _statsmodels_table(res: Any, conf_int: bool, conf_level: float) -> pd.DataFrame | None:
