@@ -339,6 +339,8 @@ def test_cross_conformal_rows_count_once(method):
         ("y ~ a + b", "z ~ a", "z ~ a"),
         ("`Sepal.Length` ~ `Sepal.Width` + Species", ". ~ . - Species", "`Sepal.Length` ~ `Sepal.Width`"),
         ("y ~ a + I(x ** 2)", ". ~ . - I(x**2)", "y ~ a"),
+        ("y ~ a + I(x^2)", ". ~ . - I(x ** 2)", "y ~ a"),  # R's ^ inside I() is the power, however written
+        ("y ~ (a + b)^2", ". ~ . - a:b", "y ~ a + b"),
         ("y ~ a*b", ". ~ . - a", "y ~ b + a:b"),
     ],
 )
