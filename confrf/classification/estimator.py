@@ -404,6 +404,11 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     def _groups(self) -> Any:
         return (self.options or {}).get("groups", LABEL)
 
+    def _shift_refusal(self) -> str | None:
+        """Why this configuration cannot weight for covariate shift (None when it can); nothing is fitted."""
+        calibrator = get_method(self.method).factory(self, method_options(self.method, self.options), None)
+        return None if calibrator.supports_shift else calibrator.shift_refusal()
+
     def _method_options(self) -> dict[str, Any]:
         self._alpha(warn=True)
         if self.method not in CLASS_METHODS:
