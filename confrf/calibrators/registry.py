@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..exceptions import InputError
 from .base import Calibrator
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..estimator import ConformalRegressor
 
 
 @dataclass(frozen=True)
@@ -52,7 +49,8 @@ class MethodSpec:
     """
 
     name: str
-    factory: Callable[[ConformalRegressor, dict[str, Any], int | None], Calibrator]
+    #: the estimator is a ConformalRegressor or a ConformalClassifier, which import this module: not named here
+    factory: Callable[[Any, dict[str, Any], int | None], Calibrator]
     options: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
     needs_training: bool | Callable[[Mapping[str, Any]], bool] = False

@@ -1,22 +1,17 @@
-"""Side-by-side comparison of fitted results on one test set: ``confrf.compare``."""
+"""Regression results side by side on one test set (``confrf.compare`` routes here) and their column names."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import pandas as pd
 
 from .._format import format_interval, format_number, format_value
-from .._levels import resolve_alpha
 from ..exceptions import InputError
 from ..models import model_name
 from .evaluation import Evaluation, evaluate
 from .result import ConformalResult
 from .summary import Summary, _fmt, frame_table, text_table
-
-if TYPE_CHECKING:  # classification imports results
-    from ..classification import ClassificationResult
-    from ..classification.compare import ClassComparison
 
 
 class Comparison:
@@ -124,65 +119,19 @@ class Comparison:
         return self.summary().as_latex()
 
 
-def compare(
-    *results: ConformalResult | ClassificationResult,
+def compare_intervals(
+    results: tuple,
     test: Any,
-    names: list[str] | None = None,
-    alpha: float | None = None,
-    level: float | None = None,
-    oracle: Any = None,
-    conf_level: float = 0.95,
-    delta: float = 0.1,
-    n_directions: int = 1000,
-    random_state: int | None = 0,
-) -> Comparison | ClassComparison:
-    """Compare fitted results on the same held-out data, side by side.
-
-    Parameters
-    ----------
-    *results : ConformalResult
-        Fitted results (any methods), e.g. from :func:`confrf.lcp_rf` and
-        :func:`confrf.split_cp` on the same data.
-    test : DataFrame
-        Held-out rows with the response.
-    names : list of str, optional
-        Column names; by default the method names, and where a method
-        repeats, what tells its fits apart (the base model, the response,
-        alpha, the guarantee, an option: ``split (gbm)``, ``split (ols)``).
-    alpha, level : float, optional
-        Evaluate every result at this miscoverage (or R's ``level``, 1 -
-        alpha; one or the other) instead of each fit's own.
-    oracle : SimulatedData, optional
-        The simulated sample ``test`` comes from: adds the oracle rows.
-    conf_level, delta, n_directions, random_state
-        As in :meth:`confrf.ConformalResult.evaluate` (the same slab
-        directions for every result).
-
-    Returns
-    -------
-    Comparison
-        Printable; ``.frame`` holds the numbers.
-
-    Examples
-    --------
-    >>> import confrf as cf
-    >>> sim = cf.datasets.make_sim(1200, random_state=0)
-    >>> test = cf.datasets.make_sim(400, random_state=1)
-    >>> a = cf.split_cp(sim.formula, data=sim.frame, random_state=0)
-    >>> b = cf.lcp_rf(sim.formula, data=sim.frame, random_state=0, n_estimators=30)
-    >>> cmp = cf.compare(a, b, test=test.frame, n_directions=50)
-    >>> list(cmp.frame.columns)
-    ['split', 'lcp-rf']
-    """
-    if not results:
-        raise InputError("give at least one fitted result to compare.")
-    from ..classification import ClassificationResult  # not at the top: classification imports results
-
-    alpha = resolve_alpha(alpha, level)
-    if any(isinstance(r, ClassificationResult) for r in results):  # prediction sets: their own metrics
-        from ..classification.compare import compare_sets
-
-        return compare_sets(results, test, _names(results, names), conf_level, alpha)
+    names: list[str] | None,
+    *,
+    alpha: float | None,
+    oracle: Any,
+    conf_level: float,
+    delta: float,
+    n_directions: int,
+    random_state: int | None,
+) -> Comparison:
+    """Evaluate every regression result on ``test`` (see :func:`confrf.compare`)."""
     bad = [type(r).__name__ for r in results if not isinstance(r, ConformalResult)]
     if bad:
         unpack = (
@@ -191,7 +140,7 @@ def compare(
             else ""
         )
         raise InputError(f"compare() takes fitted results (ConformalResult), got {bad}{unpack}.")
-    names = _names(results, names)
+    names = column_names(results, names)
     evaluations: dict[str, Evaluation] = {}
     columns: dict[str, pd.Series] = {}
     for name, res in zip(names, cast(tuple[ConformalResult, ...], results)):  # checked just above
@@ -223,7 +172,7 @@ def compare(
     return Comparison(pd.DataFrame(columns), evaluations, conf_level)
 
 
-def _names(results: tuple, names: list[str] | None) -> list[str]:
+def column_names(results: tuple, names: list[str] | None) -> list[str]:
     """Column names: given, or the method names, told apart by what differs when a method repeats."""
     names = default_names(results) if names is None else [str(n) for n in names]
     if len(names) != len(results) or len(set(names)) != len(names):

@@ -20,12 +20,12 @@ from .diagnostics import assumption_checks
 from .summary import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..classification import ClassificationResult
     from .base import ResultBase
     from .result import ConformalResult
 
-    #: what the shared report sections read: a regression or a classification result
-    AnyResult: TypeAlias = ConformalResult | ClassificationResult
+    #: what the shared report sections read: a regression or a classification result (both derive from
+    #: ResultBase, so this folder never names the classification family)
+    AnyResult: TypeAlias = ResultBase
 
 
 def method_title(result: ResultBase) -> str:
