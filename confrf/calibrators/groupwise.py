@@ -289,7 +289,7 @@ class GroupwiseCalibrator(Calibrator):
         X = as_float_matrix(X, "X")
         codes = self.assign(X, labels)
         m = X.shape[0]
-        shifts = getattr(self, "group_shift_", None)  # absent from objects pickled before it existed
+        shifts = self.group_shift_
         w_test = new_row_ratios(likelihood_ratio, m, shifts is not None)
         t, closed, level = np.full(m, np.inf), np.ones(m, dtype=bool), np.ones(m)
         for c in np.unique(codes):

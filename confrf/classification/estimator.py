@@ -330,7 +330,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         """:meth:`predict_details` of the calibration rows (with their own ratios after a weighted calibration)."""
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() first.")
-        ratio = getattr(self, "calib_ratio_", None)  # absent from objects pickled before it existed
+        ratio = self.calib_ratio_
         return self.predict_details(self.calib_X_, alpha, progress=False, likelihood_ratio=ratio)
 
     def _predict_rows(
