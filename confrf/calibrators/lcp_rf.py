@@ -83,7 +83,7 @@ class LCPForestCalibrator(Calibrator):
         "target" (the tuning's simulated calibrations and losses weighted by
         the localizer points' ratios, :mod:`confrf.localizers.tuning`). Both
         keep the guarantee exact; on the shift benchmark "target" was not
-        better (``benchmarks/shift_levers.md`` in the repository).
+        better (``benchmarks/explore/shift_levers.md`` in the repository).
 
     Notes
     -----
