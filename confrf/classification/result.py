@@ -10,6 +10,7 @@ import pandas as pd
 
 from .._format import format_number
 from .._levels import resolve_alpha
+from .._tables import Summary, frame_table, text_table, two_column_table
 from .._validation import check_alphas, min_calibration_size
 from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
@@ -19,7 +20,6 @@ from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame
 from ..results.diagnostics import calibration_ess, distribution_row
 from ..results.report import add_assumptions, add_header
 from ..results.shift_section import add_shift_section, predict_shift_facts
-from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
 from .models import base_classifier, classifier_name
 from .rstyle import ClassificationVocabulary

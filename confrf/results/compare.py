@@ -7,14 +7,15 @@ from typing import Any, cast
 import pandas as pd
 
 from .._format import format_interval, format_number, format_value
+from .._report import Report
+from .._tables import Summary, _fmt, frame_table, text_table
 from ..exceptions import InputError
 from ..models import model_name
 from .evaluation import Evaluation, evaluate
 from .result import ConformalResult
-from .summary import Summary, _fmt, frame_table, text_table
 
 
-class Comparison:
+class Comparison(Report):
     """Methods side by side (one column each), as linearmodels' ``compare``.
 
     Attributes
@@ -106,17 +107,8 @@ class Comparison:
         )
         return s
 
-    def __str__(self) -> str:
-        return str(self.summary())
-
     def __repr__(self) -> str:
         return f"<Comparison of {list(self.frame.columns)}>"
-
-    def _repr_html_(self) -> str:
-        return self.summary().as_html()
-
-    def as_latex(self) -> str:
-        return self.summary().as_latex()
 
 
 def compare_intervals(

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 
+from .._tables import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
 from ..calibrators import get_method
 from ..localizers.tuning import ForestTuning
 from ..models import model_name
 from .diagnostics import assumption_checks
-from .summary import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import ResultBase

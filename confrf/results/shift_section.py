@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._tables import Summary, _fmt, text_table, two_column_table
 from ..calibrators.shift import too_small_ess_message
 from ..shift.setup import outside_range
-from .summary import Summary, _fmt, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import ResultBase
