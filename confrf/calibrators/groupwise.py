@@ -514,6 +514,9 @@ register(
         options=GROUP_OPTIONS,
         title="Groupwise split conformal (SPLIT-G)",
         settings=_split_g_settings,
+        classification=True,
+        mondrian_title="Class-conditional split conformal (Mondrian)",
+        shift=True,
     )
 )
 register(
@@ -523,5 +526,8 @@ register(
         options=GROUP_OPTIONS,
         title="Groupwise LCP-RF (LCP-RF-G)",
         settings=FOREST_SETTINGS,
+        classification=True,
+        mondrian_title="Class-conditional LCP-RF (Mondrian, forest on the localizer part)",
+        shift=True,
     )
 )

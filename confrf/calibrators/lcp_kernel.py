@@ -127,5 +127,6 @@ register(
         options={"kernel": "gaussian", "bandwidth": "auto", "max_infinite": None, "reference_size": 0.3, "cv": 5},
         title="LCP (exact localized conformal, kernel weights; Guan)",
         needs_training=True,
+        shift=True,
     )
 )

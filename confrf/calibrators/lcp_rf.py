@@ -398,5 +398,7 @@ register(
         settings=lambda opts: (
             FOREST_SETTINGS - {"localizer_size"} if opts["localizer_data"] == "training" else FOREST_SETTINGS
         ),
+        classification=True,
+        shift=True,
     )
 )

@@ -40,6 +40,16 @@ class MethodSpec:
         that the method reads; a callable decides from the method's options
         (:meth:`reads`). Another one set away from its default draws an
         ``UnusedSettingWarning``, so that it is never silently ignored.
+    classification : bool
+        Offered for a class-label response too (the classification family's
+        methods: ``confrf.calibrators.registry.class_methods()``).
+    mondrian_title : str
+        Title for summaries when a classification fit's groups are the class
+        label (class-conditional, Mondrian); empty when that does not apply.
+    shift : bool
+        The method's calibrator weights for covariate shift (its default
+        form; a variant may refuse, e.g. ``guarantee="pac"``): the methods
+        named by :meth:`confrf.calibrators.Calibrator.shift_refusal`.
     fits_models : bool
         The method fits the base model itself, on folds or bootstrap samples
         of the training rows, and calibrates on their out-of-fold scores
@@ -56,6 +66,9 @@ class MethodSpec:
     needs_training: bool | Callable[[Mapping[str, Any]], bool] = False
     settings: frozenset[str] | Callable[[Mapping[str, Any]], frozenset[str]] = frozenset()
     fits_models: bool = False
+    classification: bool = False
+    mondrian_title: str = ""
+    shift: bool = False
 
     def reads(self, options: Mapping[str, Any]) -> frozenset[str]:
         """The forest settings the method reads, given the filled options."""
@@ -94,6 +107,16 @@ def register_variant(method: str, guarantee: str, factory: Callable[..., Calibra
 def get_variant(method: str, guarantee: str) -> Callable[..., Calibrator]:
     """The factory registered for ``method`` with ``guarantee`` (a KeyError if no module registered one)."""
     return VARIANTS[(method, guarantee)]
+
+
+def class_methods() -> list[str]:
+    """The methods offered for a class-label response (``classification=True``), sorted."""
+    return sorted(name for name, spec in METHODS.items() if spec.classification)
+
+
+def shift_methods() -> list[str]:
+    """The methods whose calibrators weight for covariate shift (``shift=True``), sorted."""
+    return sorted(name for name, spec in METHODS.items() if spec.shift)
 
 
 def get_method(name: str) -> MethodSpec:

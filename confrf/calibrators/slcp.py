@@ -137,5 +137,6 @@ register(
         options={"kernel": "gaussian", "bandwidth": "auto", "reference_size": 0.5, "cv": 5},
         title="SLCP (split localized conformal, kernel conditional distribution; Han et al.)",
         needs_training=True,
+        shift=True,
     )
 )

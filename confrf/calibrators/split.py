@@ -77,4 +77,12 @@ def split_threshold(sorted_scores: np.ndarray, alpha: float) -> tuple[float, flo
     return t, float(np.searchsorted(sorted_scores, t, side="right") / (n + 1))
 
 
-register(MethodSpec("split", lambda est, opts, seed: SplitCalibrator(), title="Split conformal (SPLIT)"))
+register(
+    MethodSpec(
+        "split",
+        lambda est, opts, seed: SplitCalibrator(),
+        title="Split conformal (SPLIT)",
+        classification=True,
+        shift=True,
+    )
+)

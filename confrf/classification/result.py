@@ -13,7 +13,7 @@ from .._levels import resolve_alpha
 from .._tables import Summary, frame_table, text_table, two_column_table
 from .._validation import check_alphas, min_calibration_size
 from .._warnings import user_stacklevel
-from ..calibrators import Guarantee
+from ..calibrators import Guarantee, get_method
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
 from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame
@@ -26,11 +26,6 @@ from .rstyle import ClassificationVocabulary
 
 if TYPE_CHECKING:  # pragma: no cover
     from .plots import ClassPlots
-
-TITLES = {
-    "split-g": "Class-conditional split conformal (Mondrian)",
-    "lcp-rf-g": "Class-conditional LCP-RF (Mondrian, forest on the localizer part)",
-}
 
 
 class ClassificationResult(ClassificationVocabulary, ResultBase):
@@ -84,7 +79,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
     @property
     def title(self) -> str | None:
         """Summary title of class-conditional methods (None: the method's own)."""
-        return TITLES.get(self.method) if self.estimator.mondrian_ else None
+        return (get_method(self.method).mondrian_title or None) if self.estimator.mondrian_ else None
 
     @property
     def model_title(self) -> str:
