@@ -72,14 +72,6 @@ def compare(
     alpha = resolve_alpha(alpha, level)
     if any(isinstance(r, ClassificationResult) for r in results):  # prediction sets: their own metrics
         return compare_sets(results, test, column_names(results, names), conf_level, alpha)
-    return compare_intervals(
-        results,
-        test,
-        names,
-        alpha=alpha,
-        oracle=oracle,
-        conf_level=conf_level,
-        delta=delta,
-        n_directions=n_directions,
-        random_state=random_state,
-    )
+    # the evaluation's settings, as ConformalResult.evaluate takes them
+    settings = {"oracle": oracle, "delta": delta, "n_directions": n_directions, "random_state": random_state}
+    return compare_intervals(results, test, names, alpha=alpha, conf_level=conf_level, evaluation=settings)

@@ -507,27 +507,25 @@ def _split_g_settings(opts: Mapping[str, Any]) -> frozenset[str]:
     return frozenset({"honest", "localizer_size"}) if opts["groups"] == "labels" else FOREST_SETTINGS
 
 
+#: what both groupwise methods share: their options, classification (the class label as groups), shift weighting
+_GROUPWISE: dict[str, Any] = {"options": GROUP_OPTIONS, "classification": True, "shift": True}
 register(
     MethodSpec(
         "split-g",
         _make(SplitGroupCalibrator),
-        options=GROUP_OPTIONS,
         title="Groupwise split conformal (SPLIT-G)",
         settings=_split_g_settings,
-        classification=True,
         mondrian_title="Class-conditional split conformal (Mondrian)",
-        shift=True,
+        **_GROUPWISE,
     )
 )
 register(
     MethodSpec(
         "lcp-rf-g",
         _make(LCPForestGroupCalibrator),
-        options=GROUP_OPTIONS,
         title="Groupwise LCP-RF (LCP-RF-G)",
         settings=FOREST_SETTINGS,
-        classification=True,
         mondrian_title="Class-conditional LCP-RF (Mondrian, forest on the localizer part)",
-        shift=True,
+        **_GROUPWISE,
     )
 )

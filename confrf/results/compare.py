@@ -117,13 +117,14 @@ def compare_intervals(
     names: list[str] | None,
     *,
     alpha: float | None,
-    oracle: Any,
     conf_level: float,
-    delta: float,
-    n_directions: int,
-    random_state: int | None,
+    evaluation: dict[str, Any],
 ) -> Comparison:
-    """Evaluate every regression result on ``test`` (see :func:`confrf.compare`)."""
+    """Evaluate every regression result on ``test`` (see :func:`confrf.compare`).
+
+    ``evaluation`` holds :func:`confrf.results.evaluation.evaluate`'s other settings (``oracle``,
+    ``delta``, ``n_directions``, ``random_state``), the same for every result.
+    """
     bad = [type(r).__name__ for r in results if not isinstance(r, ConformalResult)]
     if bad:
         unpack = (
@@ -136,16 +137,7 @@ def compare_intervals(
     evaluations: dict[str, Evaluation] = {}
     columns: dict[str, pd.Series] = {}
     for name, res in zip(names, cast(tuple[ConformalResult, ...], results)):  # checked just above
-        ev = evaluate(
-            res,
-            test,
-            alpha=alpha,
-            oracle=oracle,
-            conf_level=conf_level,
-            delta=delta,
-            n_directions=n_directions,
-            random_state=random_state,
-        )
+        ev = evaluate(res, test, alpha=alpha, conf_level=conf_level, **evaluation)
         evaluations[name] = ev
         g = res.guarantee
         est = res.estimator
