@@ -105,3 +105,13 @@ def test_lists_follow_the_registry(toy):
     df = load_wine(as_frame=True).frame.astype({"target": "category"})
     with pytest.raises(InputError, match=r"not offered for a class-label response.*toy-max"):
         cf.conformal("target ~ .", data=df, method="slcp", model="logit")
+
+
+def test_registry_shift_agrees_with_the_calibrators():
+    # MethodSpec.shift (what the refusal lists) and the calibrator's supports_shift (what the fit checks) are two
+    # declarations: every built-in method's default form says the same in both
+    from confrf.calibrators.registry import method_options
+
+    for name, spec in METHODS.items():
+        calibrator = spec.factory(cf.ConformalRegressor(method=name), method_options(name, None), 0)
+        assert calibrator.supports_shift == spec.shift, name
