@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Run every maintained confrf benchmark from the repository root (the exploration scripts of
 # benchmarks/explore/ are not run).
-#   bash benchmarks/run_all.sh                 # the documented settings (hours on 2 cores; some scripts rewrite docs/benchmarks/)
-#   bash benchmarks/run_all.sh --quick         # every script at smoke-test size (a few minutes), writes no docs
+#   bash benchmarks/run_all.sh                 # the documented settings (long: up to 10,000,000-row jobs; some rewrite docs/benchmarks/)
+#   bash benchmarks/run_all.sh --quick         # every script at smoke-test size (about half an hour on 2 busy cores), writes no docs
 #   bash benchmarks/run_all.sh --repeats 5     # extra arguments go to bench_predict, bench_pac, bench_groups, bench_baselines
 #   BENCH_PEERS_ARGS="--seeds 10" bash benchmarks/run_all.sh   # a script's own options: BENCH_<NAME>_ARGS
 # Builds the Cython kernels in place first if they are missing.
@@ -46,5 +46,5 @@ run bench_small "" "--quick --out $tmp/small"
 run bench_classification "" "--quick"
 run bench_shift "--seeds 10 --out docs/benchmarks/shift.md" \
     "--seeds 2 --n-source 800 --n-target 200 --cc-seeds 0 --settings sim+ star- --out $tmp/shift.md"
-# 100,000-point jobs, each in its own process (~4 min at the documented sizes)
-run bench_scale "" "--quick --out $tmp/scale"
+# 100,000-point jobs, each in its own process (long at the documented sizes); quick: the quality suite, one seed
+run bench_scale "" "--quick --suite quality --seeds 1 --out $tmp/scale"
