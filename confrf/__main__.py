@@ -457,6 +457,36 @@ def predict(args: argparse.Namespace) -> int:
 #: the choices of --method and --model, written out so that --help needs no import of the library
 #: (tests/test_cli.py checks them against confrf.calibrators.METHODS and the models)
 METHOD_NAMES = ("cv+", "jackknife+", "jackknife+ab", "lcp", "lcp-rf", "lcp-rf-g", "qrf-tc", "slcp", "split", "split-g")
+
+
+class _RegisteredMethods(Sequence[str]):
+    """The choices of --method: the calibration registry's names.
+
+    A given value is checked against the registry itself
+    (:data:`confrf.calibrators.METHODS`), so a method another module
+    registered is accepted; ``--help`` lists the registry once it is loaded,
+    and before that the built-in names above, so that it imports no library.
+    """
+
+    def _names(self) -> tuple[str, ...]:
+        registry = sys.modules.get("confrf.calibrators.registry")
+        return METHOD_NAMES if registry is None else tuple(sorted(registry.METHODS))
+
+    def __contains__(self, name: object) -> bool:
+        from .calibrators import METHODS  # every built-in method registers itself on this import
+
+        return name in METHODS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._names()[i]
+
+
 MODEL_NAMES = ("gbm", "rf", "ols", "qr", "qgbm", "logit")
 SCORE_NAMES = ("absolute", "quantile", "scaled", "lac", "aps", "raps")
 
@@ -563,7 +593,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="save the fit to FILE (e.g. model.joblib) for `confrf predict --fit FILE`; it is read by this "
         "confrf version (load only files you trust: they are pickles)",
     )
-    f.add_argument("--method", default="lcp-rf", choices=METHOD_NAMES, help="calibration method")
+    f.add_argument("--method", default="lcp-rf", choices=_RegisteredMethods(), help="calibration method")
     f.add_argument(
         "--model",
         default="gbm",

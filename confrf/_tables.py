@@ -2,8 +2,8 @@
 
 Below every layer that prints a report (calibrators' PAC report, results,
 classification), so each of them can lay out its tables the same way; numbers
-go through the rule of :mod:`confrf._format`. ``confrf.results.summary``
-re-exports these names.
+go through the rule of :mod:`confrf._format`. :class:`confrf._report.Report`
+gives every report its text, HTML and LaTeX from one :class:`Summary`.
 """
 
 from __future__ import annotations

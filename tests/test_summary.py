@@ -8,10 +8,10 @@ import pytest
 from reference_diagnostics import ess_reference, leaf_masses_reference
 
 import confrf as cf
+from confrf._tables import WIDTH, _fmt
 from confrf.calibrators import METHODS
 from confrf.localizers.diagnostics import within_leaf_variance_ratio
 from confrf.results.diagnostics import LEVEL_LABEL
-from confrf.results.summary import WIDTH, _fmt
 
 # these tests pass one set of forest settings to every method on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")

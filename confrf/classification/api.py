@@ -16,12 +16,13 @@ import numpy as np
 from .._formula_common import OPTIONS, FitRows, split_indices
 from .._validation import check_bool, check_fraction, seed_entropy
 from ..calibrators import get_method
+from ..calibrators.registry import class_methods
 from ..exceptions import InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from ..models import adapt_formula_results
 from ..shift.setup import refuse_case_weights, refuse_unweighted, resolve_shift
-from .estimator import CLASS_METHODS, ConformalClassifier
+from .estimator import ConformalClassifier
 from .result import ClassificationResult
 
 
@@ -55,9 +56,9 @@ def conformal_sets(
     'class-conditional'
     """
     spec = get_method(method)
-    if method not in CLASS_METHODS:
+    if not spec.classification:
         raise InputError(
-            f"method {method!r} is not offered for a class-label response; choose one of {list(CLASS_METHODS)}."
+            f"method {method!r} is not offered for a class-label response; choose one of {class_methods()}."
         )
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:

@@ -449,13 +449,12 @@ class ForestLocalizer:
     @property
     def pooled(self) -> bool:
         """Every point in one leaf (no localization): the thresholds are split conformal's."""
-        return bool(getattr(self, "pooled_", False))  # absent from objects pickled before it existed
+        return bool(self.pooled_)
 
     @property
     def scaled(self) -> bool:
         """Whether the indexed scores are V / sigma(x) (``scale_ == "forest"``)."""
-        # absent from objects pickled before it existed; one leaf has no sigma(x) to divide by
-        return getattr(self, "scale_", None) == "forest" and not self.pooled
+        return self.scale_ == "forest" and not self.pooled  # one leaf has no sigma(x) to divide by
 
     def score_scale(self, X: np.ndarray) -> np.ndarray:
         """sigma(x) for rows of X: the forest's prediction of the score, floored; 1 when unscaled."""
@@ -574,7 +573,7 @@ class ForestLocalizer:
         return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
     def _tree_input(self, X: np.ndarray) -> np.ndarray:
-        ranks = getattr(self, "rank_columns_", None)  # absent from objects pickled before it existed
+        ranks = self.rank_columns_
         X = X if ranks is None else ranks.apply(X)
         cols = getattr(self, "columns_", None)
         return X if cols is None else X[:, cols]

@@ -269,7 +269,8 @@ def assumption_checks(
     forests = forest_localizers(cal)
     if forests:
         _leaf_checks(forests, beta, a, add, notes)
-        ties = getattr(est, "calib_score_ties_", None)  # absent from objects pickled before it existed
+        # a classifier keeps every calibration score and no tie counts; a regressor may keep a subsample of them
+        ties = getattr(est, "calib_score_ties_", None)
         _tie_check(score_ties(np.asarray(est.calib_scores_)) if ties is None else ties, add, notes)
         _spread_check(forests, add, notes)
     table_fn = getattr(cal, "group_table", None)

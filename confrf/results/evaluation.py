@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from .._format import format_interval, format_number
+from .._report import Report
+from .._tables import Summary, frame_table, text_table, two_column_table
 from .._validation import check_alpha
 from ..calibrators import get_method
 from ..datasets import SimulatedData
@@ -37,7 +39,6 @@ from ..metrics import (
 from .diagnostics import distribution_row, level_note, shown_levels
 from .reject import REJECT_NOTE, rejected
 from .report import method_title
-from .summary import Summary, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import ConformalResult
@@ -102,7 +103,7 @@ def _check_oracle(oracle: Any, y: np.ndarray) -> None:
         )
 
 
-class Evaluation:
+class Evaluation(Report):
     """Held-out diagnostics of one fitted result.
 
     Attributes
@@ -303,9 +304,6 @@ class Evaluation:
             title = f"Coverage by width ({finite} bins, 1 = narrowest; equal widths share a bin)"
         return title
 
-    def __str__(self) -> str:
-        return str(self.summary())
-
     def __repr__(self) -> str:
         m = self.metrics
         return (
@@ -313,12 +311,6 @@ class Evaluation:
             f"{format_interval(m['ci_lower'], m['ci_upper'])} on {int(m['n'])} rows, "
             f"median width {format_number(m['width_median'])}>"
         )
-
-    def _repr_html_(self) -> str:
-        return self.summary().as_html()
-
-    def as_latex(self) -> str:
-        return self.summary().as_latex()
 
 
 def evaluate(

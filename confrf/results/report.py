@@ -13,20 +13,20 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 
+from .._tables import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
 from ..calibrators import get_method
 from ..localizers.forest import ForestLocalizer
 from ..localizers.tuning import TUNE, ForestTuning
 from ..models import model_name
 from .diagnostics import assumption_checks, shown_levels
-from .summary import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..classification import ClassificationResult
     from .base import ResultBase
     from .result import ConformalResult
 
-    #: what the shared report sections read: a regression or a classification result
-    AnyResult: TypeAlias = ConformalResult | ClassificationResult
+    #: what the shared report sections read: a regression or a classification result (both derive from
+    #: ResultBase, so this folder never names the classification family)
+    AnyResult: TypeAlias = ResultBase
 
 
 def no_localization(result: ResultBase) -> str | None:
