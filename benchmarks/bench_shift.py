@@ -40,7 +40,7 @@ SPLIT: the forest tuned for the calibration population (the default) or for the 
 localizer points' ratios), each with ``localizer_size`` 0.5 (default) and 0.3.
 
 Run: ``python benchmarks/bench_shift.py --seeds 10 --out docs/benchmarks/shift.md --csv shift.csv``
-and ``python benchmarks/bench_shift.py --levers --seeds 10 --out benchmarks/shift_levers.md``.
+and ``python benchmarks/bench_shift.py --levers --seeds 10 --out benchmarks/explore/shift_levers.md``.
 """
 
 from __future__ import annotations
@@ -429,7 +429,7 @@ def _header(args: argparse.Namespace, meta: dict[str, Any], title: str, columns:
         f"of {args.n_source} rows split 50/50 into training (one gradient-boosting model per seed, shared by every "
         f"method) and calibration; {args.n_target} target rows per seed. The protocol and the shifts (two "
         "directions per data set, fixed before the results were seen) are in the script's docstring; the theory "
-        f'in [docs/theory.md]({"../theory.md" if columns else "../docs/theory.md"}) ("Covariate shift").',
+        f'in [docs/theory.md]({"../theory.md" if columns else "../../docs/theory.md"}) ("Covariate shift").',
         "",
         f"{'Columns' if columns else 'Metrics'}: target coverage (mean over seeds ± its standard error), "
         + (
@@ -458,7 +458,7 @@ def report(df: pd.DataFrame, args: argparse.Namespace, meta: dict[str, Any]) -> 
         "is in its function class; it needs no likelihood-ratio weighting but solves a program per test point. "
         "Weighted LCP-RF runs with LCP-RF's defaults (its forest tuned on the localizer part for the calibration "
         "population, `shift_tuning='calibration'`); the levers that might narrow it were measured and not kept "
-        "(`benchmarks/shift_levers.md` in the repository). The median width of an adaptive method is not a "
+        "(`benchmarks/explore/shift_levers.md` in the repository). The median width of an adaptive method is not a "
         "measure of efficiency under every shift: when the target population sits where the noise is largest, "
         "most target rows need wide intervals, and even "
         "the exact conditional interval can have a larger median width than the best constant-width interval "

@@ -1,28 +1,50 @@
 #!/usr/bin/env bash
-# Run the confrf benchmarks from the repository root.
-#   bash benchmarks/run_all.sh                 # everything (~12 min on 2 idle cores: peers ~6, scale ~4)
-#   bash benchmarks/run_all.sh --repeats 5     # extra arguments go to every script but bench_peers and bench_scale
-#   BENCH_PEERS_ARGS="--quick" BENCH_SCALE_ARGS="--quick" bash benchmarks/run_all.sh   # their own options
+# Run every maintained confrf benchmark from the repository root (the exploration scripts of
+# benchmarks/explore/ are not run).
+#   bash benchmarks/run_all.sh                 # the documented settings (long: up to 10,000,000-row jobs; some rewrite docs/benchmarks/)
+#   bash benchmarks/run_all.sh --quick         # every script at smoke-test size (about half an hour on 2 busy cores), writes no docs
+#   bash benchmarks/run_all.sh --repeats 5     # extra arguments go to bench_predict, bench_pac, bench_groups, bench_baselines
+#   BENCH_PEERS_ARGS="--seeds 10" bash benchmarks/run_all.sh   # a script's own options: BENCH_<NAME>_ARGS
 # Builds the Cython kernels in place first if they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! PYTHONPATH=. python -c "import confrf._kernels" 2>/dev/null; then
     python setup.py build_ext --inplace
 fi
-for script in bench_predict bench_pac bench_groups bench_baselines; do
-    echo "== $script"
-    PYTHONPATH=. python "benchmarks/$script.py" "$@"
-done
-# bench_peers has options of its own (--seeds, --datasets, --quick, ...), so it does not take the
-# arguments above; pass its own through BENCH_PEERS_ARGS, e.g. BENCH_PEERS_ARGS="--quick"
-echo "== bench_peers"
-# shellcheck disable=SC2086  # word splitting of the options is intended
-PYTHONPATH=. python benchmarks/bench_peers.py ${BENCH_PEERS_ARGS:-}
-# bench_classification has options of its own too (--seeds, --datasets, --quick)
-echo "== bench_classification"
-# shellcheck disable=SC2086
-PYTHONPATH=. python benchmarks/bench_classification.py ${BENCH_CLASSIFICATION_ARGS:-}
-# bench_scale runs 100,000-point jobs (~4 min); BENCH_SCALE_ARGS="--quick" for a short run
-echo "== bench_scale"
-# shellcheck disable=SC2086
-PYTHONPATH=. python benchmarks/bench_scale.py ${BENCH_SCALE_ARGS:-}
+quick=0
+if [[ "${1:-}" == "--quick" ]]; then
+    quick=1
+    shift
+fi
+
+# run NAME DEFAULT_ARGS QUICK_ARGS [shared args...]: BENCH_<NAME>_ARGS, when set, replaces both
+run() {
+    local name=$1 full=$2 small=$3
+    shift 3
+    local var
+    var="BENCH_$(echo "${name#bench_}" | tr '[:lower:]' '[:upper:]')_ARGS"
+    local own=$full
+    if ((quick)); then own=$small; fi
+    own=${!var-$own}
+    echo "== $name $own $*"
+    # shellcheck disable=SC2086  # word splitting of the options is intended
+    PYTHONPATH=. python "benchmarks/$name.py" $own "$@"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# timing and sanity benchmarks of the estimators; they share the size options given to this script
+run bench_predict "" "--n-train 500 --n-cal 500 --n-test 200 --repeats 1 --out $tmp" "$@"
+run bench_pac "" "--n-train 500 --n-test 500 --draws 2 --grid-size 5 --out $tmp --docs=" "$@"
+run bench_groups "" "--n-train 500 --n-cal 1000 --n-test 500 --repeats 1 --out $tmp" "$@"
+run bench_baselines "" "--n-train 300 --n-cal 300 --n-test 300 --repeats 1 --out $tmp" "$@"
+run bench_class_predict "" "--n-test 20000"
+# the peer comparisons (docs/benchmarks/); their full runs rewrite the pages
+run bench_peers "" "--quick --datasets toy --n-sim 1500 --wsc-directions 50 --out $tmp/peers"
+run bench_slab_at_coverage "" "--datasets toy --seeds 2 --alphas 0.1 0.065 --n-sim 2200 --wsc-directions 50 --out $tmp"
+run bench_small "" "--quick --out $tmp/small"
+run bench_classification "" "--quick"
+run bench_shift "--seeds 10 --out docs/benchmarks/shift.md" \
+    "--seeds 2 --n-source 800 --n-target 200 --cc-seeds 0 --settings sim+ star- --out $tmp/shift.md"
+# 100,000-point jobs, each in its own process (long at the documented sizes); quick: the quality suite, one seed
+run bench_scale "" "--quick --suite quality --seeds 1 --out $tmp/scale"

@@ -39,7 +39,7 @@ _LAZY = {
     "Summary": "confrf.results",
     "Evaluation": "confrf.results",
     "Comparison": "confrf.results",
-    "compare": "confrf.results",
+    "compare": "confrf._compare",
     "ConformalRegressor": "confrf.estimator",
     "ConformalClassifier": "confrf.classification",
     "save_fit": "confrf.persist",
@@ -54,6 +54,7 @@ _LAZY = {
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from . import dask, datasets, metrics, shift  # noqa: F401 - cf.dask, cf.shift: public, not in __all__
+    from ._compare import compare
     from ._show_versions import show_versions
     from .api import conformal, cv_plus, lcp_rf, qrf_tc, split_cp
     from .calibrators import LCPThreshold, PACReport, lcp_threshold, pac_delta, pac_epsilon, pac_n2
@@ -62,7 +63,6 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from .exceptions import ArgumentTypeError, ConfrfError, FormulaError, InputError, NotFittedError
     from .persist import load_fit, save_fit
     from .results import Comparison, ConformalResult, Evaluation, Summary
-    from .results.compare import compare  # the function; its submodule has the same name
 
 
 def __getattr__(name: str) -> Any:

@@ -320,22 +320,38 @@ def _check_prediction_options(args: argparse.Namespace) -> None:
 def _shift_options(
     args: argparse.Namespace, data: pd.DataFrame, calib: pd.DataFrame | None, newdata: pd.DataFrame | None
 ) -> dict[str, Any]:
-    """--shift (target rows: the ratio is estimated) or --likelihood-ratio (a known ratio column), checked early."""
+    """--shift (target rows: the ratio is estimated) or --likelihood-ratio (a known ratio), checked early."""
+    from .exceptions import ConfrfError
+
     if args.shift and args.likelihood_ratio:
         raise UsageError(
             "give either --shift (target rows; the likelihood ratio is estimated) or --likelihood-ratio (a known "
             "ratio column), not both"
         )
     if args.likelihood_ratio:
+        from .formula.row_values import evaluate_expression
+
+        ratio = args.likelihood_ratio
         frames = [(calib if calib is not None else data, "--calib" if calib is not None else "--data")]
         frames += [(newdata, "--newdata")] if newdata is not None else []
         for frame, option in frames:
-            if args.likelihood_ratio not in frame.columns:
-                raise UsageError(
-                    f"--likelihood-ratio {args.likelihood_ratio}: {option} has no column {args.likelihood_ratio!r}; "
-                    "the ratio is needed for the calibration rows and for every row to predict"
+            if ratio in frame.columns:
+                continue
+            # an expression over columns, as in Python (likelihood_ratio="np.exp(0.08 * age)"): evaluated here
+            # only to name a missing column before any fitting; the fit evaluates it again
+            try:
+                evaluate_expression(
+                    ratio,
+                    frame,
+                    {},
+                    option="--likelihood-ratio",
+                    what=option,
+                    fix="The ratio (a column or an expression over columns) is needed for the calibration rows and "
+                    "for every row to predict.",
                 )
-        return {"likelihood_ratio": args.likelihood_ratio}
+            except ConfrfError as exc:
+                raise UsageError(str(exc).replace("--likelihood-ratio=", "--likelihood-ratio ")) from None
+        return {"likelihood_ratio": ratio}
     if args.shift:
         return {"shift": _read_csv(args.shift, "--shift")}
     return {}
@@ -384,6 +400,7 @@ def fit(args: argparse.Namespace) -> int:
             random_state=args.random_state,
             n_jobs=args.n_jobs,
             **({"score": args.score} if args.score else {}),
+            **({"na_action": args.na_action} if args.na_action else {}),
             **options,
             **shift,
         )
@@ -452,6 +469,36 @@ def predict(args: argparse.Namespace) -> int:
 #: the choices of --method and --model, written out so that --help needs no import of the library
 #: (tests/test_cli.py checks them against confrf.calibrators.METHODS and the models)
 METHOD_NAMES = ("cv+", "jackknife+", "jackknife+ab", "lcp", "lcp-rf", "lcp-rf-g", "qrf-tc", "slcp", "split", "split-g")
+
+
+class _RegisteredMethods(Sequence[str]):
+    """The choices of --method: the calibration registry's names.
+
+    A given value is checked against the registry itself
+    (:data:`confrf.calibrators.METHODS`), so a method another module
+    registered is accepted; ``--help`` lists the registry once it is loaded,
+    and before that the built-in names above, so that it imports no library.
+    """
+
+    def _names(self) -> tuple[str, ...]:
+        registry = sys.modules.get("confrf.calibrators.registry")
+        return METHOD_NAMES if registry is None else tuple(sorted(registry.METHODS))
+
+    def __contains__(self, name: object) -> bool:
+        from .calibrators import METHODS  # every built-in method registers itself on this import
+
+        return name in METHODS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._names()[i]
+
+
 MODEL_NAMES = ("gbm", "rf", "ols", "qr", "qgbm", "logit")
 SCORE_NAMES = ("absolute", "quantile", "scaled", "lac", "aps", "raps")
 
@@ -558,7 +605,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="save the fit to FILE (e.g. model.joblib) for `confrf predict --fit FILE`; it is read by this "
         "confrf version (load only files you trust: they are pickles)",
     )
-    f.add_argument("--method", default="lcp-rf", choices=METHOD_NAMES, help="calibration method")
+    f.add_argument("--method", default="lcp-rf", choices=_RegisteredMethods(), help="calibration method")
     f.add_argument(
         "--model",
         default="gbm",
@@ -604,8 +651,16 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument(
         "--likelihood-ratio",
         metavar="COLUMN",
-        help="covariate shift: a column of --data (or --calib) and --newdata holding dP_target(x) / dP_calibration(x);"
-        " the calibration is weighted, exact for the target population",
+        help="covariate shift: dP_target(x) / dP_calibration(x), a column of --data (or --calib) and --newdata or "
+        'an expression over their columns (e.g. "np.exp(0.08 * age)"); the calibration is weighted, exact for '
+        "the target population",
+    )
+    f.add_argument(
+        "--na-action",
+        choices=["raise", "drop"],
+        default=None,
+        help="rows of --data (and --calib) with a missing value in a formula variable: 'raise' an error, or "
+        "'drop' them at fit (the summary counts them; rows to predict are never dropped) (default: raise)",
     )
     f.add_argument("--random-state", type=int, default=None, help="seed (default: none, a fresh draw each run)")
     _add_prediction_output(f)
@@ -679,7 +734,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _show_warning
             return args.func(args)
     except (UsageError, ConfrfError) as exc:
-        _say(f"{PROG}: error: {exc}")
+        message = str(exc)
+        if args.command == "fit":  # the library's fix, in the command line's words
+            message = message.replace("na_action='drop'", "--na-action drop")
+        _say(f"{PROG}: error: {message}")
         return 2
     except KeyboardInterrupt:
         _say(f"{PROG}: interrupted")

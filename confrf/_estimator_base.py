@@ -22,11 +22,11 @@ from .exceptions import InputError, NotFittedError, UnusedSettingWarning
 def _seeds(random_state: Any, k: int) -> list[int | None]:
     """Independent sub-seeds so each random step is reproducible on its own.
 
-    A Generator or RandomState is drawn from once per call (scikit-learn's convention).
+    A Generator or RandomState is drawn from once per call, and None draws
+    from numpy's global generator (scikit-learn's convention: a script
+    seeded with ``np.random.seed`` is reproducible).
     """
     entropy = seed_entropy(random_state)
-    if entropy is None:
-        return [None] * k
     ss = np.random.SeedSequence(entropy)
     return [int(s) for s in ss.generate_state(k) % (2**31 - 1)]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import seed_entropy
 from .exceptions import InputError
 
 #: options accepted by :func:`confrf.conformal` besides its named arguments
@@ -32,9 +33,7 @@ OPTIONS = {
 
 def _split_rng(seed: int | None) -> np.random.Generator:
     # a stream of its own, so the train/calibration split does not share draws with the model
-    if seed is None:
-        return np.random.default_rng()
-    return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(1,)))
+    return np.random.default_rng(np.random.SeedSequence(entropy=seed_entropy(seed), spawn_key=(1,)))
 
 
 def split_indices(n: int, calib_size: float, seed: int | None) -> tuple[np.ndarray, np.ndarray]:

@@ -8,9 +8,12 @@ giving both is an error. ``level`` is read as the decimal typed, so
 
 from __future__ import annotations
 
+import functools
 import warnings
+from collections.abc import Callable
+from contextvars import ContextVar
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -18,7 +21,33 @@ from ._validation import _is_number, check_alpha, check_real
 from ._warnings import user_stacklevel
 from .exceptions import InputError, LevelWarning
 
-__all__ = ["resolve_alpha", "alpha_from_level", "setting_alpha"]
+__all__ = ["resolve_alpha", "alpha_from_level", "setting_alpha", "warns_level_once"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: inside a call wrapped by warns_level_once: the alphas already warned about (None outside any such call)
+_WARNED: ContextVar[set[float] | None] = ContextVar("confrf_levels_warned", default=None)
+
+
+def warns_level_once(func: F) -> F:
+    """Wrap a user-facing call so that each low level warns once, in the words the user typed.
+
+    Such a call resolves ``alpha``/``level`` (warning about ``level=0.05``) and passes the resolved
+    alpha on to calls that resolve it again; without this they would warn a second time, quoting an
+    ``alpha=0.95`` the user never wrote.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        token = _WARNED.set(set()) if _WARNED.get() is None else None
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if token is not None:
+                _WARNED.reset(token)
+
+    return wrapper  # type: ignore[return-value]
+
 
 #: the array estimators' miscoverage when neither alpha= nor level= is given (90% intervals)
 DEFAULT_ALPHA = 0.1
@@ -53,6 +82,11 @@ def _percent(alpha: float) -> str:
 def _warn_low_coverage(alpha: float, given: str) -> None:
     if alpha <= 0.5:
         return
+    warned = _WARNED.get()
+    if warned is not None:
+        if alpha in warned:
+            return  # the outer call warned already, quoting what was given
+        warned.add(alpha)
     other = float(1 - Fraction(repr(alpha)))
     warnings.warn(
         f"{given} gives {_percent(alpha)} prediction intervals (they miss the response "

@@ -61,12 +61,12 @@ def _distribution_version(name: str) -> str | None:
 
 
 def _confrf_info() -> dict[str, Any]:
-    import confrf
+    from ._version import __version__
 
     installed = _distribution_version("confrf")
     return {
-        "version": confrf.__version__,
-        "path": os.path.dirname(os.path.abspath(confrf.__file__)),
+        "version": __version__,
+        "path": os.path.dirname(os.path.abspath(__file__)),  # this module sits in the package's folder
         # a source tree imported ahead of an installed wheel shows up as two different versions here
         "installed distribution": installed if installed is not None else "none (source tree on the path)",
     }

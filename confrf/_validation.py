@@ -174,13 +174,18 @@ def check_random_state(random_state: object) -> Any:
     return int(random_state)
 
 
-def seed_entropy(random_state: object) -> int | None:
-    """An int seed for :class:`numpy.random.SeedSequence` (None stays None).
+def seed_entropy(random_state: object) -> int:
+    """An int seed for :class:`numpy.random.SeedSequence`.
 
     A ``Generator`` or ``RandomState`` is drawn from once, as scikit-learn
-    does: the same generator state gives the same seed.
+    does: the same generator state gives the same seed. None draws from
+    numpy's global generator, as scikit-learn's ``check_random_state(None)``
+    does: after ``np.random.seed(1)`` (R's ``set.seed(1)``) a script gives
+    the same results on every run, and without it each call differs.
     """
     rs = check_random_state(random_state)
+    if rs is None:
+        rs = np.random.mtrand._rand  # the state np.random.seed sets
     if isinstance(rs, np.random.Generator):
         return int(rs.integers(0, 2**63 - 1))
     if isinstance(rs, np.random.RandomState):

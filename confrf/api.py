@@ -25,7 +25,7 @@ from .localizers._float32 import F32_MAX, blurred_columns
 from .models import adapt_formula_results, check_linear_scale, name_model_terms, no_predictor_model
 from .results import ConformalResult
 from .results.response_scale import build_response_scale
-from .shift.setup import SHIFT_OPTIONS, pop_shift_options, resolve_shift
+from .shift.setup import SHIFT_OPTIONS, pop_shift_options, refuse_unweighted, resolve_shift
 
 __all__ = ["OPTIONS", "conformal", "lcp_rf", "qrf_tc", "split_cp", "split_indices"]
 
@@ -127,7 +127,9 @@ def conformal(
     random_state : int, Generator, RandomState or None
         Makes the split, the model and the forest reproducible. A numpy
         ``Generator`` or ``RandomState`` is drawn from once for an int seed,
-        which ``result.random_state`` keeps. Floats, strings, bools and
+        which ``result.random_state`` keeps; None draws it from numpy's
+        global generator (scikit-learn's convention), so ``np.random.seed``
+        plays R's ``set.seed`` part. Floats, strings, bools and
         negative numbers are refused.
     support : tuple or str, optional
         The range of the response column: ``(lower, upper)`` with None for
@@ -332,8 +334,26 @@ def conformal(
         X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
         rows = FitRows.from_split(len(data), kept_pos, tr, cal, None, None)
     response_scale = build_response_scale(design, support, scale_parts)
+    est = ConformalRegressor(
+        model=model,
+        method=method,
+        alpha=alpha,
+        score=opts["score"],
+        prefit=prefit,
+        honest=opts["honest"],
+        localizer_size=opts["localizer_size"],
+        n_estimators=opts["n_estimators"],
+        min_samples_leaf=opts["min_samples_leaf"],
+        max_features=opts["max_features"],
+        max_depth=opts["max_depth"],
+        fit_intercept=design.has_intercept,
+        random_state=seed,
+        n_jobs=opts["n_jobs"],
+        options=est_opts,
+    )
     sample_weight, ratio, shift_setup = None, None, None
     if shift_opts:  # docs/theory.md, "Covariate shift"
+        refuse_unweighted(est._shift_refusal(), shift_opts)
         kept_rows = data.iloc[kept_pos]
         sample_weight, ratio, shift_setup = resolve_shift(
             shift_opts,
@@ -354,23 +374,6 @@ def conformal(
             else labeler(data.iloc[kept_positions(data, kept)], "data")[cal]
         )
 
-    est = ConformalRegressor(
-        model=model,
-        method=method,
-        alpha=alpha,
-        score=opts["score"],
-        prefit=prefit,
-        honest=opts["honest"],
-        localizer_size=opts["localizer_size"],
-        n_estimators=opts["n_estimators"],
-        min_samples_leaf=opts["min_samples_leaf"],
-        max_features=opts["max_features"],
-        max_depth=opts["max_depth"],
-        fit_intercept=design.has_intercept,
-        random_state=seed,
-        n_jobs=opts["n_jobs"],
-        options=est_opts,
-    )
     if not prefit:
         est.fit(X_tr, y_tr, sample_weight=sample_weight)
         name_model_terms(est.model_, design)  # OLS / QuantReg summaries show the formula's names
@@ -415,10 +418,10 @@ def _refuse_calibration_set(method: str, calib: Any, calib_size: Any, prefit: bo
             f"{why}: it refits the model on every fold and cannot use a prefit model. Drop prefit=True and pass an "
             "unfitted model (e.g. model='ols'), or use method='split' for a fitted model."
         )
-    shifted = sorted(k for k in ("likelihood_ratio", "shift") if shift_opts.get(k) is not None)
+    shifted = [k for k in ("likelihood_ratio", "shift") if shift_opts.get(k) is not None]  # one: both is refused
     if shifted:
         raise InputError(
-            f"{shifted} (covariate shift) are not offered with method {method!r}: its weighted version is not "
+            f"{shifted[0]}= (covariate shift) is not offered with method {method!r}: its weighted version is not "
             "built. Use method='split' or 'lcp-rf', whose weighted calibration is exact (weights= for the model's "
             "case weights is accepted)."
         )

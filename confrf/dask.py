@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._levels import resolve_alpha
+from ._levels import resolve_alpha, warns_level_once
 from ._validation import as_float_matrix, as_float_vector, check_alpha
 from .exceptions import InputError
 
@@ -44,6 +44,7 @@ def is_dask_collection(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
+@warns_level_once
 def predict(
     result: Any, newdata: Any, alpha: float | None = None, *, level: float | None = None, **options: Any
 ) -> Any:

@@ -137,7 +137,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     random_state : int, Generator, RandomState or None
         Makes every random step reproducible. A non-negative int; a numpy
         ``Generator`` or ``RandomState`` is drawn from once per ``fit`` and
-        ``conformalize`` (as in scikit-learn). Floats, strings and negative
+        ``conformalize`` (as in scikit-learn); None draws from numpy's
+        global generator, so ``np.random.seed`` makes it reproducible. Floats, strings and negative
         numbers are refused.
     n_jobs : int or None
         Threads for everything the estimator runs: the forest, the kernels,
@@ -705,6 +706,11 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
                 + " (columns are used by position, so a different order would silently change every prediction)."
             )
         self._check_n_columns(X)
+
+    def _shift_refusal(self) -> str | None:
+        """Why this configuration cannot weight for covariate shift (None when it can); nothing is fitted."""
+        calibrator = get_method(self.method).factory(self, method_options(self.method, self.options), None)
+        return None if calibrator.supports_shift else calibrator.shift_refusal()
 
     def _make_calibrator(self, seed: int | None) -> Calibrator:
         opts = method_options(self.method, self.options)

@@ -32,7 +32,7 @@ FORMAT_VERSION = 1
 
 
 def _version() -> str:
-    from . import __version__
+    from ._version import __version__
 
     return __version__
 

@@ -169,6 +169,35 @@ def test_boolean_response_expression_fixes_named_in_the_message_work(flags):
         cf.split_cp("yi ~ x1 + x2", data=train.assign(yi=train["y"].astype(int)), calib=test.assign(yi=test["y"]))
 
 
+@pytest.mark.filterwarnings("ignore::confrf.exceptions.InfiniteIntervalWarning")
+@pytest.mark.parametrize("kind", ["object", "category"])
+def test_text_comparison_response_gets_both_ways_out_and_they_work(flags, kind):
+    # I(default == 'Yes') ~ balance: the text column used to be refused with "convert it with pd.to_numeric"
+    train, test = flags
+    word = {True: "Yes", False: "No"}
+    data = train.assign(default=train["y"].map(word).astype(kind))
+    new = test.assign(default=test["y"].map(word).astype(kind))
+    with pytest.raises(InputError) as info:
+        cf.split_cp("I(default == 'Yes') ~ x1 + x2", data=data)
+    msg = str(info.value)
+    assert "pd.to_numeric" not in msg and "is boolean (True/False), which is a class label" in msg
+    assert "df['label'] = df['default'] == 'Yes'" in msg and "cf.conformal('label ~ x1 + x2', data=df)" in msg
+    assert "I((default == 'Yes') * 1)" in msg
+    df = data.copy()  # the first way out, as written: prediction sets
+    df["label"] = df["default"] == "Yes"
+    sets = cf.conformal("label ~ x1 + x2", data=df, method="split", model="logit", random_state=0)
+    assert isinstance(sets, ClassificationResult) and sets.levels == [False, True]
+    # the second: intervals for the 0/1 values, on held-out rows too
+    intervals = cf.split_cp("I((default == 'Yes') * 1) ~ x1 + x2", data=data, model="ols", random_state=0)
+    assert isinstance(intervals, cf.ConformalResult)
+    np.testing.assert_array_equal(intervals.augment(new)[".resid"] + intervals.predict(new)["fit"], new["y"] * 1.0)
+    assert intervals.evaluate(new).metrics["n"] == len(new)
+    with pytest.raises(InputError, match=r"'I\(default\)' gives text, not numbers.*I\(\(column == 'Yes'\) \* 1\)"):
+        cf.split_cp("I(default) ~ x1 + x2", data=data, model="ols")
+    with pytest.raises(InputError, match="pd.to_numeric"):  # a text column as the response itself: unchanged
+        cf.split_cp("default2 ~ x1 + x2", data=data.assign(default2=data["x1"].astype(str)), model="ols")
+
+
 def test_cli_boolean_response_expression_is_refused(tmp_path, flags, capsys):
     from confrf.__main__ import main
 

@@ -11,6 +11,7 @@ without ``interval_parts``.
 import pickle
 import tracemalloc
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -181,6 +182,27 @@ def test_jackknife_ab_rows_in_every_bag_count_as_infinite_scores():
     got = est.predict_interval(X[:5])
     np.testing.assert_allclose(got[:, 0], lower, rtol=1e-12)
     np.testing.assert_allclose(got[:, 1], upper, rtol=1e-12)
+
+
+def test_jackknife_ab_level_counts_the_rows_in_every_bag():
+    """level is the share of all n + 1 points (the rows in every bag, with their +inf upper ends, included) whose
+    upper end is at or below upr: n = 30, alpha = 0.3, 8 rows in every bag give 22/31, not 22/23."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = X[:, 0] + rng.normal(size=30)  # continuous: no two upper ends tie
+    est = cf.ConformalRegressor(
+        model=LinearRegression(), method="jackknife+ab", alpha=0.3, random_state=1, options={"n_bootstrap": 5}
+    ).fit(X, y)
+    cal = est.calibrator_
+    every = ~cal.out_of_bag_.any(axis=1)
+    assert every.sum() == 8  # the premise
+    lower, upper, _ = ref.jackknife_ab(est.score_, X, y, cal.bags_, X[:6], 0.3, LinearRegression(), est._seeds()[0])
+    d = est.predict_details(X[:6])
+    np.testing.assert_allclose(d["lwr"], lower, rtol=1e-12)
+    np.testing.assert_allclose(d["upr"], upper, rtol=1e-12)
+    assert np.all(np.isfinite(upper))
+    j_hi = ref.ranks(0.3, 30)[1]  # the upper end is the j_hi-th smallest of the 30 (none tied): j_hi at or below
+    assert j_hi == 22 and np.all(d["level"] == float(Fraction(j_hi, 31)))
 
 
 def test_jackknife_ab_draws_a_random_number_of_bags():

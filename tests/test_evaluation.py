@@ -9,9 +9,9 @@ from scipy import stats
 
 import confrf as cf
 from confrf._format import format_interval
+from confrf._tables import _fmt
 from confrf.calibrators import METHODS
 from confrf.metrics import worst_slab_coverage
-from confrf.results.summary import _fmt
 
 # these tests pass one set of forest settings to every method on purpose
 pytestmark = pytest.mark.filterwarnings("ignore::confrf.exceptions.UnusedSettingWarning")

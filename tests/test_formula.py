@@ -462,6 +462,28 @@ def test_stateless_transforms(df):
     np.testing.assert_allclose(design.transform({"carat": [2.0]}), [[np.log(2.0), 4.0]])
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float64", "Int64"])
+def test_caret_inside_calls_is_rs_power_on_every_dtype(df, dtype):
+    # Python reads ^ as xor: I(x^2) on integers would silently be x xor 2 (120 -> 122)
+    frame = df.assign(region=(df["region"] * 30).astype(dtype))
+    design, X, *_ = Design.fit("price ~ I(region^2) + np.log(region^3) + I((region - 1)^2)", frame)
+    x = frame["region"].to_numpy(dtype=float)
+    np.testing.assert_allclose(X, np.column_stack([x**2, np.log(x**3), (x - 1) ** 2]))
+    np.testing.assert_allclose(
+        design.transform(pd.DataFrame({"region": [120]})), [[14400.0, np.log(120.0**3), 119.0**2]]
+    )
+
+
+def test_caret_outside_calls_stays_the_interaction_power(df):
+    design, *_ = Design.fit("price ~ (carat + region + C(cut))^2 + I(carat^2)", df)
+    names = design.column_names
+    assert "carat:region" in names and "I(carat ** 2)" in names
+    assert not any(":" in c and c.count(":") > 1 for c in names)  # ^2: pairs only
+    y_design, _, y, _ = Design.fit("I(price^2) ~ carat", df)  # the response too
+    assert y_design.response_name == "I(price ** 2)"
+    np.testing.assert_allclose(y, df["price"] ** 2)
+
+
 def test_poly_keeps_fit_basis(df):
     design, X, _, _ = Design.fit("price ~ poly(carat, 2)", df)
     np.testing.assert_allclose(design.transform(df.iloc[[3]]), X[[3]])
@@ -568,7 +590,6 @@ def test_dotted_column_names(iris_like, formula):
         ("`Sepal.Length` ~ factor(Species)", "R's factor() is C(x)"),
         ("`Sepal.Length` ~ as.factor(Species)", "R's as.factor() is C(x)"),
         ("`Sepal.Length` ~ sqrt(`Sepal.Width`)", "np.sqrt(x)"),
-        ("`Sepal.Length` ~ I(`Sepal.Width`^2)", "write the power as **"),
     ],
 )
 def test_r_idioms_get_their_python_spelling(iris_like, formula, hint):

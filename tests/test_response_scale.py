@@ -155,6 +155,31 @@ def test_decreasing_transforms_swap_the_ends(pos):
     assert (resp["lwr"] <= resp["upr"]).all()
 
 
+@pytest.mark.parametrize(
+    "lhs, g, g_inv",
+    [
+        ("I(-y)", lambda y: -y, lambda v: -v),
+        ("np.exp(-y / 10)", lambda y: np.exp(-y / 10), lambda v: -10 * np.log(v)),
+    ],
+    ids=["negative", "exp"],
+)
+def test_decreasing_transforms_with_a_support_on_the_model_scale(pos, lhs, g, g_inv):
+    """The support [0, inf) on the model's scale of a decreasing g is [g(inf), g(0)] (the ends swapped): the
+    model-scale bounds lie in it, are finite and ordered, and map back to the response-scale ones end for end."""
+    res = cf.split_cp(f"{lhs} ~ x", data=pos, model="ols", random_state=0, support="nonnegative")
+    model = res.predict(pos.head(30))
+    resp = res.predict(pos.head(30), scale="response")
+    lo, hi = sorted((float(g(np.float64(0.0))), float(g(np.float64(np.inf)))))
+    lwr, upr = model["lwr"].to_numpy(), model["upr"].to_numpy()
+    assert np.all(np.isfinite(lwr)) and np.all(np.isfinite(upr)) and np.all(lwr < upr)
+    assert np.all(lwr >= lo) and np.all(upr <= hi)
+    assert np.any(upr == hi)  # the premise: the support clips some intervals (for I(-y): upr <= 0, some at 0)
+    np.testing.assert_allclose(resp["lwr"], g_inv(upr), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(resp["upr"], g_inv(lwr), rtol=1e-12)
+    if lhs == "I(-y)":
+        assert np.all(upr <= 0) and np.array_equal(lwr, -resp["upr"].to_numpy())
+
+
 def test_response_scale_of_fitted_and_residuals(log_fit, pos):
     fit = log_fit.fitted()
     np.testing.assert_allclose(log_fit.fitted(scale="response"), np.exp(fit))

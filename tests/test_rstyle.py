@@ -170,18 +170,32 @@ def test_bad_intervals(ols, test_rows, kwargs, match):
 
 # -- fitted, residuals ------------------------------------------------------------------------
 def test_fitted_and_residuals_on_the_training_rows(ols, sim):
-    fit = ols.fitted()
+    fit = ols.fitted(part="train")
     cal = ols.fitted(part="calibration")
     assert len(fit) == ols.nobs["train"] and len(cal) == ols.nobs["calibration"]
     assert set(fit.index).isdisjoint(cal.index) and set(fit.index) | set(cal.index) == set(sim.index)
     train = sim.loc[fit.index]
     expected = smf.ols("y ~ x1 + x2 + x3", data=train).fit()
     np.testing.assert_allclose(fit, expected.fittedvalues, rtol=1e-10)
-    np.testing.assert_allclose(ols.residuals(), expected.resid, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(ols.residuals(part="train"), expected.resid, rtol=1e-8, atol=1e-12)
     # the calibration rows' residuals are the (signed) scores
     np.testing.assert_allclose(np.abs(ols.residuals(part="calibration")), ols.estimator.calib_scores_)
     both = ols.residuals(part="all")
     assert both.index.equals(sim.index)
+
+
+def test_fitted_and_residuals_default_to_all_n_rows_as_r(ols, sim):
+    # R's fitted(lm) and residuals(lm) have one value per observation; the part is augment()'s .part
+    fit, res = ols.fitted(), ols.residuals()
+    assert fit.index.equals(sim.index) and res.index.equals(sim.index)
+    pd.testing.assert_series_equal(fit, ols.fitted(part="all"))
+    pd.testing.assert_series_equal(res, ols.residuals(part="all"))
+    aug = ols.augment()
+    np.testing.assert_allclose(fit, aug[".fitted"])
+    parts = aug[".part"]
+    assert (parts == "train").sum() == ols.nobs["train"] and (parts == "calibration").sum() == ols.nobs["calibration"]
+    pd.testing.assert_series_equal(fit[parts == "train"], ols.fitted(part="train"))
+    np.testing.assert_allclose(res, sim["y"] - fit)
 
 
 def test_fitted_with_dropped_rows_and_prefit(sim):
@@ -192,8 +206,9 @@ def test_fitted_with_dropped_rows_and_prefit(sim):
     model = smf.ols("y ~ x1", data=sim).fit()
     pre = cf.split_cp("y ~ x1", data=sim, model=model, prefit=True)
     with pytest.raises(InputError, match="part='calibration'"):
-        pre.fitted()
-    assert len(pre.fitted(part="calibration")) == len(sim)
+        pre.fitted(part="train")
+    assert len(pre.fitted(part="calibration")) == len(pre.fitted()) == len(sim)
+    assert pre.tidy().loc[0, ".part"] == "prefit" and pre.tidy().loc[0, ".nobs"] == len(sim)
     with pytest.raises(InputError, match="part must be"):
         res.fitted(part="test")
 
@@ -217,13 +232,26 @@ def test_ols_keeps_the_formulas_names(sim):
 
 
 def test_coef_and_tidy_equal_statsmodels_on_the_training_rows(ols, sim):
-    train = sim.loc[ols.fitted().index]
+    train = sim.loc[ols.fitted(part="train").index]
     expected = smf.ols("y ~ x1 + x2 + x3", data=train).fit()
     coef = ols.coef()
     assert coef.index.tolist() == ["Intercept", "x1", "x2", "x3"]
     np.testing.assert_allclose(coef, expected.params, rtol=1e-9)
     t = ols.tidy(conf_int=True, conf_level=0.9)
-    assert t.columns.tolist() == ["term", "estimate", "std.error", "statistic", "p.value", "conf.low", "conf.high"]
+    assert t.columns.tolist() == [
+        "term",
+        "estimate",
+        "std.error",
+        "statistic",
+        "p.value",
+        "conf.low",
+        "conf.high",
+        ".part",
+        ".nobs",
+    ]
+    # the model saw the training part only (R's lm sees all n): the table says so
+    assert (t[".part"] == "train").all() and (t[".nobs"] == len(train)).all()
+    assert len(train) == ols.nobs["train"] < len(sim)
     np.testing.assert_allclose(t["std.error"], expected.bse, rtol=1e-9)
     np.testing.assert_allclose(t["p.value"], expected.pvalues, rtol=1e-6)
     np.testing.assert_allclose(t[["conf.low", "conf.high"]], expected.conf_int(alpha=0.1), rtol=1e-9)
@@ -248,7 +276,7 @@ def test_coef_of_other_models(sim):
 def test_glance_is_one_row_of_broom_columns(ols, sim):
     g = ols.glance()
     assert g.shape[0] == 1
-    train = sim.loc[ols.fitted().index]
+    train = sim.loc[ols.fitted(part="train").index]
     expected = smf.ols("y ~ x1 + x2 + x3", data=train).fit()
     assert g.loc[0, "nobs"] == len(sim) and g.loc[0, "n.train"] == ols.nobs["train"]
     assert g.loc[0, "level"] == 0.9 and g.loc[0, "guarantee"] == "marginal" and g.loc[0, "certified"]
@@ -277,6 +305,25 @@ def test_augment_defaults_to_the_fits_rows(lcp, sim):
     assert (aug[".part"] == "calibration").sum() == sum(v for k, v in lcp.nobs.items() if k != "train")
 
 
+@pytest.mark.parametrize("method", ["cv+", "jackknife+", "jackknife+ab"])
+def test_cross_conformal_rows_count_once(method):
+    # each row trains (the point model, and the fold models) and is scored out of fold: one row, as broom
+    df = cf.datasets.make_sim(200, random_state=0).frame[["y", "x1", "x2"]]
+    res = cf.conformal("y ~ x1 + x2", data=df, method=method, model="ols", random_state=0)
+    g = res.glance()
+    assert g.loc[0, "nobs"] == 200 and g.loc[0, "n.train"] == 200
+    aug = res.augment()
+    assert aug.index.equals(df.index) and (aug[".part"] == "train+calibration").all()
+    np.testing.assert_allclose(aug[".fitted"], res.predict(df)["fit"])
+    for part in ("all", "train", "calibration"):
+        assert res.fitted(part=part).index.equals(df.index)
+        assert res.residuals(part=part).index.equals(df.index)
+    full = smf.ols("y ~ x1 + x2", data=df).fit()  # the point model saw every row
+    np.testing.assert_allclose(res.fitted(), full.fittedvalues, rtol=1e-9)
+    t = res.tidy()
+    assert (t[".part"] == "train+calibration").all() and (t[".nobs"] == 200).all()
+
+
 # -- update ------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "old, new, expected",
@@ -292,6 +339,8 @@ def test_augment_defaults_to_the_fits_rows(lcp, sim):
         ("y ~ a + b", "z ~ a", "z ~ a"),
         ("`Sepal.Length` ~ `Sepal.Width` + Species", ". ~ . - Species", "`Sepal.Length` ~ `Sepal.Width`"),
         ("y ~ a + I(x ** 2)", ". ~ . - I(x**2)", "y ~ a"),
+        ("y ~ a + I(x^2)", ". ~ . - I(x ** 2)", "y ~ a"),  # R's ^ inside I() is the power, however written
+        ("y ~ (a + b)^2", ". ~ . - a:b", "y ~ a + b"),
         ("y ~ a*b", ". ~ . - a", "y ~ b + a:b"),
     ],
 )
@@ -363,7 +412,10 @@ def test_classification_vocabulary(logit, wine):
     pd.testing.assert_frame_equal(logit.predict(wine, level=0.8), logit.predict(wine, alpha=0.2))
     assert logit.predict(wine.head(3), interval="none").columns.tolist() == ["pred"]
     probs = logit.fitted()
-    assert len(probs) == logit.nobs["train"] and np.allclose(probs.sum(axis=1), 1.0)
+    assert probs.index.equals(wine.index) and np.allclose(probs.sum(axis=1), 1.0)  # all n rows, as R
+    assert len(logit.fitted(part="train")) == logit.nobs["train"]
+    t = logit.tidy()
+    assert (t[".part"] == "train").all() and (t[".nobs"] == logit.nobs["train"]).all()
     with pytest.raises(InputError, match="no residuals; fitted"):
         logit.residuals()
     coef = logit.coef()

@@ -124,7 +124,7 @@ def test_bad_ratio_sources_and_combinations():
     df = _frame(400, 0)
     with pytest.raises(InputError, match="0 in every row"):
         cf.split_cp(FORMULA, data=df, likelihood_ratio="one * 0", random_state=0)
-    with pytest.raises(InputError, match="has no column 'wt'.*Did you mean 'w'"):
+    with pytest.raises(InputError, match="the calibration rows have no column 'wt'.*Did you mean 'w'"):
         cf.split_cp(FORMULA, data=df, likelihood_ratio="np.exp(wt)", random_state=0)
     res = cf.split_cp(FORMULA, data=df, likelihood_ratio="w", random_state=0)
     with pytest.raises(InputError, match="newdata has no column 'w'|newdata.*'w'"):
@@ -137,6 +137,38 @@ def test_bad_ratio_sources_and_combinations():
         cf.split_cp(FORMULA, data=df, shift=df, shift_clip=0.7, random_state=0)
     with pytest.raises(InputError, match="unknown shift_model"):
         cf.split_cp(FORMULA, data=df, shift=df, shift_model="svm", random_state=0)
+
+
+def test_refusals_name_the_option_given_in_plain_words(monkeypatch):
+    df = _frame(400, 0)
+    with pytest.raises(InputError, match=r"^likelihood_ratio='np.exp\(wt\)': the calibration rows have no column 'wt'"):
+        cf.split_cp(FORMULA, data=df, likelihood_ratio="np.exp(wt)", random_state=0)
+    with pytest.raises(InputError) as info:
+        cf.split_cp(FORMULA, data=df, weights="wt", random_state=0)
+    assert "the training rows have no column 'wt'" in str(info.value)
+    with pytest.raises(InputError, match=r"^likelihood_ratio= \(covariate shift\) is not offered with method 'cv\+'"):
+        cf.conformal(FORMULA, data=df, method="cv+", likelihood_ratio="w", random_state=0)
+    with pytest.raises(InputError, match=r"^shift= \(covariate shift\) is not offered with method 'jackknife\+'"):
+        cf.conformal(FORMULA, data=df, method="jackknife+", shift=df, random_state=0)
+
+    def no_ratio_model(*args, **kwargs):  # the refusal comes before any shift model is fitted
+        raise AssertionError("the shift model was fitted")
+
+    monkeypatch.setattr(RatioEstimator, "fit", no_ratio_model)
+    labels = df.assign(c=pd.Categorical(np.where(df["y"] > df["y"].median(), "hi", "lo")))
+    for formula, data, kw in [
+        (FORMULA, df, dict(method="qrf-tc")),
+        (FORMULA, df, dict(method="lcp-rf", guarantee="pac")),
+        ("c ~ x1 + x2", labels, dict(method="qrf-tc")),
+        ("c ~ x1 + x2", labels, dict(method="split-g", guarantee="pac")),
+    ]:
+        with pytest.raises(InputError) as info:
+            cf.conformal(formula, data=data, shift=df.head(100), random_state=0, **FAST, **kw)
+        msg = str(info.value)
+        assert msg.startswith("shift= (covariate shift) cannot be used here") and "likelihood_ratio" not in msg
+        assert "i.i.d. draws" in msg
+    with pytest.raises(InputError, match=r"^likelihood_ratio= \(covariate shift\) cannot be used here.*i.i.d."):
+        cf.conformal(FORMULA, data=df, method="qrf-tc", likelihood_ratio="w", random_state=0)
 
 
 def test_shift_frame_with_other_columns_or_unseen_levels():

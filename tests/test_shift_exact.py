@@ -355,3 +355,92 @@ def test_equal_ratios_where_the_requirement_is_an_integer(method):
     hair = cal.thresholds(Xt, 0.1, likelihood_ratio=np.full(Xt.shape[0], c * (1 + 1e-6)))
     assert np.array_equal(hair.t, at_91)
     assert np.any(hair.t > a.t)  # the premise: the two rules part here
+
+
+# --------------------------------------------------------------------------
+# Diagnostics and invariances the thresholds alone do not pin down
+
+
+def test_weighted_split_level_is_the_p_mass_at_or_below_the_threshold():
+    """level = sum_{V_i <= t} w_i / (sum_j w_j + w(x)): the test point's own ratio is part of the total.
+
+    Pinned: V = 1..19, unit calibration ratios, w(x) = 2, alpha = 0.1 give t = 19 (the p-mass reaches
+    19/21 >= 0.9 there) and level 19/21, not 19/19."""
+    cal = SplitCalibrator().calibrate(None, np.arange(1.0, 20.0), alpha=0.1, rng=None, likelihood_ratio=np.ones(19))
+    th = cal.thresholds(np.zeros((1, 1)), 0.1, likelihood_ratio=np.array([2.0]))
+    assert th.t[0] == 19.0 and th.level[0] == float(Fraction(19, 21))
+    rng = np.random.default_rng(12)
+    weighted = 0
+    for rep in range(80):
+        n = int(rng.integers(1, 15))
+        V = (rng.integers(-2, 4, size=n) if rep % 2 else rng.normal(size=n)).astype(float)
+        w = _ratios(rng, n)
+        for alpha in ("0.1", "0.3"):
+            th = _split(V, w[:n]).thresholds(np.zeros((1, 1)), float(alpha), likelihood_ratio=w[n:])
+            t = th.t[0]
+            wf = _frac(w)
+            total = sum(wf, Fraction(0))
+            expected = 1.0 if np.isinf(t) else float(sum((wf[i] for i in range(n) if V[i] <= t), Fraction(0)) / total)
+            assert th.level[0] == pytest.approx(expected, rel=1e-12, abs=0.0), (V, w, alpha)
+            weighted += bool(np.isfinite(t) and w[n] not in (0.0, w[0]))
+    assert weighted > 20  # the premise: finite thresholds with a test ratio that moves the total
+
+
+def _tie_case():
+    """Scores [1, 2, 3] x 4 with ratios [6, 3, 1] x 4 and w(x) = 0: the mass at or below 2 is 36 = 0.9 * 40, an
+    exact tie. The stated tolerance (1 - alpha + 1e-9, relative to the total) keeps 2 accepted: t = 3."""
+    return np.tile([1.0, 2.0, 3.0], 4), np.tile([6.0, 3.0, 1.0], 4), np.array([0.0])
+
+
+@pytest.mark.parametrize("factor", [1e8, 1e-8])
+def test_ratios_scaled_by_a_constant_leave_every_threshold_unchanged(factor):
+    """Likelihood ratios are defined up to a constant (only p_i = w_i / (sum_j w_j + w(x)) enters), so multiplying
+    every ratio by 1e8 or 1e-8 changes no threshold: the tolerance must scale with the total, also at an exact tie.
+    Split conformal, Guan's LCP (lcp_threshold) and the LCP-RF calibrator (whose forest is one leaf on a constant
+    feature, so that the tie reaches it)."""
+    from confrf.localizers import ForestLocalizer
+
+    V, w, w_test = _tie_case()
+    assert weighted_split_reference(list(V), _frac(np.append(w, w_test)), "0.1", SLACK) == 3.0
+    x = np.zeros((1, 1))
+    base = SplitCalibrator().calibrate(None, V, alpha=0.1, rng=None, likelihood_ratio=w)
+    scaled = SplitCalibrator().calibrate(None, V, alpha=0.1, rng=None, likelihood_ratio=w * factor)
+    assert base.thresholds(x, 0.1, likelihood_ratio=w_test).t[0] == 3.0
+    assert scaled.thresholds(x, 0.1, likelihood_ratio=w_test * factor).t[0] == 3.0
+    W = np.full((13, 13), 1.0 / 13)
+    assert lcp_threshold(W, V, 0.1, likelihood_ratio=np.append(w, w_test) * factor).t == 3.0
+
+    # LCP-RF: a constant feature grows one-leaf trees (uniform LCP weights); the tie is put on the conformal points
+    loc = ForestLocalizer(n_estimators=3, min_samples_leaf=2, max_features=1.0, random_state=0)
+    V24 = np.tile([1.0, 2.0, 3.0], 8)
+    forest = LCPForestCalibrator(loc).calibrate(np.zeros((24, 1)), V24, alpha=0.1, rng=np.random.default_rng(0))
+    conf = forest.conformal_rows_
+    w24 = np.zeros(24)
+    w24[conf[V24[conf] <= 2][0]] = 36.0
+    w24[conf[V24[conf] == 3][0]] = 4.0
+    for c in (1.0, factor):
+        assert forest.reweighted(w24 * c).thresholds(x, 0.1, likelihood_ratio=w_test * c).t[0] == 3.0
+
+    # and random cases, with every kind of threshold
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        n = int(rng.integers(1, 12))
+        K, Vr = _random_instance(rng, n, "asymmetric")
+        Wr = K / K.sum(1, keepdims=True)
+        wr = _ratios(rng, n)
+        for alpha in (0.1, 0.2, 0.5):
+            a, b = lcp_threshold(Wr, Vr, alpha, likelihood_ratio=wr), lcp_threshold(Wr, Vr, alpha, wr * factor)
+            assert (a.t, a.closed) == (b.t, b.closed) and a.level == pytest.approx(b.level, rel=1e-12)
+            a, b = (_split(Vr, s * wr[:n]).thresholds(x, alpha, likelihood_ratio=s * wr[n:]) for s in (1.0, factor))
+            assert a.t[0] == b.t[0] and a.level[0] == pytest.approx(b.level[0], rel=1e-12)
+    X = rng.uniform(size=(400, 2))
+    Vf = X[:, 0] * rng.exponential(size=400)
+    wf = np.exp(3 * X[:, 0])
+    Xt = rng.uniform(size=(100, 2))
+    wt = np.exp(3 * Xt[:, 0])
+    loc = ForestLocalizer(n_estimators=10, min_samples_leaf=8, max_features=1.0, random_state=0)
+    cal = LCPForestCalibrator(loc).calibrate(X, Vf, alpha=0.1, rng=np.random.default_rng(1))
+    a = cal.reweighted(wf).thresholds(Xt, 0.1, likelihood_ratio=wt)
+    b = cal.reweighted(wf * factor).thresholds(Xt, 0.1, likelihood_ratio=wt * factor)
+    assert np.array_equal(a.t, b.t) and np.array_equal(a.closed, b.closed)
+    np.testing.assert_allclose(a.level, b.level, rtol=1e-12)

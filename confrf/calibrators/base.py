@@ -56,9 +56,12 @@ class Calibrator(ABC):
 
     def shift_refusal(self) -> str:
         """Why this configuration does not weight for covariate shift (asked only when ``supports_shift`` is False)."""
+        from .registry import shift_methods  # the registry imports this module
+
+        *others, last = (repr(m) for m in shift_methods())
         return (
-            f"method {self.name!r} has no covariate-shift weighting; use method 'split', 'lcp-rf', 'lcp', 'slcp', "
-            "'split-g' or 'lcp-rf-g', whose weighted versions are exact."
+            f"method {self.name!r} has no covariate-shift weighting; use method {', '.join(others)} or {last}, whose "
+            "weighted versions are exact."
         )
 
     @abstractmethod

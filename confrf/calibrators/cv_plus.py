@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_int, seed_entropy
 from ..exceptions import InputError
 from .base import Guarantee
 from .cross import IN_PRACTICE, KIND_2ALPHA, CrossCalibrator, fit_models, row_step, stacked_predictions
@@ -121,7 +121,7 @@ class CVPlusCalibrator(CrossCalibrator):
         if K > n:
             raise InputError(f"cv={K} folds need at least {K} rows, got {n}; give a smaller cv.")
         size, spare = n // K, n % K
-        perm = np.random.default_rng(self.seed).permutation(n)
+        perm = np.random.default_rng(seed_entropy(self.seed)).permutation(n)
         folds = [np.sort(perm[spare + k * size : spare + (k + 1) * size]) for k in range(K)]
         return folds, np.sort(perm[:spare])
 

@@ -289,7 +289,7 @@ class GroupwiseCalibrator(Calibrator):
         X = as_float_matrix(X, "X")
         codes = self.assign(X, labels)
         m = X.shape[0]
-        shifts = getattr(self, "group_shift_", None)  # absent from objects pickled before it existed
+        shifts = self.group_shift_
         w_test = new_row_ratios(likelihood_ratio, m, shifts is not None)
         t, closed, level = np.full(m, np.inf), np.ones(m, dtype=bool), np.ones(m)
         for c in np.unique(codes):
@@ -507,21 +507,25 @@ def _split_g_settings(opts: Mapping[str, Any]) -> frozenset[str]:
     return frozenset({"honest", "localizer_size"}) if opts["groups"] == "labels" else FOREST_SETTINGS
 
 
+#: what both groupwise methods share: their options, classification (the class label as groups), shift weighting
+_GROUPWISE: dict[str, Any] = {"options": GROUP_OPTIONS, "classification": True, "shift": True}
 register(
     MethodSpec(
         "split-g",
         _make(SplitGroupCalibrator),
-        options=GROUP_OPTIONS,
         title="Groupwise split conformal (SPLIT-G)",
         settings=_split_g_settings,
+        mondrian_title="Class-conditional split conformal (Mondrian)",
+        **_GROUPWISE,
     )
 )
 register(
     MethodSpec(
         "lcp-rf-g",
         _make(LCPForestGroupCalibrator),
-        options=GROUP_OPTIONS,
         title="Groupwise LCP-RF (LCP-RF-G)",
         settings=FOREST_SETTINGS,
+        mondrian_title="Class-conditional LCP-RF (Mondrian, forest on the localizer part)",
+        **_GROUPWISE,
     )
 )

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_int, seed_entropy
 from ..exceptions import InputError
 from .base import Guarantee
 from .cross import IN_PRACTICE, KIND_2ALPHA, CrossCalibrator, fit_models, row_step, stacked_predictions
@@ -97,7 +97,7 @@ class JackknifeABCalibrator(CrossCalibrator):
             raise InputError(f"bag_size={m}: a model needs at least 2 training rows.")
         self._check_scores(n, alpha, f"{n} rows")
         p = (1.0 - 1.0 / (n + 1)) ** m if self.replace else 1.0 - m / (n + 1)
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(seed_entropy(self.seed))
         self.n_tilde_ = max(1, int(round(self.n_bootstrap / p)))
         self.p_keep_ = p
         B = int(rng.binomial(self.n_tilde_, p))

@@ -89,7 +89,7 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
 
     def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
         X = as_float_matrix(X, "X")
-        shift = getattr(self, "shift_", None)  # absent from objects pickled before it existed
+        shift = self.shift_
         w_test = new_row_ratios(likelihood_ratio, X.shape[0], shift is not None)
         m_req = required_count(alpha, self.n_conformal_)
         if shift is None:
@@ -127,5 +127,6 @@ register(
         options={"kernel": "gaussian", "bandwidth": "auto", "max_infinite": None, "reference_size": 0.3, "cv": 5},
         title="LCP (exact localized conformal, kernel weights; Guan)",
         needs_training=True,
+        shift=True,
     )
 )

@@ -83,7 +83,7 @@ class LCPForestCalibrator(Calibrator):
         "target" (the tuning's simulated calibrations and losses weighted by
         the localizer points' ratios, :mod:`confrf.localizers.tuning`). Both
         keep the guarantee exact; on the shift benchmark "target" was not
-        better (``benchmarks/shift_levers.md`` in the repository).
+        better (``benchmarks/explore/shift_levers.md`` in the repository).
 
     Notes
     -----
@@ -126,7 +126,7 @@ class LCPForestCalibrator(Calibrator):
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
         w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
-        target_tuning = getattr(self, "shift_tuning", "calibration") == "target"  # absent from older pickles
+        target_tuning = self.shift_tuning == "target"
         if target_tuning and (w is None or self._reference is not None or not self.localizer.honest):
             raise InputError(
                 "shift_tuning='target' weights the tuning of the honest forest, grown on the localizer part of the "
@@ -253,7 +253,7 @@ class LCPForestCalibrator(Calibrator):
 
     def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
         X = as_float_matrix(X, "X")
-        shift = getattr(self, "shift_", None)  # absent from objects pickled before it existed
+        shift = self.shift_
         w_test = new_row_ratios(likelihood_ratio, X.shape[0], shift is not None)
         threads = kernel_threads(self.n_jobs)
         if shift is None:
@@ -398,5 +398,7 @@ register(
         settings=lambda opts: (
             FOREST_SETTINGS - {"localizer_size"} if opts["localizer_data"] == "training" else FOREST_SETTINGS
         ),
+        classification=True,
+        shift=True,
     )
 )

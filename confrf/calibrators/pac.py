@@ -328,6 +328,7 @@ register(
         options=dict.fromkeys(PAC_DEFAULTS),
         title="QRF-TC (forest quantiles, training-conditional calibration)",
         settings=FOREST_SETTINGS,
+        classification=True,
     )
 )
 register_variant("lcp-rf", "pac", lambda est, opts, seed: make_pac_calibrator("lcp", est, opts, seed))

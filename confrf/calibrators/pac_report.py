@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._format import format_value
+from .._report import Report
 from .._tables import Summary, frame_table, text_table, two_column_table
 from .grouping import groups_shown
 from .pac_correction import Correction
@@ -21,7 +22,7 @@ IID = (
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class PACReport:
+class PACReport(Report):
     """What the training-conditional calibration chose and what it guarantees.
 
     ``print(report)`` shows it as a report (the settings, what was reached,
@@ -164,9 +165,6 @@ class PACReport:
                 s.tables.append(text_table([note]))
         return s
 
-    def __str__(self) -> str:
-        return str(self.summary())
-
     def __repr__(self) -> str:
         reached = f"a_hat={format_value(self.a_hat)}" if self.groups is None else f"{self.n_groups} groups"
         return (
@@ -174,13 +172,6 @@ class PACReport:
             f"delta={format_value(self.delta)}, n2={self.n2}, {reached}, "
             f"guaranteed coverage {format_value(self.guaranteed_coverage)}; print() for the report>"
         )
-
-    def _repr_html_(self) -> str:
-        return self.summary().as_html()
-
-    def as_latex(self) -> str:
-        """The report as LaTeX tabulars."""
-        return self.summary().as_latex()
 
     def to_frame(self) -> pd.DataFrame:
         """One ``value`` column indexed by field name (grid and groups left out)."""

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..exceptions import InputError
 from .base import Calibrator
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..estimator import ConformalRegressor
 
 
 @dataclass(frozen=True)
@@ -43,6 +40,16 @@ class MethodSpec:
         that the method reads; a callable decides from the method's options
         (:meth:`reads`). Another one set away from its default draws an
         ``UnusedSettingWarning``, so that it is never silently ignored.
+    classification : bool
+        Offered for a class-label response too (the classification family's
+        methods: ``confrf.calibrators.registry.class_methods()``).
+    mondrian_title : str
+        Title for summaries when a classification fit's groups are the class
+        label (class-conditional, Mondrian); empty when that does not apply.
+    shift : bool
+        The method's calibrator weights for covariate shift (its default
+        form; a variant may refuse, e.g. ``guarantee="pac"``): the methods
+        named by :meth:`confrf.calibrators.Calibrator.shift_refusal`.
     fits_models : bool
         The method fits the base model itself, on folds or bootstrap samples
         of the training rows, and calibrates on their out-of-fold scores
@@ -52,12 +59,16 @@ class MethodSpec:
     """
 
     name: str
-    factory: Callable[[ConformalRegressor, dict[str, Any], int | None], Calibrator]
+    #: the estimator is a ConformalRegressor or a ConformalClassifier, which import this module: not named here
+    factory: Callable[[Any, dict[str, Any], int | None], Calibrator]
     options: Mapping[str, Any] = field(default_factory=dict)
     title: str = ""
     needs_training: bool | Callable[[Mapping[str, Any]], bool] = False
     settings: frozenset[str] | Callable[[Mapping[str, Any]], frozenset[str]] = frozenset()
     fits_models: bool = False
+    classification: bool = False
+    mondrian_title: str = ""
+    shift: bool = False
 
     def reads(self, options: Mapping[str, Any]) -> frozenset[str]:
         """The forest settings the method reads, given the filled options."""
@@ -96,6 +107,16 @@ def register_variant(method: str, guarantee: str, factory: Callable[..., Calibra
 def get_variant(method: str, guarantee: str) -> Callable[..., Calibrator]:
     """The factory registered for ``method`` with ``guarantee`` (a KeyError if no module registered one)."""
     return VARIANTS[(method, guarantee)]
+
+
+def class_methods() -> list[str]:
+    """The methods offered for a class-label response (``classification=True``), sorted."""
+    return sorted(name for name, spec in METHODS.items() if spec.classification)
+
+
+def shift_methods() -> list[str]:
+    """The methods whose calibrators weight for covariate shift (``shift=True``), sorted."""
+    return sorted(name for name, spec in METHODS.items() if spec.shift)
 
 
 def get_method(name: str) -> MethodSpec:

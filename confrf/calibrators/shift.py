@@ -163,7 +163,7 @@ def prediction_ratios(estimator: Any, X: np.ndarray, likelihood_ratio: Any) -> n
 
     A ratio function kept at calibration gives them when none is passed.
     """
-    weighted = getattr(estimator, "calib_ratio_", None) is not None  # absent from objects pickled before it existed
+    weighted = estimator.calib_ratio_ is not None
     model = getattr(estimator, "ratio_model_", None)
     if likelihood_ratio is None and weighted and model is not None:
         likelihood_ratio = model(X)

@@ -85,7 +85,7 @@ class SLCPCalibrator(ReferenceData, Calibrator):
     def _shifted_scores(self, alpha: float) -> tuple[np.ndarray, np.ndarray]:
         """The shifted calibration scores V_i - q(X_i), sorted, and the order that sorts them."""
         a = float(alpha)
-        cache = self.__dict__.setdefault("_shifted_sorted", {})  # absent from objects pickled before it existed
+        cache = self._shifted_sorted
         if a not in cache:
             q_cal, _ = self.localizer.quantiles(self.X_, 1.0 - a)
             shifted = self.scores_ - q_cal
@@ -101,7 +101,7 @@ class SLCPCalibrator(ReferenceData, Calibrator):
         self._shifted_scores(alpha)
 
     def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
-        shift = getattr(self, "shift_", None)  # absent from objects pickled before it existed
+        shift = self.shift_
         X = as_float_matrix(X, "X")
         w_test = new_row_ratios(likelihood_ratio, X.shape[0], shift is not None)
         Q = np.full(X.shape[0], self.correction(alpha))
@@ -137,5 +137,6 @@ register(
         options={"kernel": "gaussian", "bandwidth": "auto", "reference_size": 0.5, "cv": 5},
         title="SLCP (split localized conformal, kernel conditional distribution; Han et al.)",
         needs_training=True,
+        shift=True,
     )
 )

@@ -38,7 +38,7 @@ class SplitCalibrator(Calibrator):
         return self
 
     def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
-        shift = getattr(self, "shift_", None)  # absent from objects pickled before it existed
+        shift = self.shift_
         rows = np.asarray(X).shape[0]
         w_test = new_row_ratios(likelihood_ratio, rows, shift is not None)
         t, level = split_threshold(self.sorted_scores_, alpha)
@@ -77,4 +77,12 @@ def split_threshold(sorted_scores: np.ndarray, alpha: float) -> tuple[float, flo
     return t, float(np.searchsorted(sorted_scores, t, side="right") / (n + 1))
 
 
-register(MethodSpec("split", lambda est, opts, seed: SplitCalibrator(), title="Split conformal (SPLIT)"))
+register(
+    MethodSpec(
+        "split",
+        lambda est, opts, seed: SplitCalibrator(),
+        title="Split conformal (SPLIT)",
+        classification=True,
+        shift=True,
+    )
+)

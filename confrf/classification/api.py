@@ -16,12 +16,13 @@ import numpy as np
 from .._formula_common import OPTIONS, FitRows, split_indices
 from .._validation import check_bool, check_fraction, seed_entropy
 from ..calibrators import get_method
+from ..calibrators.registry import class_methods
 from ..exceptions import InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from ..models import adapt_formula_results
-from ..shift.setup import refuse_case_weights, resolve_shift
-from .estimator import CLASS_METHODS, ConformalClassifier
+from ..shift.setup import refuse_case_weights, refuse_unweighted, resolve_shift
+from .estimator import ConformalClassifier
 from .result import ClassificationResult
 
 
@@ -55,9 +56,9 @@ def conformal_sets(
     'class-conditional'
     """
     spec = get_method(method)
-    if method not in CLASS_METHODS:
+    if not spec.classification:
         raise InputError(
-            f"method {method!r} is not offered for a class-label response; choose one of {list(CLASS_METHODS)}."
+            f"method {method!r} is not offered for a class-label response; choose one of {class_methods()}."
         )
     unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
     if unknown:
@@ -94,19 +95,6 @@ def conformal_sets(
         rows = FitRows.from_split(n_data, kept, tr, cal, None, None)
     if prefit:  # a statsmodels formula-API result: its columns matched to the design by name
         model = adapt_formula_results(model, design.column_names, design.has_intercept)
-    ratio, shift_setup = None, None
-    if shift_options:  # docs/theory.md, "Covariate shift": the weighted rule holds for any score
-        refuse_case_weights(shift_options)
-        kept_rows = data.iloc[kept]
-        _, ratio, shift_setup = resolve_shift(
-            shift_options,
-            design=design,
-            train_rows=None if prefit else (kept_rows if calib is not None else kept_rows.iloc[tr]),
-            calib_rows=calib if calib is not None else (kept_rows if prefit else kept_rows.iloc[cal]),
-            X_tr=X_tr,
-            X_cal=X_cal,
-            seed=seed,
-        )
     est = ConformalClassifier(
         model=model,
         method=method,
@@ -124,6 +112,20 @@ def conformal_sets(
         n_jobs=opts["n_jobs"],
         options=method_opts or None,
     )
+    ratio, shift_setup = None, None
+    if shift_options:  # docs/theory.md, "Covariate shift": the weighted rule holds for any score
+        refuse_case_weights(shift_options)
+        refuse_unweighted(est._shift_refusal(), shift_options)
+        kept_rows = data.iloc[kept]
+        _, ratio, shift_setup = resolve_shift(
+            shift_options,
+            design=design,
+            train_rows=None if prefit else (kept_rows if calib is not None else kept_rows.iloc[tr]),
+            calib_rows=calib if calib is not None else (kept_rows if prefit else kept_rows.iloc[cal]),
+            X_tr=X_tr,
+            X_cal=X_cal,
+            seed=seed,
+        )
     labels = np.asarray(design.levels, dtype=object)  # the estimator takes the level values themselves
     if prefit:
         est.conformalize(X_cal, labels[y_cal], classes=design.levels, likelihood_ratio=ratio)

@@ -7,8 +7,9 @@ from typing import Any
 import pandas as pd
 
 from .._format import format_interval
+from .._report import Report
+from .._tables import Summary, _fmt, frame_table, text_table
 from ..exceptions import InputError
-from ..results.summary import Summary, _fmt, frame_table, text_table
 from .evaluation import MIN_STRATUM, ClassEvaluation
 from .result import ClassificationResult
 
@@ -29,7 +30,7 @@ _ROWS = [
 ]
 
 
-class ClassComparison:
+class ClassComparison(Report):
     """Classification methods side by side.
 
     Attributes
@@ -83,14 +84,8 @@ class ClassComparison:
         )
         return s
 
-    def __str__(self) -> str:
-        return str(self.summary())
-
     def __repr__(self) -> str:
         return f"<ClassComparison of {list(self.frame.columns)}>"
-
-    def _repr_html_(self) -> str:
-        return self.summary().as_html()
 
 
 def compare_sets(

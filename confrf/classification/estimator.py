@@ -25,6 +25,7 @@ from .._parallel import concat_chunks, governs_threads, map_row_chunks
 from .._validation import as_float_matrix, min_calibration_size
 from .._warnings import user_stacklevel
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
+from ..calibrators.registry import class_methods
 from ..calibrators.shift import calibration_ratios, prediction_ratios, shift_guarantee, too_small_ess_message
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..formula.labels import response_levels
@@ -32,8 +33,6 @@ from ..shift.ratio import RatioEstimator
 from .models import ProbaModel, is_statsmodels_results, make_classifier, prefit_classifier
 from .scores import CALIBRATION_STREAM, PREDICTION_STREAM, get_class_score, label_sets, uniforms
 
-#: methods that carry over to classification (the kernel baselines need regression training scores)
-CLASS_METHODS = ("split", "lcp-rf", "qrf-tc", "split-g", "lcp-rf-g")
 #: ``groups=`` value of class-conditional (Mondrian) calibration
 LABEL = "label"
 
@@ -330,7 +329,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         """:meth:`predict_details` of the calibration rows (with their own ratios after a weighted calibration)."""
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() first.")
-        ratio = getattr(self, "calib_ratio_", None)  # absent from objects pickled before it existed
+        ratio = self.calib_ratio_
         return self.predict_details(self.calib_X_, alpha, progress=False, likelihood_ratio=ratio)
 
     def _predict_rows(
@@ -429,12 +428,17 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     def _groups(self) -> Any:
         return (self.options or {}).get("groups", LABEL)
 
+    def _shift_refusal(self) -> str | None:
+        """Why this configuration cannot weight for covariate shift (None when it can); nothing is fitted."""
+        calibrator = get_method(self.method).factory(self, method_options(self.method, self.options), None)
+        return None if calibrator.supports_shift else calibrator.shift_refusal()
+
     def _method_options(self) -> dict[str, Any]:
         self._alpha(warn=True)
-        if self.method not in CLASS_METHODS:
-            get_method(self.method)  # unknown names get the registry's error
+        # unknown names get the registry's error; the kernel baselines need regression training scores
+        if not get_method(self.method).classification:
             raise InputError(
-                f"method {self.method!r} is not offered for classification; choose one of {list(CLASS_METHODS)}."
+                f"method {self.method!r} is not offered for classification; choose one of {class_methods()}."
             )
         opts = method_options(self.method, self.options)
         if self.method in ("split-g", "lcp-rf-g"):

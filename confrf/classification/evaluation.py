@@ -9,11 +9,12 @@ import numpy as np
 import pandas as pd
 
 from .._format import format_interval, format_number
+from .._report import Report
+from .._tables import Summary, frame_table, text_table, two_column_table
 from .._validation import check_alpha
 from ..exceptions import InputError
 from ..formula import as_frame
 from ..metrics import clopper_pearson
-from ..results.summary import Summary, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import ClassificationResult
@@ -80,7 +81,7 @@ def _coverage_rows(covered: np.ndarray, keys: np.ndarray, names: list, level: fl
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-class ClassEvaluation:
+class ClassEvaluation(Report):
     """Held-out facts of one classification result.
 
     Attributes
@@ -191,12 +192,6 @@ class ClassEvaluation:
             )
         )
         return s
-
-    def __str__(self) -> str:
-        return str(self.summary())
-
-    def _repr_html_(self) -> str:
-        return self.summary().as_html()
 
 
 def evaluate_sets(

@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from .._levels import resolve_alpha
+from .._levels import resolve_alpha, warns_level_once
 from .._validation import check_alpha
 from ..exceptions import InputError
 from ..formula import as_frame
 from ..results.plots import _axes, _coverage, _pyplot
+from ..results.report import method_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import ClassificationResult
@@ -43,6 +44,7 @@ class ClassPlots:
     def _alpha(self, alpha: Any, level: Any) -> float:
         return check_alpha(resolve_alpha(alpha, level, self.result.alpha))
 
+    @warns_level_once
     def __call__(
         self,
         data: Any = None,
@@ -84,10 +86,13 @@ class ClassPlots:
         self.coverage(frame, by="class", alpha=a, ax=axes[0, 1], conf_level=conf_level)
         self.coverage(frame, by="set_size", alpha=a, ax=axes[1, 0], conf_level=conf_level)
         self.alpha_tilde(frame, alpha=a, ax=axes[1, 1])
-        fig.suptitle(f"{res.method}, {_coverage(a)} prediction sets: {res.formula}\non {where}", fontsize="medium")
+        fig.suptitle(
+            f"{method_label(res)}, {_coverage(a)} prediction sets: {res.formula}\non {where}", fontsize="medium"
+        )
         fig.tight_layout()
         return fig
 
+    @warns_level_once
     def set_sizes(self, data: Any, *, alpha: float | None = None, level: float | None = None, ax: Any = None) -> Any:
         """Histogram of the set sizes on ``data`` (0 = empty set, K = full set)."""
         a = self._alpha(alpha, level)
@@ -99,9 +104,10 @@ class ClassPlots:
         ax.set_xticks(np.arange(K + 1))
         ax.set_xlabel("set size")
         ax.set_ylabel("rows")
-        ax.set_title(f"{self.result.method}: mean set size {size.mean():.2f}")
+        ax.set_title(f"{method_label(self.result)}: mean set size {size.mean():.2f}")
         return ax
 
+    @warns_level_once
     def coverage(
         self,
         test: Any,
@@ -138,7 +144,7 @@ class ClassPlots:
         ax.set_xticklabels([str(c) for c in tab.index])
         ax.set_xlabel("true class" if by == "class" else "set size")
         ax.set_ylabel("coverage")
-        ax.set_title(f"{self.result.method}: coverage by {'class' if by == 'class' else 'set size'}")
+        ax.set_title(f"{method_label(self.result)}: coverage by {'class' if by == 'class' else 'set size'}")
         ax.legend(loc="lower right", fontsize="small")
         return ax
 
@@ -146,6 +152,7 @@ class ClassPlots:
         """Coverage given the true class, with exact ``conf_level`` CIs and the 1 - alpha target."""
         return self.coverage(test, by="class", ax=ax, conf_level=conf_level)
 
+    @warns_level_once
     def alpha_tilde(
         self, data: Any, *, alpha: float | None = None, level: float | None = None, ax: Any = None, bins: int = 30
     ) -> Any:
@@ -158,9 +165,9 @@ class ClassPlots:
         d = res.estimator.predict_details(X, a, progress=False, likelihood_ratio=res._ratios(frame, X))
         ax.hist(np.ravel(d["level"]), bins=bins, color="tab:green", alpha=0.8)
         ax.axvline(1 - a, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {_coverage(a)}")
-        ax.set_xlabel("alpha-tilde")
+        ax.set_xlabel("LCP level alpha-tilde (coverage side, near 1 - alpha)")
         ax.set_ylabel("thresholds")
-        ax.set_title(f"{res.method}: alpha-tilde")
+        ax.set_title(f"{method_label(res)}: alpha-tilde")
         ax.legend(loc="best", fontsize="small")
         return ax
 

@@ -9,28 +9,23 @@ import numpy as np
 import pandas as pd
 
 from .._format import format_number
-from .._levels import resolve_alpha
+from .._levels import resolve_alpha, warns_level_once
+from .._tables import Summary, frame_table, text_table, two_column_table
 from .._validation import check_alphas, min_calibration_size
 from .._warnings import user_stacklevel
-from ..calibrators import Guarantee
+from ..calibrators import Guarantee, get_method
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
 from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame
-from ..results.diagnostics import calibration_ess, distribution_row
+from ..results.diagnostics import calibration_ess, distribution_row, level_note, shown_levels
 from ..results.report import add_assumptions, add_header
 from ..results.shift_section import add_shift_section, predict_shift_facts
-from ..results.summary import Summary, frame_table, text_table, two_column_table
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
 from .models import base_classifier, classifier_name
 from .rstyle import ClassificationVocabulary
 
 if TYPE_CHECKING:  # pragma: no cover
     from .plots import ClassPlots
-
-TITLES = {
-    "split-g": "Class-conditional split conformal (Mondrian)",
-    "lcp-rf-g": "Class-conditional LCP-RF (Mondrian, forest on the localizer part)",
-}
 
 
 class ClassificationResult(ClassificationVocabulary, ResultBase):
@@ -84,7 +79,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
     @property
     def title(self) -> str | None:
         """Summary title of class-conditional methods (None: the method's own)."""
-        return TITLES.get(self.method) if self.estimator.mondrian_ else None
+        return (get_method(self.method).mondrian_title or None) if self.estimator.mondrian_ else None
 
     @property
     def model_title(self) -> str:
@@ -103,6 +98,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
         return base_classifier(self.estimator.model_.model)
 
     # -- prediction --------------------------------------------------------
+    @warns_level_once
     def predict(
         self,
         newdata: Any,
@@ -277,6 +273,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
         return pd.DataFrame(self.estimator.predict_proba(X), index=newdata.index, columns=self.levels)
 
     # -- reporting ---------------------------------------------------------
+    @warns_level_once
     def evaluate(
         self, test: Any, *, alpha: float | None = None, level: float | None = None, conf_level: float = 0.95
     ) -> ClassEvaluation:
@@ -341,7 +338,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
         if ess is not None:
             rows["ESS 1/sum(w^2)"] = distribution_row(ess)
         table = pd.DataFrame.from_dict(rows, orient="index")
-        s.add_section("calibration", frame_table(table, title="Calibration diagnostics"), table)
+        s.add_section("calibration", frame_table(shown_levels(table), title="Calibration diagnostics"), table)
         s.frames["calibration_facts"] = pd.DataFrame({"value": facts})
         s.tables.append(
             text_table(
@@ -352,7 +349,8 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
                     "class-conditional methods). On them: mean set size "
                     f"{format_number(facts['mean_size'])}, singletons {facts['share_singleton']:.1%}, empty "
                     f"{facts['share_empty']:.1%}, "
-                    f"full {facts['share_full']:.1%}."
+                    f"full {facts['share_full']:.1%}.",
+                    level_note(self.alpha).replace("an infinite interval", "an infinite threshold"),
                 ]
             )
         )

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..exceptions import InputError
 from ..formula import as_frame
-from ..results.rstyle import _statsmodels_table, fit_frames
+from ..results.rstyle import _statsmodels_table, fit_frames, fit_part, n_distinct_rows
 from .evaluation import set_facts
 
 
@@ -43,10 +43,11 @@ class ClassificationVocabulary:
         @property
         def model_title(self) -> str: ...
 
-    def fitted(self, part: str = "train") -> pd.DataFrame:
+    def fitted(self, part: str = "all") -> pd.DataFrame:
         """Class probabilities of the base model on the fit's rows (R's ``fitted`` of a multinomial model).
 
-        ``part``: "train" (default), "calibration" or "all", as for regression results.
+        ``part``: "all" (default: every row of the fit, as R), "train" or "calibration", as for regression
+        results.
 
         Examples
         --------
@@ -59,7 +60,7 @@ class ClassificationVocabulary:
         """
         return pd.concat([self.predict_proba(frame) for frame, _ in fit_frames(self, part)])
 
-    def residuals(self, part: str = "train") -> Any:
+    def residuals(self, part: str = "all") -> Any:
         """Not defined for a class label: the error names ``fitted()`` and ``augment()``."""
         raise InputError(
             "a class-label response has no residuals; fitted() gives the class probabilities, augment(data) the "
@@ -84,7 +85,9 @@ class ClassificationVocabulary:
         (the reference, ``self._classes()[0]``) the row describes, as
         broom's ``tidy(multinom)``; ``term``, ``estimate``, ``std.error``,
         ``statistic``, ``p.value`` (``conf.low``, ``conf.high`` with
-        ``conf_int=True``). For ``model="logit"`` (statsmodels), prefit
+        ``conf_int=True``), then ``.part`` and ``.nobs``: the rows the model
+        was fitted on (the training part for split methods, not all n as
+        in R) and their number, as for regression results. For ``model="logit"`` (statsmodels), prefit
         statsmodels results and scikit-learn linear classifiers (estimates
         only); other classifiers have no coefficients (an error).
 
@@ -97,6 +100,11 @@ class ClassificationVocabulary:
         >>> res.tidy()[["y.level", "term"]].head(3).values.tolist()
         [[1, 'Intercept'], [1, 'alcohol'], [1, 'hue']]
         """
+        out = self._coefficients(conf_int, conf_level)
+        out[".part"], out[".nobs"] = fit_part(self)
+        return out
+
+    def _coefficients(self, conf_int: bool, conf_level: float) -> pd.DataFrame:
         m = self.model
         classes = self._classes()
         names = (["Intercept"] if self.design.has_intercept else []) + list(self.design.column_names)
@@ -167,7 +175,7 @@ class ClassificationVocabulary:
             "guarantee": g.kind,
             "certified": bool(g.certified),
             "n.classes": len(self.levels),
-            "nobs": int(self.nobs.get("train", 0)) + n_cal,
+            "nobs": n_distinct_rows(self, int(self.nobs.get("train", 0)), n_cal),
             "n.train": int(self.nobs.get("train", 0)),
             "n.calibration": n_cal,
             "mean.size": facts["mean_size"],

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from .._validation import seed_entropy
 from ..exceptions import InputError
 
 #: random streams of the randomized scores' uniforms (``SeedSequence`` spawn keys)
@@ -112,8 +113,9 @@ class APSScore:
     random_state : int or None
         Seed of U (its own stream, independent of the data splits); None takes
         a seed derived from the estimator's ``random_state``. When both are
-        None, every call draws fresh U (sets of the same rows may then differ
-        between calls).
+        None, every call draws its seed from numpy's global generator (sets
+        of the same rows may then differ between calls; ``np.random.seed``
+        makes them reproducible).
 
     Notes
     -----
@@ -245,7 +247,7 @@ def uniforms(score: ClassScore, n: int, stream: int, fallback_seed: int | None) 
     seed = getattr(score, "random_state", None)
     seed = fallback_seed if seed is None else seed
     if seed is None:
-        return np.random.default_rng().random(n)
+        seed = seed_entropy(None)
     return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(stream,))).random(n)
 
 

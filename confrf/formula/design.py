@@ -192,7 +192,7 @@ class Design:
         # R/statsmodels users expect numbers-as-objects to stay numbers and dates to be refused
         data = prepare_columns(data, rhs_vars + lhs_vars, "data", bare=bare_columns(parsed.rhs) & set(rhs_vars))
         for name in lhs_vars:
-            check_numeric_response(data[name], name)
+            check_numeric_response(data[name], name, str(parsed.lhs))
 
         fix = "; drop or impute these rows, or pass na_action='drop' to drop them at fit (the summary will report it)"
         keep = np.ones(len(data), dtype=bool)

@@ -38,15 +38,52 @@ _R_FUNCTIONS = {
 
 
 def r_hint(formula: str, exc: Exception | None = None) -> str:
-    """The Python spelling of R idioms that make formulaic fail (``as.factor(x)``, ``I(x^2)``)."""
+    """The Python spelling of R idioms that make formulaic fail (``as.factor(x)``)."""
     hints = [
         f"R's {name}() is {py}"
         for name, py in _R_FUNCTIONS.items()
         if "." in name and re.search(rf"(?<![\w.]){re.escape(name)}\s*\(", formula)
     ]
-    if exc is not None and "xor" in str(exc) and "^" in formula:
-        hints.append("inside I() or a function, ^ is Python's xor: write the power as ** (I(x ** 2))")
     return "; " + "; ".join(hints) if hints else ""
+
+
+def r_power(formula: str) -> str:
+    """R's ``^`` as a power inside calls: ``I(x^2)`` -> ``I(x**2)``, ``(a + b)^2`` kept.
+
+    Inside ``I()``, ``np.log()`` or any other call (and formulaic's ``{...}``)
+    the text is Python, where ``^`` is the bitwise xor: ``I(x^2)`` would give
+    ``x xor 2`` on integers (120 -> 122) and fail on floats. R reads ``^``
+    there as the power, so it is rewritten to ``**`` on every dtype. Outside
+    calls, ``^`` stays the formula's interaction power (``(a + b)^2``).
+    Quoted text (strings, backquoted names) is left as written.
+    """
+    if "^" not in formula:
+        return formula
+    out: list[str] = []
+    python = [False]  # per open bracket: is the text inside it Python?
+    i, n = 0, len(formula)
+    while i < n:
+        c = formula[i]
+        if c in "'\"`":
+            j = formula.find(c, i + 1)
+            j = n - 1 if j < 0 else j
+            out.append(formula[i : j + 1])
+            i = j + 1
+            continue
+        if c == "(":
+            before = "".join(out).rstrip()
+            python.append(python[-1] or bool(before) and (before[-1].isalnum() or before[-1] in "_.`"))
+        elif c == "{":
+            python.append(True)
+        elif c == "[":
+            python.append(python[-1])
+        elif c in ")}]" and len(python) > 1:
+            python.pop()
+        elif c == "^" and python[-1]:
+            c = "**"
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def expand_dot(formula: Any, data: pd.DataFrame) -> Any:
@@ -73,7 +110,7 @@ def parse(formula: Any) -> Any:
     if n_tilde > 1:
         raise FormulaError(f"the formula must contain exactly one ~, got {formula!r}")
     try:
-        parsed = Formula(formula)
+        parsed = Formula(r_power(formula))
     except (FormulaicError, SyntaxError) as exc:  # formulaic lets Python's SyntaxError through
         raise FormulaError(f"cannot parse formula {formula!r}: {clean(exc)}" + r_hint(formula)) from None
     if len(parsed.lhs) != 1:

@@ -24,9 +24,22 @@ from .parse import evaluate_factors, parse_expression, q_name
 _IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
 
 
-def check_numeric_response(col: pd.Series, name: str) -> None:
-    """Raise unless the response column `name` is numeric."""
-    if not pd.api.types.is_numeric_dtype(col):
+def check_numeric_response(col: pd.Series, name: str, response_name: str | None = None) -> None:
+    """Raise unless the response column `name` is numeric.
+
+    A text column inside a response expression (``I(default == 'Yes')``) is
+    let through: what the expression gives is checked once evaluated
+    (:func:`refuse_boolean_response`, :func:`refuse_text_values`).
+    """
+    if pd.api.types.is_numeric_dtype(col):
+        return
+    in_expression = response_name is not None and response_name not in (name, f"`{name}`", f"Q({name!r})")
+    text = (
+        pd.api.types.is_object_dtype(col)
+        or pd.api.types.is_string_dtype(col)
+        or isinstance(col.dtype, pd.CategoricalDtype)
+    )
+    if not (in_expression and text):
         raise InputError(
             f"the response must be numeric; column {name!r} has dtype {col.dtype} (convert it, e.g. with pd.to_numeric)"
         )
@@ -46,7 +59,7 @@ def evaluate_response(
         raise InputError(f"{what} lacks the response column(s) {show(missing)} of formula {formula!r}")
     frame = prepare_columns(frame[variables], variables, what)
     for name in variables:
-        check_numeric_response(frame[name], name)
+        check_numeric_response(frame[name], name, response_name)
     bad, per_col = bad_rows(frame, variables)
     if bad.any():
         raise InputError(describe_bad(per_col, int(bad.sum()), "the response") + "; drop or impute these rows first")
@@ -56,6 +69,7 @@ def evaluate_response(
         matrix, factors = evaluate_factors(lhs_spec, frame)
     except FormulaicError as exc:
         raise InputError(f"cannot evaluate the response {response_name!r} on {what}: {clean(exc)}") from None
+    refuse_text_values(factors, response_name)
     if _all_boolean(factors):
         flags = [v for v in variables if is_boolean(frame[v])]
         fix = f", e.g. {what}[{flags[0]!r}] = {what}[{flags[0]!r}].astype(int)" if flags else ""
@@ -83,6 +97,7 @@ def refuse_boolean_response(
     stays a regression.
     """
     _, factors = evaluate_factors(lhs_spec, frame)
+    refuse_text_values(factors, response_name)
     if not _all_boolean(factors):
         return
     rhs = formula.split("~", 1)[1].strip()
@@ -107,6 +122,18 @@ def refuse_boolean_response(
         f"the response {response_name!r} is boolean (True/False), which is a class label, not a number to build "
         f"intervals on. For prediction sets, {sets}; for prediction intervals of the 0/1 values, {numbers}."
     )
+
+
+def refuse_text_values(factors: list[Any], response_name: str) -> None:
+    """Raise if a response expression gives text (``I(default)``): only numbers (or True/False) are checked further."""
+    for v in factors:
+        values = pd.Series(np.asarray(v).ravel()) if not isinstance(v, pd.Series) else v
+        if is_boolean(values) or pd.api.types.is_numeric_dtype(values):
+            continue
+        raise InputError(
+            f"the response {response_name!r} gives text, not numbers; compare the text to make a 0/1 response, "
+            f"e.g. I((column == 'Yes') * 1), or put a class-label column on the left of ~ for prediction sets."
+        )
 
 
 def _all_boolean(factors: list[Any]) -> bool:

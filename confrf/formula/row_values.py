@@ -42,7 +42,8 @@ def evaluate_expression(expr: str, frame: pd.DataFrame, state: dict, *, option: 
         missing = str(exc).split("'")[1] if "'" in str(exc) else str(exc)
         close = difflib.get_close_matches(missing, [str(c) for c in frame.columns], n=3)
         hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise InputError(f"{option}={expr!r}: {what} has no column {missing!r}.{hint} {fix}") from None
+        verb = "have" if what.endswith("rows") else "has"  # "the calibration rows have", "data has"
+        raise InputError(f"{option}={expr!r}: {what} {verb} no column {missing!r}.{hint} {fix}") from None
     except Exception as exc:  # noqa: BLE001 - any failure of the user's expression
         raise InputError(f"cannot evaluate {option}={expr!r} on {what}: {exc}") from None
 

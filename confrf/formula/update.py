@@ -18,7 +18,7 @@ from formulaic.errors import FormulaicError
 
 from ..exceptions import FormulaError
 from .messages import clean
-from .parse import _DOT, expand_dot
+from .parse import _DOT, expand_dot, r_power
 
 __all__ = ["update_formula"]
 
@@ -36,7 +36,7 @@ def _factor_text(factor: Any) -> str:
 def simplify_rhs(rhs: str, formula: str = "") -> str:
     """The right-hand side ``rhs`` as formulaic's terms, written back: ``(a + b*c) - b:c`` -> ``a + b + c``."""
     try:
-        terms = list(Formula(rhs))
+        terms = list(Formula(r_power(rhs)))
     except (FormulaicError, SyntaxError) as exc:
         raise FormulaError(f"cannot parse the updated formula's right-hand side {rhs!r}: {clean(exc)}") from None
     intercept = False

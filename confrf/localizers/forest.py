@@ -43,6 +43,7 @@ from .._validation import (
     check_max_features,
     check_min_samples_leaf,
     check_n_estimators,
+    seed_entropy,
 )
 from ..exceptions import InputError, NotFittedError
 from ._compact_trees import pack_forest, unpack_forest
@@ -299,13 +300,15 @@ class ForestLocalizer:
             msl = auto_min_samples_leaf(X.shape[0])
         self.rank_columns_ = RankColumns.learn(X)
         self.columns_, self.n_columns_ = None, int(X.shape[1])
+        # None: one seed from numpy's global generator for every draw below (np.random.seed reproduces it)
+        seed = seed_entropy(self.random_state)
         if TUNE in (self.min_samples_leaf, mf, scale):
             # choose on the growing data only: the points indexed later never influence the forest
             self.tuning_ = tune_forest(
                 self._tree_input(X),
                 V,
                 alpha=self.alpha,
-                random_state=self.random_state,
+                random_state=seed,
                 n_jobs=self.n_jobs,
                 leaves=leaf_candidates(X.shape[0], msl) if self.min_samples_leaf == TUNE else [msl],
                 max_features=feature_candidates(X.shape[1]) if mf == TUNE else [mf],
@@ -332,7 +335,7 @@ class ForestLocalizer:
             return self
         t0 = time.perf_counter()  # growing time includes the screening forest
         if mf == SCREENED:  # on the growing points only, as in the tuning's simulations
-            self.columns_ = screen_features(self._tree_input(X), V, self.random_state, self.n_jobs)
+            self.columns_ = screen_features(self._tree_input(X), V, seed, self.n_jobs)
         mean_v = float(np.mean(V)) if V.size else 0.0
         self.scale_floor_ = SCALE_FLOOR * mean_v if mean_v > 0 else 1.0
         self.n_grow_ = int(X.shape[0])
@@ -348,7 +351,7 @@ class ForestLocalizer:
             "max_depth": self.max_depth,
             "bootstrap": self.bootstrap,
             "max_samples": self.max_samples,
-            "random_state": self.random_state,
+            "random_state": seed,
             "n_jobs": self.n_jobs,
         }
         if backend == "lightgbm":
@@ -446,13 +449,12 @@ class ForestLocalizer:
     @property
     def pooled(self) -> bool:
         """Every point in one leaf (no localization): the thresholds are split conformal's."""
-        return bool(getattr(self, "pooled_", False))  # absent from objects pickled before it existed
+        return bool(self.pooled_)
 
     @property
     def scaled(self) -> bool:
         """Whether the indexed scores are V / sigma(x) (``scale_ == "forest"``)."""
-        # absent from objects pickled before it existed; one leaf has no sigma(x) to divide by
-        return getattr(self, "scale_", None) == "forest" and not self.pooled
+        return self.scale_ == "forest" and not self.pooled  # one leaf has no sigma(x) to divide by
 
     def score_scale(self, X: np.ndarray) -> np.ndarray:
         """sigma(x) for rows of X: the forest's prediction of the score, floored; 1 when unscaled."""
@@ -571,7 +573,7 @@ class ForestLocalizer:
         return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
     def _tree_input(self, X: np.ndarray) -> np.ndarray:
-        ranks = getattr(self, "rank_columns_", None)  # absent from objects pickled before it existed
+        ranks = self.rank_columns_
         X = X if ranks is None else ranks.apply(X)
         cols = getattr(self, "columns_", None)
         return X if cols is None else X[:, cols]

@@ -14,12 +14,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._tolerance import TIE_TOL  # masses closer than this count as a tie (undecidable)
 from .._validation import as_float_matrix
 from ..exceptions import InputError
 from .forest import ForestLocalizer
 
-#: masses closer than this count as a tie (undecidable)
-TIE_TOL = 1e-10
 #: region code of undecidable points
 UNDECIDABLE = -1
 _CHUNK = 8192

@@ -178,7 +178,7 @@ class ForestTuning:
             for c, s, i in zip(self.candidates, self.scores, self.infinite)
         ]
         notes = [f"means over {self.n_splits} splits into folds"] if self.n_splits > 1 else []
-        if getattr(self, "weighted", False):  # absent from objects pickled before it existed
+        if self.weighted:
             notes.append("weighted by the likelihood ratio: the target population's loss")
         return ", ".join(parts) + (f" ({'; '.join(notes)})" if notes else "")
 

@@ -1,8 +1,8 @@
 """Fitted results and their reports."""
 
-from .compare import Comparison, compare
+from .._tables import Summary
+from .compare import Comparison
 from .evaluation import Evaluation
 from .result import ConformalResult
-from .summary import Summary
 
-__all__ = ["ConformalResult", "Summary", "Evaluation", "Comparison", "compare"]
+__all__ = ["ConformalResult", "Summary", "Evaluation", "Comparison"]

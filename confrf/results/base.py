@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .._formula_common import FitCall, FitRows
-from .._levels import resolve_alpha
+from .._levels import resolve_alpha, warns_level_once
 from ..calibrators import Guarantee, PACReport
 from ..exceptions import InputError
 from ..formula import as_frame
@@ -92,6 +92,7 @@ class ResultBase:
     def alpha(self) -> float:
         return self.estimator._alpha()
 
+    @warns_level_once
     def pac_report(self, alpha: float | None = None, *, level: float | None = None) -> PACReport:
         """The training-conditional calibration: alpha, delta, epsilon, K, n2, a_hat, D2 coverage, guarantee.
 

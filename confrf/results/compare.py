@@ -1,25 +1,21 @@
-"""Side-by-side comparison of fitted results on one test set: ``confrf.compare``."""
+"""Regression results side by side on one test set (``confrf.compare`` routes here) and their column names."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import pandas as pd
 
 from .._format import format_interval, format_number, format_value
-from .._levels import resolve_alpha
+from .._report import Report
+from .._tables import Summary, _fmt, frame_table, text_table
 from ..exceptions import InputError
 from ..models import model_name
 from .evaluation import Evaluation, evaluate
 from .result import ConformalResult
-from .summary import Summary, _fmt, frame_table, text_table
-
-if TYPE_CHECKING:  # classification imports results
-    from ..classification import ClassificationResult
-    from ..classification.compare import ClassComparison
 
 
-class Comparison:
+class Comparison(Report):
     """Methods side by side (one column each), as linearmodels' ``compare``.
 
     Attributes
@@ -93,7 +89,7 @@ class Comparison:
         table = pd.DataFrame(shown, index=stubs)
         s = Summary()
         n = int(f.loc["n"].iloc[0])
-        s.add_section("comparison", frame_table(table, title=f"Comparison on {n} test rows"), f)
+        s.add_section("comparison", frame_table(table, title=f"Comparison on {n} test rows", colsep="   "), f)
         slab = next(iter(self.evaluations.values())).slab
         s.tables.append(
             text_table(
@@ -115,78 +111,24 @@ class Comparison:
         )
         return s
 
-    def __str__(self) -> str:
-        return str(self.summary())
-
     def __repr__(self) -> str:
         return f"<Comparison of {list(self.frame.columns)}>"
 
-    def _repr_html_(self) -> str:
-        return self.summary().as_html()
 
-    def as_latex(self) -> str:
-        return self.summary().as_latex()
-
-
-def compare(
-    *results: ConformalResult | ClassificationResult,
+def compare_intervals(
+    results: tuple,
     test: Any,
-    names: list[str] | None = None,
-    alpha: float | None = None,
-    level: float | None = None,
-    oracle: Any = None,
-    conf_level: float = 0.95,
-    delta: float = 0.1,
-    n_directions: int = 1000,
-    random_state: int | None = 0,
-) -> Comparison | ClassComparison:
-    """Compare fitted results on the same held-out data, side by side.
+    names: list[str] | None,
+    *,
+    alpha: float | None,
+    conf_level: float,
+    evaluation: dict[str, Any],
+) -> Comparison:
+    """Evaluate every regression result on ``test`` (see :func:`confrf.compare`).
 
-    Parameters
-    ----------
-    *results : ConformalResult
-        Fitted results (any methods), e.g. from :func:`confrf.lcp_rf` and
-        :func:`confrf.split_cp` on the same data.
-    test : DataFrame
-        Held-out rows with the response.
-    names : list of str, optional
-        Column names; by default the method names, and where a method
-        repeats, what tells its fits apart (the base model, the response,
-        alpha, the guarantee, an option: ``split (gbm)``, ``split (ols)``).
-    alpha, level : float, optional
-        Evaluate every result at this miscoverage (or R's ``level``, 1 -
-        alpha; one or the other) instead of each fit's own.
-    oracle : SimulatedData, optional
-        The simulated sample ``test`` comes from: adds the oracle rows.
-    conf_level, delta, n_directions, random_state
-        As in :meth:`confrf.ConformalResult.evaluate` (the same slab
-        directions for every result).
-
-    Returns
-    -------
-    Comparison
-        Printable; ``.frame`` holds the numbers.
-
-    Examples
-    --------
-    >>> import confrf as cf
-    >>> sim = cf.datasets.make_sim(1200, random_state=0)
-    >>> test = cf.datasets.make_sim(400, random_state=1)
-    >>> a = cf.split_cp(sim.formula, data=sim.frame, random_state=0)
-    >>> b = cf.lcp_rf(sim.formula, data=sim.frame, random_state=0, n_estimators=30)
-    >>> cmp = cf.compare(a, b, test=test.frame, n_directions=50)
-    >>> list(cmp.frame.columns)
-    ['split', 'lcp-rf']
+    ``evaluation`` holds :func:`confrf.results.evaluation.evaluate`'s other settings (``oracle``,
+    ``delta``, ``n_directions``, ``random_state``), the same for every result.
     """
-    if not results:
-        raise InputError("give at least one fitted result to compare.")
-    from ..classification import ClassificationResult  # not at the top: classification imports results
-
-    alpha = resolve_alpha(alpha, level)
-    if any(isinstance(r, ClassificationResult) for r in results):  # prediction sets: their own metrics
-        from ..classification.compare import compare_sets
-
-        return compare_sets(results, test, _names(results, names), conf_level, alpha)
     bad = [type(r).__name__ for r in results if not isinstance(r, ConformalResult)]
     if bad:
         unpack = (
@@ -195,20 +137,11 @@ def compare(
             else ""
         )
         raise InputError(f"compare() takes fitted results (ConformalResult), got {bad}{unpack}.")
-    names = _names(results, names)
+    names = column_names(results, names)
     evaluations: dict[str, Evaluation] = {}
     columns: dict[str, pd.Series] = {}
     for name, res in zip(names, cast(tuple[ConformalResult, ...], results)):  # checked just above
-        ev = evaluate(
-            res,
-            test,
-            alpha=alpha,
-            oracle=oracle,
-            conf_level=conf_level,
-            delta=delta,
-            n_directions=n_directions,
-            random_state=random_state,
-        )
+        ev = evaluate(res, test, alpha=alpha, conf_level=conf_level, **evaluation)
         evaluations[name] = ev
         g = res.guarantee
         est = res.estimator
@@ -227,7 +160,7 @@ def compare(
     return Comparison(pd.DataFrame(columns), evaluations, conf_level)
 
 
-def _names(results: tuple, names: list[str] | None) -> list[str]:
+def column_names(results: tuple, names: list[str] | None) -> list[str]:
     """Column names: given, or the method names, told apart by what differs when a method repeats."""
     names = default_names(results) if names is None else [str(n) for n in names]
     if len(names) != len(results) or len(set(names)) != len(names):

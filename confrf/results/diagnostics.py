@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -121,6 +122,33 @@ def _ess_rows(n: int) -> np.ndarray | None:
     return None if n <= DIAGNOSTIC_ROWS else diagnostic_rows(n, 0)
 
 
+#: how reports show the frames' "alpha-tilde" row: the name alone reads like a miscoverage next to alpha
+LEVEL_LABEL = "LCP level alpha-tilde"
+
+
+def level_note(alpha: float, *, cross: bool = False) -> str:
+    """The reports' sentence on alpha-tilde: a level on the coverage side, not a miscoverage.
+
+    ``cross``: a cross-conformal method (CV+, jackknife+, J+aB), whose level is an order statistic's.
+    """
+    cover = f"{float(1 - Fraction(repr(float(alpha)))):g}"
+    how = (
+        "the share of the n + 1 upper interval ends at or below the upper bound"
+        if cross
+        else "the quantile level of the localized score distribution that gives the threshold, which LCP chooses "
+        "so that coverage is exact"
+    )
+    return (
+        f"LCP level alpha-tilde: not a miscoverage like alpha = {float(alpha):g} but a level on the coverage "
+        f"side, {how}; it sits near 1 - alpha = {cover} (1 for an infinite interval)."
+    )
+
+
+def shown_levels(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its "alpha-tilde" row named :data:`LEVEL_LABEL` for display (the frame keeps its name)."""
+    return table.rename(index={"alpha-tilde": LEVEL_LABEL})
+
+
 def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
     """ESS of the weights on the conformal points; alpha-tilde and widths with the calibration rows as test points."""
     X = getattr(est, "calib_X_", None)
@@ -153,8 +181,7 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
     if hasattr(est.calibrator_, "intervals"):  # a cross-conformal method: no threshold, training rows
         notes.append(
             f"alpha-tilde and width: {X.shape[0]} training rows (each scored out of fold) treated as new test "
-            "points (alpha-tilde: here the share of the n + 1 upper interval ends at or below the upper bound, the "
-            "order statistic's level; 1 for an infinite interval)."
+            "points. " + level_note(alpha, cross=True)
         )
     else:
         n_all = getattr(est, "n_calib_", X.shape[0])
@@ -166,7 +193,7 @@ def calibration_diagnostics(est: Any, alpha: float) -> CalibrationDiagnostics:
         )
         notes.append(
             f"alpha-tilde and width: {which} treated as new test points "
-            "(alpha-tilde: the localizer's mass at or below the threshold; 1 for an infinite interval)."
+            "(alpha-tilde: the localizer's mass at or below the threshold). " + level_note(alpha)
         )
     table = pd.DataFrame.from_dict(rows, orient="index")
     return CalibrationDiagnostics(
@@ -242,7 +269,8 @@ def assumption_checks(
     forests = forest_localizers(cal)
     if forests:
         _leaf_checks(forests, beta, a, add, notes)
-        ties = getattr(est, "calib_score_ties_", None)  # absent from objects pickled before it existed
+        # a classifier keeps every calibration score and no tie counts; a regressor may keep a subsample of them
+        ties = getattr(est, "calib_score_ties_", None)
         _tie_check(score_ties(np.asarray(est.calib_scores_)) if ties is None else ties, add, notes)
         _spread_check(forests, add, notes)
     table_fn = getattr(cal, "group_table", None)

@@ -16,7 +16,10 @@ import numpy as np
 import pandas as pd
 
 from .._format import format_interval, format_number
+from .._report import Report
+from .._tables import Summary, frame_table, text_table, two_column_table
 from .._validation import check_alpha
+from ..calibrators import get_method
 from ..datasets import SimulatedData
 from ..exceptions import InputError
 from ..formula import as_frame
@@ -33,11 +36,10 @@ from ..metrics import (
     width_spearman,
     worst_slab_coverage,
 )
-from .diagnostics import distribution_row
+from .diagnostics import distribution_row, level_note, shown_levels
 from .distribution import distribution_metrics
 from .reject import REJECT_NOTE, rejected
 from .report import method_title
-from .summary import Summary, frame_table, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import ConformalResult
@@ -102,7 +104,7 @@ def _check_oracle(oracle: Any, y: np.ndarray) -> None:
         )
 
 
-class Evaluation:
+class Evaluation(Report):
     """Held-out diagnostics of one fitted result.
 
     Attributes
@@ -243,7 +245,7 @@ class Evaluation:
         )
         s.add_section(
             "distributions",
-            frame_table(self._distributions(), title="Distributions on the test rows"),
+            frame_table(shown_levels(self._distributions()), title="Distributions on the test rows"),
             self._distributions(),
         )
         slab = self.slab
@@ -303,7 +305,8 @@ class Evaluation:
                     "fit| with "
                     "q(x) the half-width; worst-slab coverage: the least-covered slab {a <= v.x <= b} holding at least "
                     f"delta of the rows over {slab.n_directions} random directions (seeded), biased low on "
-                    "small test sets."
+                    "small test sets.",
+                    level_note(self.alpha, cross=get_method(self.method).fits_models),
                 ]
             )
         )
@@ -317,9 +320,6 @@ class Evaluation:
             title = f"Coverage by width ({finite} bins, 1 = narrowest; equal widths share a bin)"
         return title
 
-    def __str__(self) -> str:
-        return str(self.summary())
-
     def __repr__(self) -> str:
         m = self.metrics
         return (
@@ -327,12 +327,6 @@ class Evaluation:
             f"{format_interval(m['ci_lower'], m['ci_upper'])} on {int(m['n'])} rows, "
             f"median width {format_number(m['width_median'])}>"
         )
-
-    def _repr_html_(self) -> str:
-        return self.summary().as_html()
-
-    def as_latex(self) -> str:
-        return self.summary().as_latex()
 
 
 def evaluate(

@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._levels import resolve_alpha
+from .._levels import resolve_alpha, warns_level_once
 from .._validation import check_alpha
 from ..exceptions import InputError
 from ..metrics import coverage_by_width, coverage_table, interval_width
 from .evaluation import held_out_rows
+from .report import method_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import ConformalResult
@@ -63,6 +64,7 @@ class ResultPlots:
     def _alpha(self, alpha: Any, level: Any) -> float:
         return check_alpha(resolve_alpha(alpha, level, self.result.alpha))
 
+    @warns_level_once
     def __call__(
         self,
         data: Any = None,
@@ -170,10 +172,11 @@ class ResultPlots:
         ax.set_title("|Residual| vs half-width")
         ax.legend(loc="upper left", fontsize="small")
 
-        fig.suptitle(f"{res.method}, {_coverage(a)} intervals: {res.formula}\non {where}", fontsize="medium")
+        fig.suptitle(f"{method_label(res)}, {_coverage(a)} intervals: {res.formula}\non {where}", fontsize="medium")
         fig.tight_layout()
         return fig
 
+    @warns_level_once
     def intervals(
         self,
         data: Any,
@@ -228,10 +231,11 @@ class ResultPlots:
         ax.scatter(xs, pred["fit"].to_numpy(), s=4, color="tab:blue", marker="_", label="fit")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(res.design.formula.split("~")[0].strip())
-        ax.set_title(f"{res.method}: {_coverage(a)} intervals")
+        ax.set_title(f"{method_label(res)}: {_coverage(a)} intervals")
         ax.legend(loc="best", fontsize="small")
         return ax
 
+    @warns_level_once
     def coverage(
         self,
         data: Any,
@@ -270,10 +274,11 @@ class ResultPlots:
         ax.set_xlabel(xlabel)
         ax.set_ylabel("coverage")
         ax.set_ylim(min(0.5, float(np.nanmin(table["ci_lower"]))) - 0.02, 1.02)
-        ax.set_title(f"{res.method}: held-out coverage by {by.replace('_', ' ')}")
+        ax.set_title(f"{method_label(res)}: held-out coverage by {by.replace('_', ' ')}")
         ax.legend(loc="lower left", fontsize="small")
         return ax
 
+    @warns_level_once
     def widths(
         self, data: Any, *, alpha: float | None = None, level: float | None = None, ax: Any = None, bins: int = 30
     ) -> Any:
@@ -287,9 +292,10 @@ class ResultPlots:
         n_inf = int((~fin).sum())
         ax.set_xlabel("interval width")
         ax.set_ylabel("rows")
-        ax.set_title(f"{self.result.method}: widths" + (f" ({n_inf} infinite not shown)" if n_inf else ""))
+        ax.set_title(f"{method_label(self.result)}: widths" + (f" ({n_inf} infinite not shown)" if n_inf else ""))
         return ax
 
+    @warns_level_once
     def alpha_tilde(
         self, data: Any, *, alpha: float | None = None, level: float | None = None, ax: Any = None, bins: int = 30
     ) -> Any:
@@ -299,9 +305,9 @@ class ResultPlots:
         pred = self.result.predict(data, a, details=True)
         ax.hist(pred["level"].to_numpy(), bins=bins, color="tab:green", alpha=0.8)
         ax.axvline(1 - a, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {_coverage(a)}")
-        ax.set_xlabel("alpha-tilde")
+        ax.set_xlabel("LCP level alpha-tilde (coverage side, near 1 - alpha)")
         ax.set_ylabel("rows")
-        ax.set_title(f"{self.result.method}: alpha-tilde")
+        ax.set_title(f"{method_label(self.result)}: alpha-tilde")
         ax.legend(loc="best", fontsize="small")
         return ax
 

@@ -13,23 +13,58 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 
+from .._tables import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
 from ..calibrators import get_method
-from ..localizers.tuning import ForestTuning
+from ..localizers.forest import ForestLocalizer
+from ..localizers.tuning import TUNE, ForestTuning
 from ..models import model_name
-from .diagnostics import assumption_checks
-from .summary import WIDTH, Summary, _fmt, frame_table, text_table, two_column_table
+from .diagnostics import assumption_checks, shown_levels
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..classification import ClassificationResult
     from .base import ResultBase
     from .result import ConformalResult
 
-    #: what the shared report sections read: a regression or a classification result
-    AnyResult: TypeAlias = ConformalResult | ClassificationResult
+    #: what the shared report sections read: a regression or a classification result (both derive from
+    #: ResultBase, so this folder never names the classification family)
+    AnyResult: TypeAlias = ResultBase
+
+
+def no_localization(result: ResultBase) -> str | None:
+    """Why a forest method localizes nothing (every point in one leaf), or None when it localizes.
+
+    The tuning may choose no localization, and the small-data size rule skips the forest; the
+    weights are then uniform, so the thresholds are split conformal's (PAC: the uniform weights'
+    training-conditional ones). Titles and plots say so, not only a note deep in the summary.
+    """
+    loc = getattr(getattr(result.estimator, "calibrator_", None), "localizer", None)
+    if not isinstance(loc, ForestLocalizer) or not loc.pooled:
+        return None
+    if getattr(loc, "skipped_", None):
+        return "size rule"
+    # the tuning compares no localization only when it chooses the leaf size; a given leaf size holding every point
+    return "tuning's choice" if loc.min_samples_leaf == TUNE else "one leaf"
+
+
+def _unlocalized_result(result: ResultBase) -> str:
+    """What the intervals (or sets) are when nothing is localized (``level_columns``: a classification result)."""
+    if result.guarantee.kind == "pac":
+        return "uniform weights"
+    split = "SPLIT-G's" if result.method.endswith("-g") else "split conformal's"  # within each group
+    return f"{split} sets" if hasattr(result, "level_columns") else f"{split} intervals"
 
 
 def method_title(result: ResultBase) -> str:
+    """The report's title; says "no localization" when the forest method's weights are uniform."""
+    why = no_localization(result)
+    if why is not None:
+        return f"{result.method.upper()}, no localization ({why}): {_unlocalized_result(result)}"
     return getattr(result, "title", None) or get_method(result.method).title or result.method
+
+
+def method_label(result: ResultBase) -> str:
+    """The method's name for plot titles, with "no localization" when the weights are uniform."""
+    why = no_localization(result)
+    return result.method if why is None else f"{result.method} (no localization: {_unlocalized_result(result)})"
 
 
 def add_header(s: Summary, result: AnyResult) -> None:
@@ -91,7 +126,7 @@ def add_header(s: Summary, result: AnyResult) -> None:
 def add_diagnostics(s: Summary, result: ConformalResult, *, beta: float, tree_exponent: float) -> None:
     """Sections "calibration" (and "calibration_facts") and "assumptions"."""
     diag = result._calibration_diagnostics
-    s.add_section("calibration", frame_table(diag.table, title="Calibration diagnostics"), diag.table)
+    s.add_section("calibration", frame_table(shown_levels(diag.table), title="Calibration diagnostics"), diag.table)
     facts = diag.facts()
     s.frames["calibration_facts"] = pd.DataFrame({"value": facts})
     s.tables.append(
@@ -136,12 +171,20 @@ def add_assumptions(s: Summary, result: AnyResult, *, beta: float, tree_exponent
 def short_text(result: ResultBase) -> str:
     """A few lines for ``print(result)``."""
     g = result.guarantee
-    formula = textwrap.shorten(result.formula, width=WIDTH - 2, placeholder=" ...")
+    # the whole formula, wrapped (never cut: after update(". ~ . - x") the new one must be seen)
+    formula = textwrap.wrap(
+        result.formula,
+        width=WIDTH,
+        initial_indent="  ",
+        subsequent_indent="      ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
     parts = ", ".join(f"{k}={v}" for k, v in result.nobs.items())
     return "\n".join(
         [
             f"{method_title(result)}, alpha={result.alpha:g}",
-            f"  {formula}",
+            *formula,
             f"  data: {parts}",
             f"  guarantee: {g.kind}, {'certified' if g.certified else 'NOT certified'}",
             "  .summary() for the full report, .evaluate(test_data) for held-out diagnostics",

@@ -292,7 +292,7 @@ def add_response_scale(summary: Any, scale: ResponseScale) -> None:
     """The summary's "Response scale" section, when the response has a transform or a support."""
     import pandas as pd
 
-    from .summary import text_table
+    from .._tables import text_table
 
     items = scale.describe()
     if items:

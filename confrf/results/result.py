@@ -11,7 +11,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._formula_common import FitCall, FitRows
-from .._levels import resolve_alpha
+from .._levels import resolve_alpha, warns_level_once
+from .._tables import Summary, frame_table, text_table, two_column_table
 from .._validation import check_alphas, check_bool, check_real
 from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
@@ -32,7 +33,6 @@ from .report import add_diagnostics, add_header
 from .response_scale import ResponseScale, add_response_scale
 from .rstyle import RegressionVocabulary
 from .shift_section import add_shift_section, predict_shift_facts
-from .summary import Summary, frame_table, text_table, two_column_table
 
 
 def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:
@@ -159,6 +159,7 @@ class ConformalResult(DistributionMethods, RegressionVocabulary, ResultBase):
         newdata = as_frame(newdata, "newdata")
         return self.design.transform(newdata), newdata.index
 
+    @warns_level_once
     def predict(
         self,
         newdata: Any,
@@ -407,6 +408,7 @@ class ConformalResult(DistributionMethods, RegressionVocabulary, ResultBase):
         """
         return calibration_diagnostics(self.estimator, self.alpha)
 
+    @warns_level_once
     def evaluate(
         self,
         test: Any,

@@ -3,13 +3,16 @@
 The names and columns are those an R user knows from ``lm`` and broom:
 
 * ``fitted()`` and ``residuals()`` are the base model's values mu(x) and
-  y - mu(x) on the training part (where R's are), or on the calibration
-  part (``part="calibration"``, held out from the model) or both.
+  y - mu(x) on every row of the fit (all n, as R's), or on the training
+  part (``part="train"``) or the calibration part (``part="calibration"``,
+  held out from the model) only; ``augment()`` labels each row's part.
 * ``coef()`` and ``tidy()`` are the base model's coefficients, for models
   that have them (``model="ols"``, QuantReg pairs, scikit-learn linear
   models, prefit statsmodels results); broom's columns ``term``,
   ``estimate``, ``std.error``, ``statistic``, ``p.value`` (``conf.low``,
-  ``conf.high`` with ``conf_int=True``).
+  ``conf.high`` with ``conf_int=True``), with ``.part`` and ``.nobs``
+  naming the rows the model was fitted on (the training part for split
+  methods, not all n as in R).
 * ``glance()`` is one row of model-level facts: the conformal set-up, the
   guarantee, the part sizes, and the base model's fit statistics (broom's
   ``r.squared``, ``sigma``, ``AIC``, ... for OLS).
@@ -32,6 +35,8 @@ from ..formula.transforms import ResponseTransform
 from ..models import model_name
 
 PARTS = ("train", "calibration", "all")
+#: ``.part`` of a row that both trained the model and was scored out of fold (cv+, jackknife+, J+aB)
+CROSS_PART = "train+calibration"
 
 
 def fit_frames(result: Any, part: str) -> list[tuple[pd.DataFrame, str]]:
@@ -58,6 +63,11 @@ def fit_frames(result: Any, part: str) -> list[tuple[pd.DataFrame, str]]:
     sources = {"data": data}
     if call.kwargs.get("calib") is not None:
         sources["calib"] = as_training_frame(call.kwargs["calib"], "calib")
+    if cross_fitted(rows):  # cv+, jackknife+, J+aB: every row trained and was scored out of fold, once each
+        if len(rows.train[1]) == 0:
+            raise InputError("this fit has no rows to show.")
+        frame = data.iloc[rows.train[1]]
+        return [(frame.assign(**{".part": CROSS_PART}) if part == "all" else frame, CROSS_PART)]
     wanted = {"train": ["train"], "calibration": ["calibration"], "all": ["train", "calibration"]}[part]
     pieces = {name: getattr(rows, name) for name in wanted}
     if part == "all" and rows.train[0] == rows.calibration[0] == "data":  # one frame: keep its row order
@@ -71,11 +81,43 @@ def fit_frames(result: Any, part: str) -> list[tuple[pd.DataFrame, str]]:
         if name == "train" and len(pos) == 0 and part == "train":
             raise InputError(
                 "the base model was fitted outside confrf (prefit=True), so this fit has no training part; use "
-                "part='calibration' for the calibration rows."
+                "part='calibration' or part='all' for the calibration rows."
             )
         frame = sources[source].iloc[pos]
         out.append((frame.assign(**{".part": name}) if part == "all" else frame, name))
     return out
+
+
+def cross_fitted(rows: Any) -> bool:
+    """Whether the training and calibration rows are the same rows (the cross-conformal methods)."""
+    return bool(
+        rows.train[0] == rows.calibration[0]
+        and len(rows.train[1]) == len(rows.calibration[1])
+        and np.array_equal(rows.train[1], rows.calibration[1])
+    )
+
+
+def n_distinct_rows(result: Any, n_train: int, n_cal: int) -> int:
+    """broom's ``nobs``: rows used by the fit, each once (cross-conformal rows train and calibrate)."""
+    rows = getattr(result, "fit_rows", None)
+    if rows is not None and cross_fitted(rows):
+        return int(len(rows.train[1]))
+    if rows is None and "scored out of fold" in getattr(result, "nobs", {}):
+        return n_cal
+    return n_train + n_cal
+
+
+def fit_part(result: Any) -> tuple[str, int | float]:
+    """(name, number of rows) of the part the base model was fitted on, for tidy()'s ``.part`` and ``.nobs``.
+
+    The number is NaN only for a prefit model that does not say how many rows it saw.
+    """
+    if result.estimator.prefit:
+        nobs = getattr(result.model, "nobs", None)
+        return "prefit", int(nobs) if isinstance(nobs, (int, float, np.number)) and np.isfinite(nobs) else np.nan
+    rows = getattr(result, "fit_rows", None)
+    cross = "scored out of fold" in result.nobs or (rows is not None and cross_fitted(rows))
+    return (CROSS_PART if cross else "train"), int(result.nobs["train"])
 
 
 def _statsmodels_table(res: Any, conf_int: bool, conf_level: float) -> pd.DataFrame | None:
@@ -171,16 +213,19 @@ class RegressionVocabulary:
             out.append((frame, fit, y, name))
         return out
 
-    def fitted(self, part: str = "train", *, scale: str = "model") -> pd.Series:
-        """The base model's fitted values mu(x), as R's ``fitted(lm)``: by default on the training rows.
+    def fitted(self, part: str = "all", *, scale: str = "model") -> pd.Series:
+        """The base model's fitted values mu(x), as R's ``fitted(lm)``: by default on all n rows of the fit.
 
         Parameters
         ----------
-        part : {"train", "calibration", "all"}
-            The rows: the training part (which fitted the model; R's
-            choice), the calibration part (held out from the model), or both
-            (in the data's order). With ``prefit=True`` there is no training
-            part: use ``part="calibration"``.
+        part : {"all", "train", "calibration"}
+            The rows: every row of the fit, in the data's order (R's
+            choice; ``augment()`` gives the same rows with a ``.part``
+            column), the training part only (which fitted the model), or
+            the calibration part only (held out from the model). The
+            cross-conformal methods (cv+, jackknife+, J+aB) have one set of
+            rows, each both training and scored out of fold, listed once.
+            With ``prefit=True`` there is no training part.
         scale : {"model", "response"}
             The left-hand side's scale, or the response column's (g^-1 of
             the fitted value for ``np.log(y) ~ ...``). Never clipped to
@@ -189,21 +234,21 @@ class RegressionVocabulary:
         Returns
         -------
         Series
-            Indexed by the rows' labels (``.part`` tells which part with ``part="all"``).
+            Indexed by the rows' labels.
 
         Examples
         --------
         >>> import confrf as cf
         >>> sim = cf.datasets.make_sim(600, random_state=0)
         >>> res = cf.split_cp(sim.formula, data=sim.frame, model="ols", random_state=0)
-        >>> len(res.fitted()), res.nobs["train"]
-        (300, 300)
+        >>> len(res.fitted()), len(res.fitted(part="train")), res.nobs["train"]
+        (600, 300, 300)
         """
         pieces = self._part_values(part, scale)
         return pd.concat([pd.Series(fit, index=frame.index, name="fitted") for frame, fit, _, _ in pieces])
 
-    def residuals(self, part: str = "train", *, scale: str = "model") -> pd.Series:
-        """y - mu(x), as R's ``residuals(lm)``: by default on the training rows.
+    def residuals(self, part: str = "all", *, scale: str = "model") -> pd.Series:
+        """y - mu(x), as R's ``residuals(lm)``: by default on all n rows of the fit.
 
         The calibration part's residuals (``part="calibration"``) are the
         held-out errors the scores are made of (the absolute score is their
@@ -228,7 +273,13 @@ class RegressionVocabulary:
 
         ``term``, ``estimate``, ``std.error``, ``statistic``, ``p.value`` and,
         with ``conf_int=True``, ``conf.low`` and ``conf.high`` at
-        ``conf_level``. statsmodels models (``model="ols"``, ``"qr"``,
+        ``conf_level``, then ``.part`` and ``.nobs``: the rows the model
+        was fitted on and their number. Unlike R's ``lm``, a split method's
+        model is fitted on the training part only (``"train"``), the other
+        rows calibrate; the cross-conformal methods' point model is fitted
+        on all rows (``"train+calibration"``); ``"prefit"``: fitted outside
+        confrf (``.nobs`` is the model's own count, when it has one).
+        statsmodels models (``model="ols"``, ``"qr"``,
         prefit results) give their inference; scikit-learn linear models
         only estimates (the other columns are NaN). A quantile pair
         (``score="quantile"``, ``model="qr"``) adds broom's ``tau`` column.
@@ -242,7 +293,10 @@ class RegressionVocabulary:
         >>> sim = cf.datasets.make_sim(600, random_state=0)
         >>> res = cf.split_cp("y ~ x1 + x2", data=sim.frame, model="ols", random_state=0)
         >>> res.tidy().columns.tolist()
-        ['term', 'estimate', 'std.error', 'statistic', 'p.value']
+        ['term', 'estimate', 'std.error', 'statistic', 'p.value', '.part', '.nobs']
+        >>> t = res.tidy()
+        >>> str(t.loc[0, ".part"]), int(t.loc[0, ".nobs"])
+        ('train', 300)
         """
         tables = []
         for label, m in _components(self):
@@ -260,7 +314,9 @@ class RegressionVocabulary:
                 "linear models (model='ols', QuantReg with score='quantile' and model='qr', scikit-learn linear "
                 "models). glance() gives the fit's model-level facts and summary().frames every number."
             )
-        return pd.concat(tables, ignore_index=True)
+        out = pd.concat(tables, ignore_index=True)
+        out[".part"], out[".nobs"] = fit_part(self)
+        return out
 
     def coef(self) -> Any:
         """The base model's coefficients by term name, as R's ``coef(lm)`` (``Intercept`` first).
@@ -295,7 +351,8 @@ class RegressionVocabulary:
 
         The conformal set-up (``method``, ``score``, ``model``, ``alpha``,
         ``level``, ``guarantee``, ``certified``, ``support``), the part sizes
-        (``nobs`` = training + calibration rows, ``n.train``,
+        (``nobs`` = the rows used, each once: training + calibration rows,
+        or n for the cross-conformal methods, whose rows are both; ``n.train``,
         ``n.calibration`` and the calibration parts), the calibration rows
         treated as new points (``width.median``, ``share.infinite``, as in
         the summary), and for an OLS base model broom's ``r.squared``,
@@ -322,7 +379,7 @@ class RegressionVocabulary:
             "guarantee": g.kind,
             "certified": bool(g.certified),
             "support": None if self.response_scale.support is None else self.response_scale.support.describe(),
-            "nobs": int(self.nobs.get("train", 0)) + n_cal,
+            "nobs": n_distinct_rows(self, int(self.nobs.get("train", 0)), n_cal),
             "n.train": int(self.nobs.get("train", 0)),
             "n.calibration": n_cal,
         }
@@ -372,9 +429,11 @@ class RegressionVocabulary:
         Parameters
         ----------
         data : DataFrame, optional
-            Rows to augment. By default the fit's own rows (training and
-            calibration parts, in the data's order, with a ``.part``
-            column): intervals on them are not a held-out check, since the
+            Rows to augment. By default the fit's own rows, each once (the
+            training and calibration parts, in the data's order, with a
+            ``.part`` column: ``"train"``, ``"calibration"``, or
+            ``"train+calibration"`` for the cross-conformal methods, whose
+            rows are both): intervals on them are not a held-out check, since the
             training rows fitted the model and the calibration rows the
             thresholds; ``evaluate(test)`` is.
         alpha, level, interval, scale

@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._tables import Summary, _fmt, text_table, two_column_table
 from ..calibrators.shift import too_small_ess_message
 from ..shift.setup import outside_range
-from .summary import Summary, _fmt, text_table, two_column_table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..classification.result import ClassificationResult
-    from .result import ConformalResult
+    from .base import ResultBase
 
 
 def finite_ratio_limit(total: float, alpha: float) -> float:
@@ -32,9 +31,7 @@ def finite_ratio_limit(total: float, alpha: float) -> float:
     return alpha / (1.0 - alpha) * total
 
 
-def predict_shift_facts(
-    result: ConformalResult | ClassificationResult, X: np.ndarray, ratios: np.ndarray
-) -> dict[str, Any]:
+def predict_shift_facts(result: ResultBase, X: np.ndarray, ratios: np.ndarray) -> dict[str, Any]:
     """Of the rows just predicted: how many lie outside the calibration range, how many ratios force +inf."""
     shift = getattr(result.estimator.calibrator_, "shift_", None)
     forced = None
@@ -50,7 +47,7 @@ def _share(count: int | None, n: int) -> float | None:
     return None if count is None or not n else count / n
 
 
-def add_shift_section(s: Summary, result: ConformalResult | ClassificationResult) -> None:
+def add_shift_section(s: Summary, result: ResultBase) -> None:
     """Section "shift": the ratio's source and the weights' facts, with a warning when too few points carry weight."""
     setup = result.shift
     shift = getattr(result.estimator.calibrator_, "shift_", None)

@@ -97,6 +97,17 @@ class ShiftSetup:
         return self.source(newdata, "newdata", allow_all_zero=True)
 
 
+def refuse_unweighted(refusal: str | None, opts: dict[str, Any]) -> None:
+    """Before anything is fitted: the covariate-shift option the user gave, named, when the method cannot weight.
+
+    ``refusal``: the calibrator's reason (None when it weights exactly). ``shift=`` reaches the estimator as a
+    ratio function, whose own check could only name ``likelihood_ratio``.
+    """
+    given = [k for k in ("likelihood_ratio", "shift") if opts.get(k) is not None]  # one: both is refused
+    if refusal is not None and given:
+        raise InputError(f"{given[0]}= (covariate shift) cannot be used here: {refusal}")
+
+
 def resolve_shift(
     opts: dict[str, Any],
     *,

@@ -102,8 +102,9 @@ class RatioSource:
 
     def _evaluate(self, frame: pd.DataFrame, what: str) -> Any:
         assert isinstance(self.spec, str)  # __call__ handles a callable itself
+        rows = what if what.endswith("rows") else f"every row of {what}"  # not "every row of the calibration rows"
         fix = (
-            f"The ratio must be computable for every row of {what}: add the column, or give an expression or a "
-            "function of columns it has."
+            f"The ratio must be computable for {rows}: add the column, or give an expression or a function of "
+            "columns it has."
         )
         return evaluate_expression(self.spec, frame, self._state, option=self.name, what=what, fix=fix)

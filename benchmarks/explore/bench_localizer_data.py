@@ -3,8 +3,8 @@
 
 Usage (from the repository root)::
 
-    python benchmarks/bench_localizer_data.py     # 6 data sets, hole and no hole, 3 seeds
-    python benchmarks/bench_localizer_data.py --shares 0.3 0.5 0.7   # localizer_size instead (hole, prefit)
+    python benchmarks/explore/bench_localizer_data.py     # 6 data sets, hole and no hole, 3 seeds
+    python benchmarks/explore/bench_localizer_data.py --shares 0.3 0.5 0.7   # localizer_size instead (hole, prefit)
 
 The data, split (40/40/20) and base model are bench_peers' (``peerbench.data``);
 LCP-RF runs with default options through ``fit`` + ``conformalize`` (so the
@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: peerbench
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: confrf
 from peerbench.data import REAL, base_model, make_split, missing_datasets  # noqa: E402
 
 import confrf as cf  # noqa: E402

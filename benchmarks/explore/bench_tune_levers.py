@@ -3,8 +3,8 @@
 
 Usage (from the repository root)::
 
-    python benchmarks/bench_tune_levers.py --datasets california diamonds toy --seeds 3
-    python benchmarks/bench_tune_levers.py --variants default argmin --max-rows 4000
+    python benchmarks/explore/bench_tune_levers.py --datasets california diamonds toy --seeds 3
+    python benchmarks/explore/bench_tune_levers.py --variants default argmin --max-rows 4000
 
 Same protocol, data and metrics as ``bench_peers.py`` (its ``peerbench``
 helpers), but only LCP-RF variants and the QRF normalized split peer. A
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: confrf
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/: peerbench
 
 from peerbench.data import DATASETS, make_split  # noqa: E402
 from peerbench.methods import Interval, Shared, clock, run_qrf_normalized  # noqa: E402
@@ -182,7 +182,7 @@ _median_scale_of = _quantile_scale_of(0.5)
 
 #: name -> (patches of confrf.localizers.tuning, forest.py or ForestLocalizer; estimator settings).
 #: Every variant includes today's sqrt(2) refinement of the leaf grid unless it says "norefine" (the default
-#: before it); the rows of benchmarks/tuning_levers.md above the "new default" were run before the
+#: before it); the rows of benchmarks/explore/tuning_levers.md above the "new default" were run before the
 #: refinement existed.
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "default": ({}, {}),
