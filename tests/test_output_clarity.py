@@ -11,10 +11,9 @@ import pytest
 
 import confrf as cf
 from confrf.__main__ import main
-from confrf._tables import two_column_table
+from confrf._tables import WIDTH, two_column_table
 from confrf.exceptions import LevelWarning
 from confrf.results.diagnostics import LEVEL_LABEL
-from confrf.results.summary import WIDTH
 
 
 @pytest.fixture(scope="module")
