@@ -18,7 +18,7 @@ extensions = [
         extra_compile_args=["-O3", *openmp, *(["-ffp-contract=off"] if name == "_cross" else [])],
         extra_link_args=openmp,
     )
-    for name in ("_forest", "_quantile", "_cross")
+    for name in ("_forest", "_quantile", "_cross", "_pvalue")
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives={"language_level": "3"}))

@@ -446,7 +446,19 @@ def predict(args: argparse.Namespace) -> int:
     newdata = _read_csv(args.newdata, "--newdata")
     ids = _read_ids(args.newdata, args.id, newdata) if args.id else None
     with _step(f"predicting {len(newdata)} rows with the saved {res.method} fit"):
-        pred = _predict_levels(res, newdata, args.levels, **_max_width_option(res, args))
+        if args.quantiles:
+            if args.levels or args.max_width is not None:
+                raise UsageError("--quantiles gives quantiles instead of intervals: drop --level/--alpha/--max-width")
+            import pandas as pd  # not at the top: --help imports nothing heavy
+
+            taus = [float(q) for q in args.quantiles]
+            pred = pd.concat(
+                [res.predict(newdata, interval="none"), res.predict(newdata, type="quantile", q=taus)], axis=1
+            )
+        else:
+            pred = _predict_levels(res, newdata, args.levels, **_max_width_option(res, args))
+        if args.pvalue:
+            pred["p_value"] = res.pvalue(newdata).to_numpy()
     _write_predictions(pred, args, ids)
     if args.summary:
         print(res.summary(), file=sys.stderr)
@@ -666,6 +678,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--newdata", required=True, metavar="CSV", help="CSV of rows to predict")
     _add_level(p, several=True, default_alpha=None)
     _add_prediction_output(p)
+    p.add_argument(
+        "--quantiles",
+        nargs="+",
+        type=_probability,
+        metavar="Q",
+        help="conformal quantiles at these levels instead of intervals (columns q_0.1, ...): "
+        "P(Y <= Q_tau(X)) >= tau exactly, no crossing (methods split and lcp-rf)",
+    )
+    p.add_argument(
+        "--pvalue",
+        action="store_true",
+        help="add a column p_value: each row's conformal p-value (needs the response in --newdata); "
+        "the row's response is in the interval at level 1 - a iff p_value > a",
+    )
     p.add_argument("--summary", action="store_true", help="print the saved fit's summary to stderr")
     p.set_defaults(func=predict)
     return parser

@@ -39,7 +39,9 @@ from ._validation import (
 )
 from ._warnings import user_stacklevel
 from .calibrators import Calibrator, CrossCalibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
+from .calibrators.distribution import SignedDistribution, signed_parts, signed_scores
 from .calibrators.groupwise import group_label_kwargs
+from .calibrators.pvalue import calibrator_pvalues
 from .calibrators.shift import calibration_ratios, check_ratio, prediction_ratios, too_small_ess_message
 from .dask import DaskRows, is_dask_collection
 from .exceptions import InfiniteIntervalWarning, InputError, NotFittedError
@@ -205,6 +207,12 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.options = options
         self.level = level
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the signed-score index is rebuilt on first use (from calib_signed_): a saved fit does not carry it
+        state = dict(super().__getstate__())
+        state.pop("signed_distribution_", None)
+        return state
+
     # -- lifecycle ---------------------------------------------------------
     @governs_threads
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> ConformalRegressor:
@@ -359,7 +367,11 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         seeds = self._seeds()
         t0 = time.perf_counter()
         w_cal, ratio_model = calibration_ratios(likelihood_ratio, X)
-        V = self.score_.score(y, self.model_.predict(X))
+        pred = self.model_.predict(X)
+        V = self.score_.score(y, pred)
+        # the signed score (y - c(x)) / s(x) of every calibration row: the predictive distribution's input
+        self.calib_signed_ = signed_scores(self.score_, y, pred) if hasattr(self.score_, "interval_parts") else None
+        self.__dict__.pop("signed_distribution_", None)
         calibrator = self._make_calibrator(seeds[2])
         if w_cal is not None and not calibrator.supports_shift:
             raise InputError(f"likelihood_ratio (covariate shift) cannot be used here: {calibrator.shift_refusal()}")
@@ -571,6 +583,71 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         """
         d = self.predict_details(X, alpha, groups, **kwargs)
         return np.column_stack([d["lwr"], d["upr"]])
+
+    @governs_threads
+    def predict_pvalues(self, X: Any, y: Any, groups: Any = None, likelihood_ratio: Any = None) -> np.ndarray:
+        """Conformal p-value of every (x, y): the smallest alpha at which y leaves the set at x.
+
+        ``y`` lies in the interval at level alpha iff p > alpha, for every alpha; P(p(X, Y) <= a) <= a for
+        every a (docs/theory.md, "Conformal p-values"). ``groups``, ``likelihood_ratio``: as
+        :meth:`predict_details`. Methods whose sets are not nested in alpha (CV+, jackknife+, J+aB, PAC,
+        SLCP) refuse with the reason.
+        """
+        X = self._check_X(X)
+        y = _numeric_response(y)
+        check_same_rows(X, y.shape[0])
+        if not hasattr(self, "calibrator_"):
+            raise NotFittedError("call conformalize() before computing p-values.")
+        labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
+        w = self._test_ratios(X, likelihood_ratio)
+        if X.shape[0] == 0:
+            return np.empty(0)
+        v = self.score_.score(y, self.model_.predict(X))
+        return calibrator_pvalues(self.calibrator_, X, v, likelihood_ratio=w, n_jobs=self.n_jobs, **labels)
+
+    def signed_distribution(self) -> SignedDistribution:
+        """The calibration's conformal points indexed by signed score (built once, kept)."""
+        if not hasattr(self, "calibrator_"):
+            raise NotFittedError("call conformalize() before asking for predictive distributions.")
+        dist = self.__dict__.get("signed_distribution_")
+        if dist is None:
+            SignedDistribution.check(self.calibrator_)
+            signed = getattr(self, "calib_signed_", None)
+            if signed is None:
+                raise InputError(
+                    "this fit kept no signed calibration scores (a score without interval_parts, Dask calibration "
+                    "data, a cross-conformal method or a fit from an older version); refit with score='absolute', "
+                    "'scaled' or 'quantile' in memory."
+                )
+            dist = self.signed_distribution_ = SignedDistribution.from_calibrator(self.calibrator_, signed)
+        return dist
+
+    @governs_threads
+    def predict_quantiles(self, X: Any, q: Any) -> np.ndarray:
+        """(rows, levels) conformal quantiles Q_tau(x) with P(Y <= Q_tau(X)) >= tau exactly, non-decreasing in tau.
+
+        One pass over each row's neighbours gives every level; +inf where tau exceeds the reachable count.
+        """
+        X = self._check_X(X)
+        dist = self.signed_distribution()
+        c, s = signed_parts(self.score_, self.model_.predict(X)) if X.shape[0] else (np.empty(0), np.empty(0))
+        t = dist.thresholds(X, q, n_jobs=self.n_jobs)
+        return c[:, None] + s[:, None] * t
+
+    @governs_threads
+    def predict_profiles(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Every row's predictive step CDF as CSR (indptr, support in y units, cumulative count) and n.
+
+        The CDF at a support point is count / (n + 1); the mass left past the last point sits at +inf.
+        """
+        X = self._check_X(X)
+        dist = self.signed_distribution()
+        indptr, u, cnt = dist.profiles(X)
+        if X.shape[0]:
+            c, s = signed_parts(self.score_, self.model_.predict(X))
+            rows = np.repeat(np.arange(X.shape[0]), np.diff(indptr))
+            u = c[rows] + s[rows] * u
+        return indptr, u, cnt, dist.n
 
     @governs_threads
     def predict_groups(self, X: Any, groups: Any = None) -> np.ndarray:

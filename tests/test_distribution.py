@@ -30,7 +30,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "confrf"
-KERNELS = ("_forest", "_quantile")
+KERNELS = ("_forest", "_quantile", "_pvalue")
 #: written by Cython or the compiler at build time, never shipped as sources
 BUILD_PRODUCTS = (".so", ".pyd", ".c", ".html", ".pyc")
 #: what setuptools adds to an sdist besides the files MANIFEST.in takes

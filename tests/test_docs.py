@@ -305,8 +305,14 @@ def _quickstart(ns):
     assert 0.8 < ns["np"].mean((ns["bounds"][:, 0] <= y) & (y <= ns["bounds"][:, 1])) < 1
 
 
+def _distribution(ns):
+    # a row is outside the 90% interval exactly when its p-value is at most 0.1
+    assert (ns["outside"] == (ns["p"] <= 0.1)).all()
+    assert ns["d"].tail_mass >= 1 / (ns["d"].n + 1)
+
+
 #: what a page says its code shows, checked on the namespace it leaves
-CHECKS = {"docs/quickstart.md": _quickstart}
+CHECKS = {"docs/quickstart.md": _quickstart, "docs/guide/distribution.md": _distribution}
 
 
 def test_long_pages_exist():

@@ -12,6 +12,7 @@ try:
         lcp_rf_thresholds_weighted,
         score_ranks,
     )
+    from ._pvalue import lcp_rf_counts, lcp_rf_levels, lcp_rf_mass_at, lcp_rf_profiles
     from ._quantile import csr_row_quantiles, weighted_quantile
 except ModuleNotFoundError as exc:
     from .._kernel_files import kernels_built, not_built_error
@@ -31,6 +32,10 @@ __all__ = [
     "lcp_rf_thresholds_ranked",
     "lcp_rf_thresholds_weighted",
     "score_ranks",
+    "lcp_rf_counts",
+    "lcp_rf_levels",
+    "lcp_rf_mass_at",
+    "lcp_rf_profiles",
     "csr_row_quantiles",
     "weighted_quantile",
 ]

@@ -352,6 +352,31 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             t, closed, level = th.t, th.closed, th.level
         return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed, "level": level}
 
+    @governs_threads
+    def predict_pvalues(self, X: Any, likelihood_ratio: Any = None) -> np.ndarray:
+        """(n, K) conformal p-values per candidate label (as crepes' and MAPIE's): column k for ``classes_[k]``.
+
+        Label k is in the set at level alpha iff its p-value exceeds alpha, for every alpha (a randomized
+        score draws the same U per row as :meth:`predict_sets`), and P(p(X, Y) <= a) <= a for the true label
+        (given Y = k for the class-conditional methods).
+        """
+        from ..calibrators.pvalue import calibrator_pvalues
+
+        X = self._check_X(X)
+        if not hasattr(self, "calibrator_"):
+            raise NotFittedError("call conformalize() before computing p-values.")
+        w = prediction_ratios(self, X, likelihood_ratio)
+        K, m = len(self.classes_), X.shape[0]
+        if m == 0:
+            return np.empty((0, K))
+        u = uniforms(self.score_, m, PREDICTION_STREAM, self._seeds()[3])
+        S = self.score_.matrix(self.model_.proba(X), u)
+        out = np.empty((m, K))
+        for k in range(K):
+            labels = np.full(m, k, dtype=np.int64) if self.mondrian_ else None
+            out[:, k] = calibrator_pvalues(self.calibrator_, X, S[:, k], labels=labels, likelihood_ratio=w)
+        return out
+
     def predict_sets(
         self, X: Any, alpha: float | None = None, *, level: float | None = None, likelihood_ratio: Any = None
     ) -> np.ndarray:

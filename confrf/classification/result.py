@@ -248,6 +248,17 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
             out[lv] = sets[:, k]
         return out
 
+    def pvalue(self, newdata: Any) -> pd.DataFrame:
+        """Conformal p-value of every candidate label for every row (one column per class level).
+
+        A level is in ``predict(newdata, alpha=a)``'s set iff its p-value exceeds ``a``, for every ``a``;
+        for the true label P(p <= a) <= a (per class with the class-conditional methods).
+        """
+        newdata = as_frame(newdata, "newdata")
+        X = self.design.transform(newdata)
+        p = self.estimator.predict_pvalues(X, likelihood_ratio=self._ratios(newdata, X))
+        return pd.DataFrame(p, index=newdata.index, columns=self.levels)
+
     def _predict_meta(self, index: pd.Index) -> pd.DataFrame:
         """Empty frame with the columns and dtypes of :meth:`predict` (for lazy Dask output)."""
         est = self.estimator

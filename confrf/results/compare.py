@@ -57,6 +57,8 @@ class Comparison(Report):
             )
             if "oracle_error_median" in f.index:
                 col += [_fmt(c["oracle_error_median"]), _fmt(c["conditional_coverage_min"])]
+            if "crps" in f.index:  # NaN for a fit without a predictive distribution
+                col += [_fmt(c["crps"]), _fmt(c["pit_ks"])]
             col += [
                 _fmt(c["fit_time"]),
                 _fmt(c["conformalize_time"]),
@@ -81,6 +83,8 @@ class Comparison(Report):
         )
         if "oracle_error_median" in f.index:
             stubs += ["|q - q*|/q* (median)", "Min cond. coverage"]
+        if "crps" in f.index:
+            stubs += ["CRPS (finite tail)", "PIT distance (KS)"]
         stubs += ["Fit time (s)", "Conformalize time (s)", "Predict time (s)", "Guarantee"]
         table = pd.DataFrame(shown, index=stubs)
         s = Summary()

@@ -37,6 +37,7 @@ from ..metrics import (
     worst_slab_coverage,
 )
 from .diagnostics import distribution_row, level_note, shown_levels
+from .distribution import distribution_metrics
 from .reject import REJECT_NOTE, rejected
 from .report import method_title
 
@@ -151,6 +152,7 @@ class Evaluation(Report):
         oracle: pd.Series | None,
         reject: pd.Series | None,
         n_bins: int = 10,
+        predictive: pd.Series | None = None,
     ) -> None:
         self.method = method
         self.title = title
@@ -164,6 +166,7 @@ class Evaluation(Report):
         self.oracle = oracle
         self.reject = reject
         self.n_bins = n_bins
+        self.predictive = predictive
 
     @property
     def coverage(self) -> float:
@@ -189,6 +192,8 @@ class Evaluation(Report):
             out["oracle"] = self.oracle.to_frame("value")
         if self.reject is not None:
             out["reject"] = self.reject.to_frame("value")
+        if self.predictive is not None:
+            out["predictive"] = self.predictive.to_frame("value")
         return out
 
     def _distributions(self) -> pd.DataFrame:
@@ -281,6 +286,17 @@ class Evaluation(Report):
                 r.to_frame("value"),
             )
             s.tables.append(text_table([REJECT_NOTE]))
+        if self.predictive is not None:
+            d = self.predictive
+            items = [("CRPS (finite tail)", d["crps"]), ("PIT distance from uniform (KS)", d["pit_ks"])]
+            items += [
+                (f"P(Y <= Q_{k[9:]})", v) for k, v in d.items() if k.startswith("onesided_") and k[9:] != "se_max"
+            ]
+            s.add_section(
+                "predictive",
+                two_column_table(items, title="Predictive distribution (every level)"),
+                d.to_frame("value"),
+            )
         s.tables.append(
             text_table(
                 [
@@ -384,6 +400,9 @@ def evaluate(
             },
             dtype=object,
         )
+    predictive = distribution_metrics(result, data, rows["y"].to_numpy(), random_state)
+    if predictive is not None:
+        metrics = pd.concat([metrics, predictive])
     reject_s = None
     if max_width is not None:
         acc = ~rows["rejected"].to_numpy()
@@ -417,4 +436,5 @@ def evaluate(
         oracle=oracle_s,
         reject=reject_s,
         n_bins=n_bins,
+        predictive=predictive,
     )

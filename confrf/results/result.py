@@ -25,6 +25,7 @@ from ..formula.transforms import response_transform
 from ..models import base_model
 from .base import ResultBase, _is_dask_collection, _multi_alpha_frame
 from .diagnostics import CalibrationDiagnostics, calibration_diagnostics
+from .distribution import DistributionMethods
 from .evaluation import Evaluation, evaluate
 from .plots import ResultPlots
 from .reject import check_max_width, rejected
@@ -61,7 +62,7 @@ def check_interval(interval: Any) -> str:
     return interval
 
 
-class ConformalResult(RegressionVocabulary, ResultBase):
+class ConformalResult(DistributionMethods, RegressionVocabulary, ResultBase):
     """A fitted conformal model from :func:`confrf.conformal`.
 
     Attributes
@@ -129,6 +130,9 @@ class ConformalResult(RegressionVocabulary, ResultBase):
     tidy = RegressionVocabulary.tidy
     glance = RegressionVocabulary.glance
     augment = RegressionVocabulary.augment
+    pvalue = DistributionMethods.pvalue
+    cdf = DistributionMethods.cdf
+    distribution = DistributionMethods.distribution
 
     # -- basic facts -------------------------------------------------------
     @property
@@ -169,6 +173,8 @@ class ConformalResult(RegressionVocabulary, ResultBase):
         n_jobs: int | None = None,
         chunk_size: int | None = None,
         progress: bool | None = None,
+        type: str = "interval",
+        q: Any = None,
     ) -> Any:
         """Point prediction and interval for every row of ``newdata``.
 
@@ -224,6 +230,13 @@ class ConformalResult(RegressionVocabulary, ResultBase):
         progress : bool, optional
             Progress bar on stderr: by default only when prediction takes
             more than about 2 seconds; False turns it off.
+        type : {"interval", "quantile"}
+            "quantile" (as ranger's and quantregForest's predict): the
+            conformal quantiles at the levels ``q`` instead, one column
+            ``q_<level>`` each, with P(Y <= Q_tau(X)) >= tau exactly and no
+            crossing (docs/theory.md, "Predictive distributions").
+        q : float or sequence of floats
+            Quantile levels in (0, 1) for ``type="quantile"``.
 
         Returns
         -------
@@ -248,6 +261,14 @@ class ConformalResult(RegressionVocabulary, ResultBase):
         >>> res.predict(sim.frame.head(2), interval="none").columns.tolist()
         ['fit']
         """
+        if type == "quantile":
+            if q is None:
+                raise InputError("type='quantile' needs the levels: q=[0.1, 0.5, 0.9], for example.")
+            return self._quantile_frame(newdata, q)
+        if type != "interval":
+            raise InputError(f"type must be 'interval' (the default) or 'quantile', got {type!r}.")
+        if q is not None:
+            raise InputError("q= gives quantile levels for type='quantile'; add type='quantile' or drop q.")
         interval = check_interval(interval)
         scale = self.response_scale.check_scale(scale)
         a = resolve_alpha(alpha, level, several=True)
