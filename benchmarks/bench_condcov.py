@@ -58,6 +58,7 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's confrf, not an installed one
 
 from peerbench.data import Split, base_model  # noqa: E402
 from peerbench.methods import Shared, run_crepes, run_mapie_cqr, run_mapie_split, run_qrf_normalized  # noqa: E402

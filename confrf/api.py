@@ -155,8 +155,10 @@ def conformal(
         (None: one thread for everything confrf runs, the base model's OpenMP
         and BLAS pools included; -1: all cores; see the guide's "Threads").
         Method options: ``guarantee`` ("marginal" or "pac"),
-        ``localizer_data`` ("calibration"; "training" grows the forest on the
-        training part's ``cv``-fold out-of-fold scores) and ``scale``
+        ``localizer_data`` ("auto": the forest grows on the localizer part
+        of the calibration set, the training part's ``cv``-fold out-of-fold
+        scores or both, chosen on held-out localizer rows; "calibration" or
+        "training": always that one) and ``scale``
         ("tune": chosen with the forest settings; "none": the weights
         localize the scores ``abs(y - mu)``; "forest": they localize
         ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the

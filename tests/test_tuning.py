@@ -509,7 +509,9 @@ def test_no_localization_is_chosen_where_the_noise_does_not_depend_on_x(seed):
     from confrf.calibrators import SplitCalibrator, lcp_threshold
 
     X, y = _homoscedastic(2200, seed)
-    est = cf.ConformalRegressor(model=LinearRegression(), random_state=seed).fit(X[:1000], y[:1000])
+    est = cf.ConformalRegressor(
+        model=LinearRegression(), random_state=seed, options={"localizer_data": "calibration"}
+    ).fit(X[:1000], y[:1000])
     est.conformalize(X[1000:], y[1000:])
     loc = est.localizer_
     assert loc.pooled and loc.tuning_.chosen == loc.tuning_.pooled == (600, 1.0, "none") and loc.forest_ is None

@@ -352,6 +352,7 @@ def tune_forest(
         if source == "training":
             return reference
         return np.vstack([Xu[grow], reference[0]]), np.concatenate([Vu[grow], reference[1]])
+
     # candidate -> [sum of its per-point losses, simulations per point, infinite thresholds]
     acc: dict[tuple[int, Any, str], list[Any]] = {}
     screened: dict[int, np.ndarray] = {}  # the screened columns of each growing fold, by its first point
