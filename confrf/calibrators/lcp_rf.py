@@ -364,9 +364,9 @@ class LCPForestCalibrator(Calibrator):
     def sizes(self) -> dict[str, int]:
         choice = getattr(self.localizer, "source_choice_", None)
         if choice is not None:
-            out = {"localizer (held out to choose)": self.n_localizer_, "conformal": self.n_conformal_}
-            if not self.localizer.pooled:
-                out[f"forest grown on ({choice.chosen})"] = self.n_grow_
+            out = {"localizer": self.n_localizer_, "conformal": self.n_conformal_}
+            if not self.localizer.pooled and choice.chosen != "calibration":
+                out["forest rows"] = self.n_grow_  # the training part's rows, with the localizer part's if pooled
             return out
         if self.localizer_source_ != "calibration":
             return {"localizer (training)": self.n_grow_, "conformal": self.n_conformal_}
