@@ -14,12 +14,13 @@ forest (:mod:`confrf.localizers.tuning`):
 - "training": it grows on the training part's out-of-fold scores;
 - "pooled": on both.
 
-Each source's tuning (leaf size, max_features, scale, and no localization)
-runs with the same random state on the same localizer part, so every
-simulation scores the same held-out localizer points as test points with the
-same conformal folds; only what the forest grew on differs. The losses of the
-three tunings' choices are compared point by point: "calibration" is the
-baseline and another source replaces it only if it beats it by more than
+Each source is tuned on its own rows (leaf size, max_features, scale and no
+localization); then each source's choice is scored by simulated calibrations
+on the same held-out localizer points (the localizer part's tuning folds; the
+simulated forest grows on the growing fold, the training rows or both), and
+the losses are compared point by point: the baseline (read from the sizes:
+"pooled" while the localizer part is smaller than the training part, else
+"calibration") is replaced only by a source that beats it by more than
 ``SOURCE_SE`` paired standard errors (then the lowest mean loss wins). A
 training part unlike the calibration rows predicts the held-out localizer
 points' scores badly and is left out.
@@ -94,10 +95,11 @@ def _paired_beats(a: np.ndarray, b: np.ndarray, se_rule: float) -> bool:
 def choose(held_out: dict[str, np.ndarray | None], localizes: dict[str, bool], rows: dict[str, int]) -> SourceChoice:
     """The source to grow on, from each source's held-out losses on the localizer part (None: not simulated).
 
-    "calibration" (the localizer part, the rule without training rows) is the baseline; another source replaces
-    it only if it beats it by more than SOURCE_SE paired standard errors, then the lowest mean loss wins. The
-    simulated forests grow on a third of the localizer part, fewer rows than the final one, so the baseline is
-    the source the simulation understates most (at large n it grows on the most rows).
+    The baseline is read from the sizes: "pooled" while the localizer part is smaller than the training part
+    (the training rows carry the learning; the few held-out localizer rows rarely separate the sources by much),
+    else "calibration" (the simulated forests grow on a third of the localizer part, fewer rows than the final
+    one, so the simulation understates it most). Another source replaces the baseline only if it beats it by more
+    than SOURCE_SE paired standard errors, then the lowest mean loss wins.
     """
     if any(v is None for v in held_out.values()):
         reason = "the localizer part is too small to compare sources on held-out rows; the localizer part's rule"
@@ -105,13 +107,16 @@ def choose(held_out: dict[str, np.ndarray | None], localizes: dict[str, bool], r
     losses = {s: v for s, v in held_out.items() if v is not None}
     common = np.all([np.isfinite(v) for v in losses.values()], axis=0)
     scores = {s: float(np.mean(v[common])) for s, v in losses.items()}
-    base = "calibration"
+    base = "pooled" if rows["calibration"] < rows["training"] else "calibration"
     better = [s for s in losses if s != base and _paired_beats(losses[s][common], losses[base][common], SOURCE_SE)]
     if not better:
-        reason = f"no other source beat the localizer part by {SOURCE_SE:g} paired s.e. on held-out localizer rows"
+        reason = (
+            f"the baseline (read from the sizes); no other source beat it by {SOURCE_SE:g} paired s.e. on "
+            "held-out localizer rows"
+        )
         return SourceChoice(base, rows, scores, localizes, reason)
     best = min(better, key=lambda s: (scores[s], SOURCES.index(s)))
-    reason = f"beat the localizer part by more than {SOURCE_SE:g} paired s.e. on held-out localizer rows"
+    reason = f"beat the baseline ({base}) by more than {SOURCE_SE:g} paired s.e. on held-out localizer rows"
     return SourceChoice(best, rows, scores, localizes, reason)
 
 
