@@ -265,7 +265,7 @@ class LCPForestCalibrator(Calibrator):
         t0 = time.perf_counter()
         self.localizer.index_lookups(*rows.lookup(self.localizer, conf))
         self.localizer.index_seconds_ = time.perf_counter() - t0
-        self.n_grow_, self.n_conformal_ = int(self.localizer.n_grow_), int(conf.shape[0])
+        self.n_grow_, self.n_conformal_ = int(self.localizer.n_grow_ or 0), int(conf.shape[0])
         self.n_localizer_ = int(grow.shape[0])
         self.n_calibration_, self.conformal_rows_ = n, conf.astype(np.int32 if n < 2**31 else np.int64)
         self._set_ratios(None)
