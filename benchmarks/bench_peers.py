@@ -30,6 +30,11 @@ Methods
     SLCP learn their bandwidth from out-of-fold training scores, so they run
     ``fit`` on the training part, which refits the same model with the same seed
     plus 5 out-of-fold fits; the script checks that the refit predicts the same).
+    "LCP-RF (fit on the training rows)" is LCP-RF as a user calls it, ``fit`` on
+    the training part (with its hole) then ``conformalize``: its forest may grow
+    on the training part's out-of-fold scores, the localizer part or both
+    (``localizer_data="auto"``), chosen on held-out localizer rows; "LCP-RF" is
+    the same method on the shared prefit model (calibration rows only).
     MAPIE (v1 API): ``SplitConformalRegressor`` (prefit) and
     ``ConformalizedQuantileRegressor`` (prefit quantile models, symmetric
     correction as in Romano et al.).

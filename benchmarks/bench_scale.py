@@ -300,6 +300,11 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         "scale": loc.scale_,
         "tuning_points": None if tun is None else int(tun.n_points),
         "neighbours_per_point": float(np.diff(W.indptr).mean()),
+        # what the kernel costs per neighbour (CPU time, 1 thread): flat in n when the pass stays cache-local
+        "kernel_ns_per_neighbour": 1e9
+        * T["kernel_2000_1thr_cpu"]
+        / rows.shape[0]
+        / max(1.0, float(np.diff(W.indptr).mean())),
         "pickle_bytes": sizes,
         "pickle_bytes_per_conformal_point": sizes["estimator"] / loc.index_.n,
         "coverage": float(np.mean((yt >= lwr) & (yt <= upr))),
@@ -457,8 +462,9 @@ def job_table(rs: list[dict[str, Any]]) -> list[str]:
         "load before / after | wall (whole job) | CPU (user + sys) | data | model fit | tuning | growing | index | "
         "predict all | "
         "summary diagnostics | predict per point | kernel per point, 1 thread (CPU) | neighbours per point | "
+        "kernel CPU per neighbour | "
         "peak RSS | pickled estimator (bytes per conformal point) | coverage |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rs:
         c, T = r["config"], r["times"]
@@ -470,11 +476,16 @@ def job_table(rs: list[dict[str, Any]]) -> list[str]:
             f"{T['data']:.1f} | {T['fit_model']:.1f} | {T['tune']:.1f} | {T['grow']:.1f} | {T['index']:.1f} | "
             f"{T['predict']:.1f} | {T['summary_diagnostics']:.1f} | {1e6 * T['predict'] / c['n_test']:.0f} µs | "
             f"{1e6 * T['kernel_2000_1thr'] / n_k:.0f} µs ({1e6 * T['kernel_2000_1thr_cpu'] / n_k:.0f} µs) | "
-            f"{r['neighbours_per_point']:,.0f} | {rss_gb(r):.2f} GB | "
+            f"{r['neighbours_per_point']:,.0f} | {_ns_per_neighbour(r)} | {rss_gb(r):.2f} GB | "
             f"{r['pickle_bytes']['estimator'] / MB:.1f} MiB ({r['pickle_bytes_per_conformal_point']:.0f} B) | "
             f"{r['coverage']:.3f} |"
         )
     return L
+
+
+def _ns_per_neighbour(r: dict[str, Any]) -> str:
+    v = r.get("kernel_ns_per_neighbour")  # absent from results of earlier versions
+    return "-" if v is None else f"{v:.0f} ns"
 
 
 def quality_table(rs: list[dict[str, Any]]) -> list[str]:
@@ -686,7 +697,8 @@ def markdown(results: list[dict[str, Any]], machine: dict[str, Any], command: st
             g = per(r) / per(a)
             L.append(
                 f"  - per-point predict cost from {a['config']['n_cal']:,} to {n:,} calibration rows: {g:.2f}x "
-                f"(kernel CPU time {ker(r) / ker(a):.2f}x, neighbours per point "
+                f"(kernel CPU time {ker(r) / ker(a):.2f}x, per neighbour {_ns_per_neighbour(a)} -> "
+                f"{_ns_per_neighbour(r)}, neighbours per point "
                 f"{a['neighbours_per_point']:,.0f} -> {r['neighbours_per_point']:,.0f}; target < "
                 f"{TARGET_GROWTH:.0f}x): **{'PASS' if g < TARGET_GROWTH else 'FAIL'}**"
             )

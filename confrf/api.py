@@ -157,8 +157,10 @@ def conformal(
         (None: one thread for everything confrf runs, the base model's OpenMP
         and BLAS pools included; -1: all cores; see the guide's "Threads").
         Method options: ``guarantee`` ("marginal" or "pac"),
-        ``localizer_data`` ("calibration"; "training" grows the forest on the
-        training part's ``cv``-fold out-of-fold scores) and ``scale``
+        ``localizer_data`` ("calibration": the localizer part of the
+        calibration set; "training": the training part's ``cv``-fold
+        out-of-fold scores; "auto": either or both, chosen on held-out
+        localizer rows) and ``scale``
         ("tune": chosen with the forest settings; "none": the weights
         localize the scores ``abs(y - mu)``; "forest": they localize
         ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the

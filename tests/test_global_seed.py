@@ -53,6 +53,8 @@ REGRESSION = {
     "split": dict(method="split"),  # the split, and the default gbm's own draws
     "split-rf": dict(method="split", model=RF),
     "lcp-rf": dict(method="lcp-rf", model="ols"),  # the split, the forest and its tuning
+    # the out-of-fold folds, the sources' tunings and the forest (localizers/sources.py)
+    "lcp-rf-auto": dict(method="lcp-rf", model="ols", localizer_data="auto"),
     "cv+": dict(method="cv+", model="ols", cv=5),  # the folds
     "jackknife+ab": dict(method="jackknife+ab", model="ols", n_bootstrap=10),  # the bootstrap
     "scaled": dict(method="split", score="scaled", model=RF),

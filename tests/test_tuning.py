@@ -509,7 +509,9 @@ def test_no_localization_is_chosen_where_the_noise_does_not_depend_on_x(seed):
     from confrf.calibrators import SplitCalibrator, lcp_threshold
 
     X, y = _homoscedastic(2200, seed)
-    est = cf.ConformalRegressor(model=LinearRegression(), random_state=seed).fit(X[:1000], y[:1000])
+    est = cf.ConformalRegressor(
+        model=LinearRegression(), random_state=seed, options={"localizer_data": "calibration"}
+    ).fit(X[:1000], y[:1000])
     est.conformalize(X[1000:], y[1000:])
     loc = est.localizer_
     assert loc.pooled and loc.tuning_.chosen == loc.tuning_.pooled == (600, 1.0, "none") and loc.forest_ is None
@@ -533,7 +535,9 @@ def test_no_localization_is_chosen_where_the_noise_does_not_depend_on_x(seed):
     y2 = y.copy()
     _, conf = random_split(1200, 0.5, np.random.default_rng(est._seeds()[1]), "localizer part", "localizer_size")
     y2[1000 + conf] += 50.0 * np.random.default_rng(3).normal(size=conf.size)
-    other = cf.ConformalRegressor(model=LinearRegression(), random_state=seed).fit(X[:1000], y[:1000])
+    other = cf.ConformalRegressor(
+        model=LinearRegression(), random_state=seed, options={"localizer_data": "calibration"}
+    ).fit(X[:1000], y[:1000])
     other.conformalize(X[1000:], y2[1000:])
     assert other.localizer_.tuning_ == loc.tuning_ and other.localizer_.pooled
 

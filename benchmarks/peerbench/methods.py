@@ -25,9 +25,13 @@ CONFRF_METHODS = {
     "split-g": ("SPLIT-G", "split-g", {}),
     "lcp": ("LCP", "lcp", {}),
     "slcp": ("SLCP", "slcp", {}),
-    "lcp-rf": ("LCP-RF", "lcp-rf", {}),
+    # on the shared prefit model: the calibration rows are all it learns from
+    "lcp-rf": ("LCP-RF", "lcp-rf", {"localizer_data": "calibration"}),
+    # as a user calls it: fit on the training rows (with their hole on the real data), then conformalize; its
+    # forest may learn from the training rows' out-of-fold scores (localizer_data="auto", issue 36)
+    "lcp-rf-fit": ("LCP-RF (fit on the training rows)", "lcp-rf", {"localizer_data": "auto"}),
     # the default before issue 12: leaves of ceil(sqrt(n_localizer)), every feature at each split, raw scores, 100 trees
-    "lcp-rf-auto": ("LCP-RF (sqrt-n leaves)", "lcp-rf", {"scale": "none"}),
+    "lcp-rf-auto": ("LCP-RF (sqrt-n leaves)", "lcp-rf", {"scale": "none", "localizer_data": "calibration"}),
     "lcp-rf-g": ("LCP-RF-G", "lcp-rf-g", {}),
     "qrf-tc": ("QRF-TC", "qrf-tc", {}),
     # the paper's form of the PAC correction: D2 target 1 - alpha (guarantee 1 - alpha - epsilon);

@@ -14,6 +14,7 @@ from .._parallel import kernel_threads
 from .._validation import alpha_fraction, as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
 from ..localizers.forest import ForestLocalizer, check_forest_backend, check_max_samples
+from ..localizers.sources import grow_from_sources
 from ..localizers.tuning import TUNE
 from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
@@ -37,6 +38,19 @@ def min_localizer_points(alpha: float) -> int:
     exact.
     """
     return math.ceil(MIN_LOCALIZER_ALPHA / alpha_fraction(alpha))
+
+
+def localizer_rows_with_training(n: int, n_training: int, localizer_size: float, alpha: float) -> int:
+    """Localizer rows of ``n`` calibration rows when ``n_training`` training rows can also teach the forest.
+
+    ``localizer_size * n`` scaled by n / (n + n_training), the calibration rows' share of all the rows that can
+    teach the forest: the training rows carry the learning at small n, so more calibration rows become conformal
+    points; at least min(localizer_size * n, 3 ceil(10 / alpha)) rows, so the sources can be compared. Read from
+    sizes only, never a score, so the split keeps the guarantee exact.
+    """
+    full = int(round(localizer_size * n))
+    share = int(round(localizer_size * n * n / (n + n_training)))
+    return max(1, min(full, max(share, 3 * min_localizer_points(alpha))))
 
 
 #: ``max_localizer_size="auto"``: the forest grows on at most this many rows (its growing cost is bounded; the
@@ -84,6 +98,12 @@ class LCPForestCalibrator(Calibrator):
         the localizer points' ratios, :mod:`confrf.localizers.tuning`). Both
         keep the guarantee exact; on the shift benchmark "target" was not
         better (``benchmarks/explore/shift_levers.md`` in the repository).
+    choose_source : bool
+        With a training part (:meth:`set_reference`): choose what the forest
+        grows on (the localizer part, the training part or both) by the
+        tuning's simulated calibrations on the localizer part
+        (:mod:`confrf.localizers.sources`; ``localizer_data="auto"``) instead
+        of always growing on the training part (``localizer_data="training"``).
 
     Notes
     -----
@@ -104,6 +124,7 @@ class LCPForestCalibrator(Calibrator):
         n_jobs: int | None = None,
         max_localizer_size: int | None = None,
         shift_tuning: str = "calibration",
+        choose_source: bool = False,
     ) -> None:
         self.localizer = localizer
         self.localizer_size = check_fraction(localizer_size, "localizer_size")
@@ -112,6 +133,7 @@ class LCPForestCalibrator(Calibrator):
         self.shift_tuning = check_shift_tuning(shift_tuning)
         self._reference: tuple[np.ndarray, np.ndarray] | None = None
         self.localizer_source_ = "calibration"
+        self.choose_source = choose_source
 
     def set_reference(self, X, scores, source: str = "training part") -> None:
         """Grow the forest on (X, scores), data disjoint from the calibration set, instead of a share of it."""
@@ -127,6 +149,9 @@ class LCPForestCalibrator(Calibrator):
         n = X.shape[0]
         w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
         target_tuning = self.shift_tuning == "target"
+        if self.choose_source and (target_tuning or not self.localizer.honest):
+            # "auto": the training part only competes for an honest, unweighted tuning; else the localizer part's rule
+            self._reference = None
         if target_tuning and (w is None or self._reference is not None or not self.localizer.honest):
             raise InputError(
                 "shift_tuning='target' weights the tuning of the honest forest, grown on the localizer part of the "
@@ -165,6 +190,8 @@ class LCPForestCalibrator(Calibrator):
         if not self.localizer.honest:
             raise InputError("honest=False grows the forest on every calibration row; it needs the rows in memory.")
         w_grow = None
+        if self._reference is not None and self.choose_source:
+            return self._calibrate_choosing_source(rows, alpha, rng)
         if self._reference is not None:
             Xr, Vr = self._reference
             if Xr.shape[1] != rows.n_features:
@@ -201,6 +228,45 @@ class LCPForestCalibrator(Calibrator):
         self.localizer.index_seconds_ = time.perf_counter() - t0
         self.n_grow_, self.n_conformal_ = (0 if Xr is None else int(Xr.shape[0])), int(conf.shape[0])
         # int32: 4 bytes a conformal point in the fitted object (reweighted() reads the ratios' rows with it)
+        self.n_calibration_, self.conformal_rows_ = n, conf.astype(np.int32 if n < 2**31 else np.int64)
+        self._set_ratios(None)
+        return self
+
+    def _calibrate_choosing_source(
+        self, rows: CalibrationRows, alpha: float, rng: np.random.Generator
+    ) -> LCPForestCalibrator:
+        """``localizer_data="auto"``: the forest grows on the localizer part, the training part or both.
+
+        The localizer part's size is decided from the sizes alone (:func:`localizer_rows_with_training`);
+        the source and the forest are chosen from it and the training part only (:mod:`confrf.localizers.sources`),
+        so the conformal points stay unseen until they are indexed.
+        """
+        n = rows.n
+        Xr, Vr = self._reference  # type: ignore[misc]
+        self._reference = None  # used once; not kept in the fitted object
+        if Xr.shape[1] != rows.n_features:
+            raise InputError(f"the training part has {Xr.shape[1]} columns, the calibration data {rows.n_features}.")
+        if self.max_localizer_size is not None and Xr.shape[0] > self.max_localizer_size:
+            keep = np.sort(rng.permutation(Xr.shape[0])[: self.max_localizer_size])
+            Xr, Vr = Xr[keep], Vr[keep]
+        if self._too_small_to_localize(n, alpha) or self.localizer.min_samples_leaf != TUNE:
+            # too few rows, or a leaf size given by the user: the localizer part's rule, as without training rows
+            self.localizer_source_ = "calibration"
+            return self.calibrate_rows(rows, alpha=alpha, rng=rng)
+        n_loc = localizer_rows_with_training(n, Xr.shape[0], self.localizer_size, alpha)
+        grow, conf = random_split(
+            n, n_loc / n, rng, "localizer part", "localizer_size", max_first=self.max_localizer_size
+        )
+        check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
+        self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])
+        grow_from_sources(self.localizer, rows.take(grow), rows.scores[grow], Xr, Vr, int(conf.shape[0]))
+        choice = self.localizer.source_choice_
+        self.localizer_source_ = "calibration" if self.localizer.pooled else choice.chosen
+        t0 = time.perf_counter()
+        self.localizer.index_lookups(*rows.lookup(self.localizer, conf))
+        self.localizer.index_seconds_ = time.perf_counter() - t0
+        self.n_grow_, self.n_conformal_ = int(self.localizer.n_grow_ or 0), int(conf.shape[0])
+        self.n_localizer_ = int(grow.shape[0])
         self.n_calibration_, self.conformal_rows_ = n, conf.astype(np.int32 if n < 2**31 else np.int64)
         self._set_ratios(None)
         return self
@@ -296,6 +362,12 @@ class LCPForestCalibrator(Calibrator):
         )
 
     def sizes(self) -> dict[str, int]:
+        choice = getattr(self.localizer, "source_choice_", None)
+        if choice is not None:
+            out = {"localizer": self.n_localizer_, "conformal": self.n_conformal_}
+            if not self.localizer.pooled and choice.chosen != "calibration":
+                out["forest rows"] = self.n_grow_  # the training part's rows, with the localizer part's if pooled
+            return out
         if self.localizer_source_ != "calibration":
             return {"localizer (training)": self.n_grow_, "conformal": self.n_conformal_}
         if getattr(self.localizer, "skipped_", None):  # no localizer part: every point calibrates
@@ -306,7 +378,14 @@ class LCPForestCalibrator(Calibrator):
 
     def describe(self) -> dict[str, Any]:
         out = self.localizer.describe()
-        if self.localizer_source_ != "calibration":
+        choice = getattr(self.localizer, "source_choice_", None)
+        if choice is not None:
+            out["forest_grown_on"] = (
+                f"nothing (no localization; sources compared: {choice.text()})"
+                if self.localizer.pooled
+                else choice.text()
+            )
+        elif self.localizer_source_ != "calibration":
             out["forest_grown_on"] = self.localizer_source_
         return out
 
@@ -327,8 +406,9 @@ def check_shift_tuning(value: Any) -> str:
     return value
 
 
-#: where the forest is grown: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
-LOCALIZER_DATA = ("calibration", "training")
+#: where the forest is grown: "auto" (chosen from data among the next two and both pooled: localizers/sources.py),
+#: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
+LOCALIZER_DATA = ("auto", "calibration", "training")
 #: how the honest forest grows (confrf/localizers/forest.py): what grows the trees, each tree's share of the rows
 GROWTH_OPTIONS: dict[str, Any] = {"forest_backend": "sklearn", "max_samples": None}
 
@@ -373,7 +453,12 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     localizer.forest_backend = check_forest_backend(opts["forest_backend"])
     localizer.max_samples = check_max_samples(opts["max_samples"], localizer.bootstrap)
     return LCPForestCalibrator(
-        localizer, est.localizer_size, est.n_jobs, max_localizer_size=cap, shift_tuning=shift_tuning
+        localizer,
+        est.localizer_size,
+        est.n_jobs,
+        max_localizer_size=cap,
+        shift_tuning=shift_tuning,
+        choose_source=opts["localizer_data"] == "auto",
     )
 
 
@@ -393,7 +478,15 @@ register(
             **GROWTH_OPTIONS,
         },
         title="LCP-RF (exact localized conformal, forest weights)",
-        needs_training=lambda opts: opts["localizer_data"] == "training",
+        # "auto" keeps the training part's out-of-fold scores when its tuning can use them (honest, unweighted)
+        needs_training=lambda opts: (
+            opts["localizer_data"] == "training"
+            or (
+                opts["localizer_data"] == "auto"
+                and opts["guarantee"] == "marginal"
+                and opts["shift_tuning"] == "calibration"
+            )
+        ),
         # a forest grown on the training part leaves every calibration point conformal: no localizer share
         settings=lambda opts: (
             FOREST_SETTINGS - {"localizer_size"} if opts["localizer_data"] == "training" else FOREST_SETTINGS

@@ -258,6 +258,7 @@ class ForestLocalizer:
     index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
     pooled_: bool | None = field(default=None, repr=False)  # every point in one leaf: no forest, no localization
     skipped_: str | None = field(default=None, repr=False)  # why no localizer part was used at all (skip())
+    source_choice_: Any = field(default=None, repr=False)  # what the forest grew on and why (sources.SourceChoice)
 
     # -- pickling ----------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -284,7 +285,7 @@ class ForestLocalizer:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         msl, mf, scale = self.min_samples_leaf, self.max_features, check_scale(self.scale)
-        self.tuning_, self.skipped_ = None, None
+        self.tuning_, self.skipped_, self.source_choice_ = None, None, None
         t0 = time.perf_counter()
         check_n_estimators(self.n_estimators)
         check_min_samples_leaf(msl)
@@ -326,6 +327,13 @@ class ForestLocalizer:
             )
             msl, mf, scale = self.tuning_.chosen
         self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None
+        return self.grow_chosen(X, V, int(msl), mf, scale, seed)
+
+    def grow_chosen(self, X: np.ndarray, V: np.ndarray, msl: int, mf: Any, scale: str, seed: int) -> ForestLocalizer:
+        """Grow the final forest on (X, V) with settings already chosen (by :meth:`grow`'s tuning, or by
+        :func:`confrf.localizers.sources.grow_from_sources`) and the fit's resolved ``seed`` (screening and
+        trees); ``rank_columns_`` must be learned."""
+        backend = check_forest_backend(self.forest_backend)
         self.min_samples_leaf_, self.max_features_, self.scale_ = int(msl), mf, scale
         self.pooled_ = self.min_samples_leaf_ >= X.shape[0]
         if self.pooled_:

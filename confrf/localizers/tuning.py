@@ -73,7 +73,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -135,6 +135,13 @@ class ForestTuning:
     pooled : (int, float, str) or None
         The no-localization candidate (every localizer point in one leaf: min_samples_leaf is the localizer
         part's size) when it took part.
+    source : str
+        What the simulated forests grew on: "calibration" (a fold of the localizer part), "training" (the
+        training part's out-of-fold scores) or "pooled" (both); the conformal and test folds are always
+        the localizer part's (:mod:`confrf.localizers.sources`).
+    losses : dict or None
+        Each candidate's loss at each tuning point (NaN where it was never a test point), to compare
+        simulations of the same localizer part that grew on other rows; dropped once used.
     """
 
     candidates: tuple[tuple[int, Any, str], ...]
@@ -146,6 +153,8 @@ class ForestTuning:
     n_splits: int = 1
     weighted: bool = False
     pooled: tuple[int, Any, str] | None = None
+    source: str = "calibration"
+    losses: dict[tuple[int, Any, str], np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
     def localizes(self) -> bool:
@@ -233,6 +242,9 @@ def tune_forest(
     make_localizer: Callable[..., Any],
     ratio: np.ndarray | None = None,
     pooled: bool = False,
+    reference: tuple[np.ndarray, np.ndarray] | None = None,
+    source: str = "calibration",
+    n_splits: int | None = None,
 ) -> ForestTuning:
     """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
 
@@ -266,7 +278,19 @@ def tune_forest(
     ``index``, ``thresholds`` and a settable ``scale_``), passed in by
     :class:`confrf.localizers.forest.ForestLocalizer` so that this module
     does not import it back.
+    ``reference`` (rows disjoint from the conformal points, e.g. the training
+    part's out-of-fold scores) and ``source``: the simulated forests grow on
+    the growing fold ("calibration"), on ``reference`` ("training") or on
+    both ("pooled"); the conformal and test folds stay X's, so tunings of one
+    X with the same ``random_state`` score the same test points
+    (``ForestTuning.losses``) whatever they grew on.
+    ``conformal_ratio`` is then conformal points per growing point of the
+    final forest grown on that source. ``n_splits`` (1 or TUNE_FOLDS): simulate
+    over that many splits into folds from the start, even a single candidate
+    (to score a setting chosen elsewhere on the same test points).
     """
+    if source not in ("calibration", "training", "pooled") or (source != "calibration") != (reference is not None):
+        raise ValueError(f"source {source!r} needs reference rows exactly when it is not 'calibration'")
     scales = ["none"] if scales is None else list(scales)
     # "screened" among other max_features is a later stage (below), not part of the grid
     grid_mf = [f for f in max_features if f != SCREENED] or [SCREENED]
@@ -299,33 +323,54 @@ def tune_forest(
             reason=reason,
             weighted=wu is not None,
             pooled=no_loc,
+            source=source,
         )
-    if too_few or (len(cands) == 1 and no_loc is None):
+    if too_few or (len(cands) == 1 and no_loc is None and n_splits is None):
         reason = (
             f"{n} localizer points are too few to simulate a calibration at alpha={alpha:g}"
             if too_few
             else "a single candidate"
         )
         return ForestTuning(
-            (cands[0],), (float("nan"),), (float("nan"),), cands[0], n_t, reason=reason, weighted=wu is not None
+            (cands[0],),
+            (float("nan"),),
+            (float("nan"),),
+            cands[0],
+            n_t,
+            reason=reason,
+            weighted=wu is not None,
+            source=source,
         )
     cap = 2.0 * float(np.max(Vu))
     seed = int(rng.integers(0, 2**31 - 1))
+    n_ref = 0 if reference is None else int(reference[0].shape[0])
+
+    def growing_rows(grow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # what the simulated forest grows on: the growing fold, the reference rows, or both
+        if reference is None:
+            return Xu[grow], Vu[grow]
+        if source == "training":
+            return reference
+        return np.vstack([Xu[grow], reference[0]]), np.concatenate([Vu[grow], reference[1]])
+
     # candidate -> [sum of its per-point losses, simulations per point, infinite thresholds]
     acc: dict[tuple[int, Any, str], list[Any]] = {}
     screened: dict[int, np.ndarray] = {}  # the screened columns of each growing fold, by its first point
 
     def simulate(m: int, mf: Any, scs: list[str], splits: list[tuple[np.ndarray, list[Any]]]) -> None:
-        # conformal points per tuning leaf as in the final forest: k - 2 conformal folds per growing fold
-        m_t = max(1, int(round(m * conformal_ratio / (k - 2))))
+        # conformal points per tuning leaf as in the final forest: k - 2 conformal folds per growing fold; a
+        # reference source grows on other rows, so its leaves are scaled by its growing rows per conformal point
+        grown = folds[0].shape[0] if reference is None else n_ref + (folds[0].shape[0] if source == "pooled" else 0)
+        m_t = max(1, int(round(m * conformal_ratio * (1 / (k - 2) if reference is None else grown / n_conf))))
         for sc in scs:
             acc.setdefault((m, mf, sc), [np.zeros(n_t), np.zeros(n_t), 0])
         for grow, roles in splits:
             # screening is part of the candidate's procedure: it sees the growing fold only, as the final
             # forest's screening sees the localizer part only (one screening per growing fold, whatever the leaf)
             fold = int(grow[0])  # the folds are consecutive ranges of the tuning points
+            Xg, Vg = growing_rows(grow)
             if mf == SCREENED and fold not in screened:
-                screened[fold] = screening.screen_features(Xu[grow], Vu[grow], seed, n_jobs)
+                screened[fold] = screening.screen_features(Xg, Vg, seed, n_jobs)
             cols = screened[fold] if mf == SCREENED else np.arange(Xu.shape[1])
             Xc = Xu[:, cols]
             # one forest for every scale: "forest" only adds the leaf means that give sigma(x)
@@ -338,7 +383,7 @@ def tune_forest(
                 scale="forest" if "forest" in scs else "none",
                 **forest_kwargs,
             )
-            loc.grow(Xc[grow], Vu[grow])
+            loc.grow(Xg[:, cols], Vg)
             for conf, test in roles:
                 for sc in scs:
                     loc.scale_ = sc
@@ -369,16 +414,20 @@ def tune_forest(
             return plans
         return splits
 
-    simulate_all(plans[:1])
-    splits = recheck(plans[:1])
-    if len(leaves) > 1:
+    if n_splits is not None:  # scored over the splits another tuning used: no recheck
+        splits = plans[: max(1, min(k, n_splits))]
+        simulate_all(splits)
+    else:
+        simulate_all(plans[:1])
+        splits = recheck(plans[:1])
+    if len(leaves) > 1 and n_splits is None:
         # coarse to fine: the halving grid's choice, then its neighbours at a factor sqrt(2) (same features, scale)
         m0, mf0, sc0 = cands[choice()[2]]
         for m in refined_leaves(m0, leaves):
             if (m, mf0, sc0) not in cands:
                 cands.append((m, mf0, sc0))
                 simulate(m, mf0, [sc0], splits)
-    if screen_later and folds[0].shape[0] >= screening.SCREEN_MIN_POINTS:
+    if screen_later and folds[0].shape[0] >= screening.SCREEN_MIN_POINTS and n_splits is None:
         # the screened columns at the leaf chosen so far and at the sqrt rule's, with every scale
         for m in sorted({cands[choice()[2]][0], cands[0][0]}, reverse=True):
             cands.extend((m, SCREENED, sc) for sc in scales)
@@ -402,6 +451,7 @@ def tune_forest(
         if _choose([losses[-1], losses[chosen]], [infinite[-1], infinite[chosen]], NO_LOCALIZATION_SE) == 0:
             best = no_loc
     scores = tuple(float(np.mean(x)) for x in losses)
+    point_losses = {c: np.where(acc[c][1] > 0, acc[c][0] / np.maximum(acc[c][1], 1), np.nan) for c in cands}
     return ForestTuning(
         tuple(cands),
         scores,
@@ -411,6 +461,8 @@ def tune_forest(
         n_splits=len(splits),
         weighted=wu is not None,
         pooled=no_loc,
+        source=source,
+        losses=point_losses,
     )
 
 

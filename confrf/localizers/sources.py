@@ -1,0 +1,218 @@
+"""What LCP-RF's forest learns from, chosen from data: the localizer part, the training part, or both.
+
+When the estimator was fitted on training rows (``localizer_data="auto"``,
+the default), the training part's out-of-fold scores can teach the forest
+as well as the localizer part of the calibration set: they are drawn from
+the same population whenever the rows were split at random, and they are
+many more than the localizer part at small n. They may also be unlike the
+calibration rows (a training set with a hole, a ``calib=`` from elsewhere),
+so the source is chosen by the same simulated calibrations that tune the
+forest (:mod:`confrf.localizers.tuning`):
+
+- "calibration": the simulated forest grows on a third of the localizer part
+  (today's tuning);
+- "training": it grows on the training part's out-of-fold scores;
+- "pooled": on both.
+
+Each source is tuned on its own rows (leaf size, max_features, scale and no
+localization); then each source's choice is scored by simulated calibrations
+on the same held-out localizer points (the localizer part's tuning folds; the
+simulated forest grows on the growing fold, the training rows or both), and
+the losses are compared point by point: the baseline (read from the sizes:
+"pooled" while the localizer part is smaller than the training part, else
+"calibration") is replaced only by a source that beats it by more than
+``SOURCE_SE`` paired standard errors (then the lowest mean loss wins). A
+training part unlike the calibration rows predicts the held-out localizer
+points' scores badly and is left out.
+
+Exactness. The forest and every choice read the training part (disjoint from
+the calibration set) and the localizer part of the calibration set only; the
+conformal points are the other calibration rows, never seen before they are
+indexed. Given the training and localizer rows the forest is a fixed
+partition, so the conformal points and a test point are exchangeable and
+Guan's finite-sample guarantee holds exactly (docs/theory.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from .._validation import seed_entropy
+from ._float32 import RankColumns
+from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
+
+#: where the forest may grow
+SOURCES = ("calibration", "training", "pooled")
+#: another source replaces the localizer part only if it beats it by this many paired standard errors
+SOURCE_SE = 1.0
+
+
+@dataclass(frozen=True)
+class SourceChoice:
+    """The sources compared and the one the forest grew on.
+
+    Attributes
+    ----------
+    chosen : str
+        "calibration", "training" or "pooled"; what the final forest grew on.
+    rows : dict
+        Rows each source would grow the final forest on.
+    scores : dict
+        Mean held-out loss of each source's tuned choice over the localizer points scored by all
+        (lower is better); NaN when the tunings could not simulate.
+    localizes : dict
+        Whether each source's tuning chose a localizing forest (else no localization).
+    reason : str
+        Why the chosen source won.
+    """
+
+    chosen: str
+    rows: dict[str, int]
+    scores: dict[str, float]
+    localizes: dict[str, bool]
+    reason: str
+
+    def text(self) -> str:
+        """One line for the summary: the rows, the source and why."""
+        parts = ", ".join(
+            f"{s}{'*' if s == self.chosen else ''} ({self.rows[s]:,} rows): {self.scores[s]:.4g}"
+            + ("" if self.localizes[s] else " [no localization]")
+            for s in SOURCES
+            if s in self.scores
+        )
+        return f"{self.chosen} ({self.rows[self.chosen]:,} rows): {self.reason}; held-out loss {parts}"
+
+
+def _paired_beats(a: np.ndarray, b: np.ndarray, se_rule: float) -> bool:
+    """Whether losses ``a`` beat ``b`` by more than ``se_rule`` standard errors of the paired differences."""
+    d = a - b
+    return float(np.mean(d)) + se_rule * float(np.std(d, ddof=1)) / math.sqrt(d.shape[0]) < 0.0
+
+
+def choose(held_out: dict[str, np.ndarray | None], localizes: dict[str, bool], rows: dict[str, int]) -> SourceChoice:
+    """The source to grow on, from each source's held-out losses on the localizer part (None: not simulated).
+
+    The baseline is read from the sizes: "pooled" while the localizer part is smaller than the training part
+    (the training rows carry the learning; the few held-out localizer rows rarely separate the sources by much),
+    else "calibration" (the simulated forests grow on a third of the localizer part, fewer rows than the final
+    one, so the simulation understates it most). Another source replaces the baseline only if it beats it by more
+    than SOURCE_SE paired standard errors, then the lowest mean loss wins.
+    """
+    if any(v is None for v in held_out.values()):
+        reason = "the localizer part is too small to compare sources on held-out rows; the localizer part's rule"
+        return SourceChoice("calibration", rows, dict.fromkeys(held_out, math.nan), localizes, reason)
+    losses = {s: v for s, v in held_out.items() if v is not None}
+    common = np.all([np.isfinite(v) for v in losses.values()], axis=0)
+    scores = {s: float(np.mean(v[common])) for s, v in losses.items()}
+    base = "pooled" if rows["calibration"] < rows["training"] else "calibration"
+    better = [s for s in losses if s != base and _paired_beats(losses[s][common], losses[base][common], SOURCE_SE)]
+    if not better:
+        reason = (
+            f"the baseline (read from the sizes); no other source beat it by {SOURCE_SE:g} paired s.e. on "
+            "held-out localizer rows"
+        )
+        return SourceChoice(base, rows, scores, localizes, reason)
+    best = min(better, key=lambda s: (scores[s], SOURCES.index(s)))
+    reason = f"beat the baseline ({base}) by more than {SOURCE_SE:g} paired s.e. on held-out localizer rows"
+    return SourceChoice(best, rows, scores, localizes, reason)
+
+
+def grow_from_sources(
+    loc: Any, X: np.ndarray, V: np.ndarray, X_ref: np.ndarray, V_ref: np.ndarray, n_conformal: int
+) -> Any:
+    """Tune ``loc`` (a ForestLocalizer) once per source and grow it on the chosen source's rows.
+
+    ``X, V``: the localizer part of the calibration set; ``X_ref, V_ref``: the
+    training part's out-of-fold scores; ``n_conformal``: the conformal points
+    the forest will index (their leaf mass sets each source's simulated leaf
+    sizes). The conformal points are not passed: nothing here can read them.
+
+    Each source is tuned on its own rows (leaf size, max_features, scale and
+    no localization, by :func:`confrf.localizers.tuning.tune_forest`); then
+    each source's choice is scored on the same held-out localizer points
+    (the calibration source's tuning folds: the simulated forests grow on the
+    growing fold, on the training rows, or on both) and :func:`choose` picks.
+    """
+    import time
+
+    from .forest import SCALES, ForestLocalizer, auto_min_samples_leaf, check_scale
+
+    t0 = time.perf_counter()
+    if X.shape[1] != X_ref.shape[1]:
+        raise ValueError("the localizer and training rows must have the same columns")
+    pooled_X, pooled_V = np.vstack([X, X_ref]), np.concatenate([V, V_ref])
+    growing = {"calibration": (X, V), "training": (X_ref, V_ref), "pooled": (pooled_X, pooled_V)}
+    loc.rank_columns_ = RankColumns.learn(pooled_X)  # from rows disjoint from the conformal points
+    loc.columns_, loc.n_columns_, loc.skipped_ = None, int(X.shape[1]), None
+    tree_X = {s: loc._tree_input(Xs) for s, (Xs, _) in growing.items()}
+    msl, mf, scale = loc.min_samples_leaf, loc.max_features, check_scale(loc.scale)
+    # None: one seed from numpy's global generator for every draw below (np.random.seed reproduces it)
+    seed = seed_entropy(loc.random_state)
+    common = {
+        "alpha": loc.alpha,
+        "random_state": seed,  # the same folds of the localizer part for every simulation
+        "n_jobs": loc.n_jobs,
+        "forest_kwargs": {
+            "max_depth": loc.max_depth,
+            "bootstrap": loc.bootstrap,
+            "max_samples": loc.max_samples,
+            "forest_backend": loc.forest_backend,
+        },
+        "make_localizer": ForestLocalizer,
+    }
+    tunings: dict[str, ForestTuning] = {}
+    for source, (Xs, Vs) in growing.items():  # each source tuned on its own rows
+        n_s = Xs.shape[0]
+        top = auto_min_samples_leaf(n_s) if isinstance(msl, str) else int(msl)
+        tunings[source] = tune_forest(
+            tree_X[source],
+            Vs,
+            leaves=leaf_candidates(n_s, top) if msl == TUNE else [top],
+            max_features=feature_candidates(X.shape[1]) if mf == TUNE else [mf],
+            scales=list(SCALES) if scale == TUNE else [scale],
+            conformal_ratio=n_conformal / n_s,
+            pooled=msl == TUNE,
+            **common,
+        )
+    base = tunings["calibration"]
+    held_out: dict[str, np.ndarray | None] = {}
+    if base.reason or base.losses is None:
+        held_out = dict.fromkeys(growing)
+    else:
+        no_loc = base.losses[base.pooled] if base.pooled is not None else None
+        held_out["calibration"] = base.losses[base.chosen]
+        for source in ("training", "pooled"):
+            t = tunings[source]
+            if not t.localizes or t.reason:
+                held_out[source] = no_loc if not t.localizes else None
+                continue
+            m, f, sc = t.chosen
+            ev = tune_forest(
+                tree_X["calibration"],
+                V,
+                leaves=[m],
+                max_features=[f],
+                scales=[sc],
+                conformal_ratio=n_conformal / growing[source][0].shape[0],
+                reference=(tree_X["training"], V_ref),
+                source=source,
+                n_splits=base.n_splits,
+                **common,
+            )
+            held_out[source] = None if ev.losses is None else ev.losses[t.chosen]
+    rows = {s: int(Xs.shape[0]) for s, (Xs, _) in growing.items()}
+    choice = choose(held_out, {s: t.localizes for s, t in tunings.items()}, rows)
+    tuning = tunings[choice.chosen]
+    loc.tuning_ = replace(tuning, losses=None)  # the per-point losses are not kept in the fitted object
+    loc.source_choice_ = choice
+    loc.tune_seconds_ = time.perf_counter() - t0
+    if not tuning.localizes:
+        # no localization: every localizer point in one leaf (the forest reads nothing; split conformal's thresholds)
+        return loc.grow_chosen(X, V, X.shape[0], tuning.chosen[1], "none", seed)
+    Xs, Vs = growing[choice.chosen]
+    m, f, sc = tuning.chosen
+    return loc.grow_chosen(Xs, Vs, m, f, sc, seed)

@@ -1,0 +1,166 @@
+"""LCP-RF's forest source (localizer_data="auto"): the localizer part, the training part's out-of-fold scores, or both.
+
+The source and the forest must be functions of the training part and the localizer part only (the conformal points
+never move them), the thresholds on a forest grown on any source must be Guan's exact LCP thresholds (the slow
+reference), a training part unlike the calibration rows must be left out, and marginal coverage must hold with each
+source (--long Monte Carlo).
+"""
+
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from reference import forest_lcp_matrix
+
+import confrf as cf
+import confrf.localizers.sources as sources
+from confrf.calibrators import METHODS, lcp_threshold
+from confrf.calibrators.lcp_rf import localizer_rows_with_training, min_localizer_points
+from confrf.exceptions import ConfrfWarning
+
+
+class _Est:  # the shared settings the LCP-RF factory reads
+    n_estimators, max_depth, honest, n_jobs, localizer_size, alpha, prefit = 10, None, True, 1, 0.5, 0.1, False
+    min_samples_leaf, max_features = "tune", "tune"
+
+    def __init__(self, alpha=0.1):
+        self.alpha = alpha
+
+
+def _calibrate(X, V, X_ref, V_ref, alpha=0.1, options=None, seed=0):
+    spec = METHODS["lcp-rf"]
+    cal = spec.factory(_Est(alpha), {**spec.options, "localizer_data": "auto", **(options or {})}, 0)
+    cal.set_reference(X_ref, V_ref)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfrfWarning)
+        return cal.calibrate(X, V, alpha=alpha, rng=np.random.default_rng(seed))
+
+
+def _hetero(rng, n, p=3):
+    X = rng.uniform(size=(n, p))
+    return X, np.abs((0.1 + 2 * X[:, 0]) * rng.normal(size=n))
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    """sources.choose with its answer replaced by a given source (its scores and reason kept)."""
+
+    def force(source):
+        real = sources.choose
+
+        def choose(held_out, localizes, rows):
+            c = real(held_out, localizes, rows)
+            return sources.SourceChoice(source, c.rows, c.scores, c.localizes, "forced by the test")
+
+        monkeypatch.setattr(sources, "choose", choose)
+
+    return force
+
+
+def test_the_split_is_read_from_sizes_and_shrinks_the_localizer_part_when_training_rows_teach():
+    # the localizer part's share scales by n / (n + n_training), at least 3 ceil(10 / alpha) rows, at most the old part
+    assert localizer_rows_with_training(1000, 2000, 0.5, 0.1) == 3 * min_localizer_points(0.1) == 300
+    assert localizer_rows_with_training(16000, 2000, 0.5, 0.1) == round(0.5 * 16000 * 16000 / 18000)
+    assert localizer_rows_with_training(400, 2000, 0.5, 0.1) == 200  # never more than localizer_size * n
+    assert localizer_rows_with_training(1000, 0, 0.5, 0.1) == 500
+
+
+@pytest.mark.parametrize("source", ["calibration", "training", "pooled"])
+def test_conformal_points_do_not_move_the_source_or_the_forest(source, forced):
+    forced(source)
+    rng = np.random.default_rng(1)
+    X, V = _hetero(rng, 500)
+    Xr, Vr = _hetero(rng, 400)
+    cal = _calibrate(X, V, Xr, Vr)
+    conf = np.sort(cal.conformal_rows_)
+    assert conf.shape[0] == 500 - localizer_rows_with_training(500, 400, 0.5, 0.1)
+    # other conformal points: piled into one corner, with new, larger scores
+    X2, V2 = X.copy(), V.copy()
+    X2[conf] = rng.uniform(0.0, 0.05, size=(conf.shape[0], 3))
+    V2[conf] = rng.exponential(size=conf.shape[0]) * 10
+    cal2 = _calibrate(X2, V2, Xr, Vr)
+    np.testing.assert_array_equal(np.sort(cal2.conformal_rows_), conf)
+    loc, loc2 = cal.localizer, cal2.localizer
+    assert loc.source_choice_ == loc2.source_choice_ and loc.source_choice_.chosen == source
+    assert loc.tuning_.text() == loc2.tuning_.text()
+    assert cal.localizer_source_ == cal2.localizer_source_ == ("calibration" if loc.pooled else source)
+    Xf = np.random.default_rng(9).uniform(size=(300, 3))
+    np.testing.assert_array_equal(loc.leaves(Xf), loc2.leaves(Xf))
+    if not loc.pooled:
+        assert loc.n_grow_ == {"calibration": 500 - conf.shape[0], "training": 400}.get(
+            source, 500 - conf.shape[0] + 400
+        )
+
+
+@pytest.mark.parametrize("source", ["training", "pooled"])
+def test_thresholds_on_a_forest_grown_on_training_rows_are_guans_exactly(source, forced, monkeypatch):
+    """A small calibration (alpha 0.3 so that a forest is tuned) against the slow reference from the definitions;
+    no localization is set aside (it would need no forest) so that a forest grows on the forced source."""
+    import confrf.localizers.tuning as tuning
+
+    monkeypatch.setattr(tuning, "NO_LOCALIZATION_SE", -1e9)
+    forced(source)
+    rng = np.random.default_rng(3)
+    X, V = _hetero(rng, 80, p=2)
+    Xr, Vr = _hetero(rng, 200, p=2)
+    cal = _calibrate(X, V, Xr, Vr, alpha=0.3, options={"scale": "none"})
+    loc = cal.localizer
+    assert not loc.pooled, "the set-up must grow a forest"
+    conf = cal.conformal_rows_
+    Xt = np.random.default_rng(4).uniform(size=(4, 2))
+    th = cal.thresholds(Xt, 0.3)
+    leaves_cal, leaves_test = loc.leaves(X[conf]), loc.leaves(Xt)
+    for q in range(Xt.shape[0]):
+        # the forest's LCP weights from the definition (exact rationals), then Guan's threshold on them
+        W = forest_lcp_matrix(leaves_cal, leaves_test[q])
+        assert isinstance(W[0][0], Fraction)
+        ref = lcp_threshold(np.array(W, dtype=float), V[conf], 0.3)
+        assert (th.t[q], bool(th.closed[q])) == (ref.t, ref.closed)
+
+
+def test_training_rows_unlike_the_calibration_rows_are_left_out():
+    """Training scores driven by x2, calibration scores by x1: the held-out localizer rows reject the training part."""
+    rng = np.random.default_rng(5)
+    X, V = _hetero(rng, 2000)
+    Xr = rng.uniform(size=(600, 3))
+    Vr = np.abs((0.1 + 2 * Xr[:, 1]) * rng.normal(size=600))
+    cal = _calibrate(X, V, Xr, Vr)
+    choice = cal.localizer.source_choice_
+    assert choice.chosen == "calibration" and not cal.localizer.pooled
+    assert choice.scores["training"] > choice.scores["calibration"]
+
+
+def test_the_summary_says_what_the_forest_learned_from():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(1400, 3))
+    y = X[:, 0] + (0.1 + 2 * X[:, 0]) * rng.normal(size=1400)
+    est = cf.ConformalRegressor(model="ols", n_estimators=20, random_state=0, options={"localizer_data": "auto"}).fit(
+        X[:600], y[:600]
+    )
+    est.conformalize(X[600:], y[600:])
+    grown = est.calibrator_.describe()["forest_grown_on"]
+    choice = est.localizer_.source_choice_
+    assert f"{choice.chosen} ({choice.rows[choice.chosen]:,} rows)" in grown and choice.reason in grown
+    sizes = est.calibrator_.sizes()
+    assert sizes["conformal"] + sizes["localizer"] == 800
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("source", ["calibration", "training", "pooled"])
+def test_marginal_coverage_with_each_source(source, forced):
+    """P(Y in C(X)) >= 1 - alpha over fresh training, calibration and test draws, with the source forced."""
+    forced(source)
+    alpha, reps, n_test = 0.2, 50, 20  # about 1 s a draw (three sources tuned): 50 keep the --long suite short
+    hits = []
+    for r in range(reps):
+        rng = np.random.default_rng(1000 + r)
+        X, V = _hetero(rng, 150 + n_test, p=2)
+        Xr, Vr = _hetero(rng, 150, p=2)
+        cal = _calibrate(X[:150], V[:150], Xr, Vr, alpha=alpha, seed=r)
+        t = cal.thresholds(X[150:], alpha).t
+        hits.append(float(np.mean(V[150:] <= t)))
+    cover = float(np.mean(hits))
+    se = float(np.std(hits, ddof=1)) / np.sqrt(reps)
+    assert cover >= 1 - alpha - 3 * se, (source, cover, se)
+    assert cover <= 1 - alpha + 0.06, (source, cover)  # not trivially wide
