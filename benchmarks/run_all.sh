@@ -46,5 +46,10 @@ run bench_small "" "--quick --out $tmp/small"
 run bench_classification "" "--quick"
 run bench_shift "--seeds 10 --out docs/benchmarks/shift.md" \
     "--seeds 2 --n-source 800 --n-target 200 --cc-seeds 0 --settings sim+ star- --out $tmp/shift.md"
+# exact conditional coverage (issue 36): every (model, n_cal, seed) cell, appended to benchmarks/condcov_results.jsonl
+run bench_condcov "" "--models toy --n-cal 500 --seeds 1 --cc-points 0 --n-eval 200 --out $tmp/condcov.jsonl"
+# p-values and predictive distributions (issue 39)
+run bench_distribution "--out bench_distribution.md" \
+    "--suite pvalues --datasets sim --seeds 1 --n-sim 2000 --no-mapie --out $tmp/distribution.md"
 # 100,000-point jobs, each in its own process (long at the documented sizes); quick: the quality suite, one seed
 run bench_scale "" "--quick --suite quality --seeds 1 --out $tmp/scale"
