@@ -131,14 +131,7 @@ class SignedDistribution:
         leaves, sigma = self._scale(X)
         t, _, _ = _kernels.lcp_rf_levels(
             leaves,
-            idx.leaf_ptr,
-            idx.member_rank,
-            idx.member_mult,
-            idx.below,
-            idx.leaf_pop,
-            idx.scores_r,
-            idx.p2_r,
-            idx.sorted_p2,
+            *idx.ranked(),
             m,
             n_threads=kernel_threads(n_jobs if n_jobs is not None else self.localizer.n_jobs),
             unit_mult=idx.unit_mult,
@@ -162,14 +155,7 @@ class SignedDistribution:
         leaves, sigma = self._scale(X)
         indptr, u, c = _kernels.lcp_rf_profiles(
             leaves,
-            idx.leaf_ptr,
-            idx.member_rank,
-            idx.member_mult,
-            idx.below,
-            idx.leaf_pop,
-            idx.scores_r,
-            idx.p2_r,
-            idx.sorted_p2,
+            *idx.ranked(),
             unit_mult=idx.unit_mult,
         )
         return indptr, u * np.repeat(sigma, np.diff(indptr)), c

@@ -494,14 +494,7 @@ class ForestLocalizer:
             return _split_thresholds(idx.scores_r, int(m_req), leaves.shape[0])
         t, closed, level = _kernels.lcp_rf_thresholds_ranked(
             leaves,
-            idx.leaf_ptr,
-            idx.member_rank,
-            idx.member_mult,
-            idx.below,
-            idx.leaf_pop,
-            idx.scores_r,
-            idx.p2_r,
-            idx.sorted_p2,
+            *idx.ranked(),
             int(m_req),
             n_threads=max(1, int(n_threads)),
             unit_mult=idx.unit_mult,

@@ -76,6 +76,21 @@ class LeafIndex:
             mult is None,
         )
 
+    def ranked(self) -> tuple[np.ndarray, ...]:
+        """The threshold kernels' view of the index, in their argument order after the test points' leaves:
+        (leaf_ptr, member_rank, member_mult, below, leaf_pop, scores_r, p2_r, sorted_p2); every LCP-RF kernel
+        (thresholds, weighted thresholds, counts, masses, levels, profiles) reads these eight arrays."""
+        return (
+            self.leaf_ptr,
+            self.member_rank,
+            self.member_mult,
+            self.below,
+            self.leaf_pop,
+            self.scores_r,
+            self.p2_r,
+            self.sorted_p2,
+        )
+
     @property
     def n(self) -> int:
         return int(self.scores.shape[0])

@@ -74,14 +74,7 @@ def weighted_forest_thresholds(
     leaves = localizer.leaves(X)
     t, closed, level = _kernels.lcp_rf_thresholds_weighted(
         leaves,
-        idx.leaf_ptr,
-        idx.member_rank,
-        idx.member_mult,
-        idx.below,
-        idx.leaf_pop,
-        idx.scores_r,
-        idx.p2_r,
-        idx.sorted_p2,
+        *idx.ranked(),
         shift.cumw_p2,
         shift.w_r,
         np.ascontiguousarray(req, dtype=np.float64),
