@@ -30,17 +30,23 @@ def quantile(a: Fraction, atoms: list[tuple[float, Fraction]]) -> float:
     return INF
 
 
+def candidate_levels(W, S) -> set:
+    """Guan's candidate levels Gamma: every row's prefix sums of W in increasing order of the scores S."""
+    order = sorted(range(len(S)), key=lambda j: S[j])
+    gamma = set()
+    for row in W:
+        acc = Fraction(0)
+        for j in order:
+            acc += row[j]
+            gamma.add(acc)
+    return gamma
+
+
 def lcp_accepts(W: list[list[Fraction]], V: list[float], v: float, m_req: int) -> bool:
     """Is the test score v in the LCP set? (Guan's definition, enumerated.)"""
     n = len(V)
     S = list(V) + [v]
-    order = sorted(range(n + 1), key=lambda j: S[j])
-    gamma = set()
-    for i in range(n + 1):
-        acc = Fraction(0)
-        for j in order:
-            acc += W[i][j]
-            gamma.add(acc)
+    gamma = candidate_levels(W, S)
     rows = [[(S[j], W[i][j]) for j in range(n + 1)] for i in range(n + 1)]
     alpha_tilde = None
     for a in sorted(gamma):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from reference import exact_m_req, lcp_accepts, quantile
+from reference import candidate_levels, exact_m_req, lcp_accepts, quantile
 from reference_shift import weighted_lcp_accepts
 
 
@@ -33,13 +33,7 @@ def weighted_lcp_pvalue_reference(W: list[list[Fraction]], V: list[float], v: fl
     S = list(V) + [v]
     total = sum(w, Fraction(0))
     p = [wi / total for wi in w]
-    gamma = set()
-    order = sorted(range(n + 1), key=lambda j: S[j])
-    for i in range(n + 1):
-        acc = Fraction(0)
-        for j in order:
-            acc += W[i][j]
-            gamma.add(acc)
+    gamma = candidate_levels(W, S)
     rows = [[(S[j], W[i][j]) for j in range(n + 1)] for i in range(n + 1)]
     masses = {sum((p[i] for i in range(n + 1) if S[i] <= quantile(a, rows[i])), Fraction(0)) for a in gamma}
     for cand in sorted({1 - c for c in masses if 0 <= 1 - c < 1}):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from reference import INF, quantile
+from reference import INF, candidate_levels, quantile
 
 
 def weighted_lcp_accepts(
@@ -23,13 +23,7 @@ def weighted_lcp_accepts(
     S = list(V) + [v]
     total = sum(w, Fraction(0))
     p = [wi / total for wi in w]
-    order = sorted(range(n + 1), key=lambda j: S[j])
-    gamma = set()
-    for i in range(n + 1):
-        acc = Fraction(0)
-        for j in order:
-            acc += W[i][j]
-            gamma.add(acc)
+    gamma = candidate_levels(W, S)
     rows = [[(S[j], W[i][j]) for j in range(n + 1)] for i in range(n + 1)]
     target = 1 - Fraction(alpha) + slack
     for a in sorted(gamma):
