@@ -5,6 +5,7 @@ Usage (from the repository root)::
 
     python benchmarks/bench_condcov.py                          # 4 models x n_cal 500..16000 x 3 seeds
     python benchmarks/bench_condcov.py --models toy sim --n-cal 1000 --seeds 3
+    python benchmarks/bench_condcov.py --methods "MAPIE CQR" "crepes normalized"   # only these rows
     python benchmarks/bench_condcov.py --report                 # tables from the stored JSON lines only
 
 Protocol. Every model has a known conditional law of Y given x (Gaussian or
@@ -195,7 +196,9 @@ def methods(n_cal: int, cc_points: int) -> dict[str, Callable[[Shared], tuple[np
     return out
 
 
-def run_cell(model: Model, n_cal: int, seed: int, n_eval: int, cc_points: int, done: set) -> list[dict[str, Any]]:
+def run_cell(
+    model: Model, n_cal: int, seed: int, n_eval: int, cc_points: int, done: set, only: list[str] | None = None
+) -> list[dict[str, Any]]:
     rng = np.random.default_rng([seed, n_cal, MODELS.index(model.name) if model.name in MODELS else 9])
     X_tr, y_tr = model.draw(rng, N_TRAIN)
     X_cal, y_cal = model.draw(rng, n_cal)
@@ -205,7 +208,7 @@ def run_cell(model: Model, n_cal: int, seed: int, n_eval: int, cc_points: int, d
     sh.fit_base()
     rows = []
     for name, fn in methods(n_cal, cc_points).items():
-        if (model.name, n_cal, seed, name) in done:
+        if (model.name, n_cal, seed, name) in done or (only is not None and name not in only):
             continue
         t0 = time.perf_counter()
         lwr, upr, info = fn(sh)
@@ -296,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--n-eval", type=int, default=2000)
     ap.add_argument("--cc-points", type=int, default=200, help="conditionalconformal's evaluation points (0: skip)")
+    ap.add_argument("--methods", nargs="+", default=None, help="run only these methods (default: all)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--report", action="store_true", help="only print the tables of --out")
     ap.add_argument("--doc", type=Path, default=None, help="also write the tables to this markdown file")
@@ -307,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         for n_cal in args.n_cal:
             for model in args.models:
                 for seed in range(args.seeds):
-                    rows = run_cell(MODEL_SPECS[model], n_cal, seed, args.n_eval, args.cc_points, done)
+                    rows = run_cell(MODEL_SPECS[model], n_cal, seed, args.n_eval, args.cc_points, done, args.methods)
                     with args.out.open("a") as f:
                         f.writelines(json.dumps(r) + "\n" for r in rows)
     text = report([r for r in load(args.out) if r["model"] in args.models])
