@@ -38,9 +38,8 @@ from ._validation import (
     is_boolean,
 )
 from ._warnings import user_stacklevel
-from .calibrators import Calibrator, CrossCalibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
+from .calibrators import Calibrator, get_method, method_options
 from .calibrators.distribution import SignedDistribution, signed_parts, signed_scores
-from .calibrators.groupwise import group_label_kwargs
 from .calibrators.pvalue import calibrator_pvalues
 from .calibrators.shift import calibration_ratios, check_ratio, prediction_ratios, too_small_ess_message
 from .dask import DaskRows, is_dask_collection
@@ -279,9 +278,9 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     def _cross_fit(self, X: np.ndarray, y: np.ndarray, score: Any, kw: dict[str, Any], seeds: list) -> None:
         """The cross-conformal methods: fold (or bootstrap) models and out-of-fold scores, as the calibrator."""
         cal = self._make_calibrator(seeds[2])
-        assert isinstance(cal, CrossCalibrator)  # the method spec's fits_models says so
         t0 = time.perf_counter()
-        self.calibrator_: Calibrator = cal.fit(X, y, score=score, model=self.model, **kw)
+        oof = cal.cross_fit(X, y, score=score, model=self.model, **kw)
+        self.calibrator_: Calibrator = cal
         self.conformalize_time_ = time.perf_counter() - t0
         n = X.shape[0]
         keep = (
@@ -290,7 +289,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
             else None
         )
         # the summary's diagnostics treat these training rows as new points; the scores are the out-of-fold ones
-        scores = cal.scores_[np.isfinite(cal.scores_)]
+        scores = oof[np.isfinite(oof)]
         self.calib_rows_, self.n_calib_ = keep, n
         self.calib_X_ = X if keep is None else X[keep]
         self.calib_groups_: Any = None
@@ -373,24 +372,19 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.calib_signed_ = signed_scores(self.score_, y, pred) if hasattr(self.score_, "interval_parts") else None
         self.__dict__.pop("signed_distribution_", None)
         calibrator = self._make_calibrator(seeds[2])
-        if w_cal is not None and not calibrator.supports_shift:
-            raise InputError(f"likelihood_ratio (covariate shift) cannot be used here: {calibrator.shift_refusal()}")
-        if getattr(self, "train_X_", None) is not None and hasattr(calibrator, "set_reference"):
-            calibrator.set_reference(
-                self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
-            )
-        self.calibrator_ = calibrator.calibrate(
+        self._hand_reference(calibrator)
+        self.calibrator_ = calibrator.conformalize(
             X,
             V,
             alpha=self._alpha(),
             rng=np.random.default_rng(seeds[1]),
-            **group_label_kwargs(calibrator, groups, X.shape[0]),
-            **({} if w_cal is None else {"likelihood_ratio": w_cal}),
+            likelihood_ratio=w_cal,
+            **calibrator.label_kwargs(groups, X.shape[0]),
         )
         self.conformalize_time_ = time.perf_counter() - t0
         self._keep_diagnostic_rows(X, V, groups, seeds[3], ratio=w_cal)
         self.ratio_model_ = ratio_model
-        shift = getattr(self.calibrator_, "shift_", None)
+        shift = self.calibrator_.shift_
         message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
         if message:
             warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
@@ -422,20 +416,10 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.score_ = get_score(self.score)
         seeds = self._seeds()
         calibrator = self._make_calibrator(seeds[2])
-        calibrate_rows = getattr(calibrator, "calibrate_rows", None)  # the calibrators that read rows in chunks
-        if not callable(calibrate_rows):
-            raise InputError(
-                f"method {self.method!r} calibrates rows in memory only; Dask calibration data are taken by "
-                "method='lcp-rf' (guarantee='marginal', honest=True). Compute the frame first (ddf.compute()) or "
-                "use method='lcp-rf'."
-            )
         t0 = time.perf_counter()
         rows = make_rows()
-        if getattr(self, "train_X_", None) is not None and hasattr(calibrator, "set_reference"):
-            calibrator.set_reference(
-                self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
-            )
-        self.calibrator_ = calibrate_rows(rows, alpha=self._alpha(), rng=np.random.default_rng(seeds[1]))
+        self._hand_reference(calibrator)
+        self.calibrator_ = calibrator.calibrate_rows(rows, alpha=self._alpha(), rng=np.random.default_rng(seeds[1]))
         self.conformalize_time_ = time.perf_counter() - t0
         keep = np.arange(rows.n) if rows.n <= DIAGNOSTIC_ROWS else diagnostic_rows(rows.n, seeds[3])
         self._keep_diagnostic_rows(rows.take(keep), rows.scores, None, seeds[3], rows.n)
@@ -517,7 +501,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         )
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before predicting intervals.")
-        labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
+        labels = self.calibrator_.label_kwargs(groups, X.shape[0])
         w = self._test_ratios(X, likelihood_ratio)
         if w is not None:
             labels = {**labels, "likelihood_ratio": w}  # cut into chunks with the rows, like the labels
@@ -546,34 +530,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
-        if isinstance(self.calibrator_, CrossCalibrator):
-            # no score threshold: t is NaN (+inf for an infinite interval), level the upper end's
-            lwr, upr, level = self.calibrator_.intervals(X, a)
-            infinite = np.isinf(lwr) | np.isinf(upr)
-            return {
-                "fit": self.score_.center(pred),
-                "lwr": lwr,
-                "upr": upr,
-                "t": np.where(infinite, np.inf, np.nan),
-                "closed": np.ones(X.shape[0], dtype=bool),
-                "level": level,
-            }
-        extra: dict[str, np.ndarray] = {}
-        th: Thresholds
-        if isinstance(self.calibrator_, GroupwiseCalibrator):
-            th, extra["group"] = self.calibrator_.grouped_thresholds(X, a, **labels)
-        else:
-            th = self.calibrator_.thresholds(X, a, **labels)
-        lwr, upr = self.score_.interval(pred, th.t)
-        return {
-            "fit": self.score_.center(pred),
-            "lwr": lwr,
-            "upr": upr,
-            **extra,
-            "t": th.t,
-            "closed": th.closed,
-            "level": th.level,
-        }
+        rows = self.calibrator_.predict_rows(X, a, interval=lambda t: self.score_.interval(pred, t), **labels)
+        return {"fit": self.score_.center(pred), **rows}
 
     def predict_interval(self, X: Any, alpha: float | None = None, groups: Any = None, **kwargs: Any) -> np.ndarray:
         """(n, 2) array of [lwr, upr]; infinite bounds are -inf/+inf.
@@ -598,7 +556,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         check_same_rows(X, y.shape[0])
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before computing p-values.")
-        labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
+        labels = self.calibrator_.label_kwargs(groups, X.shape[0])
         w = self._test_ratios(X, likelihood_ratio)
         if X.shape[0] == 0:
             return np.empty(0)
@@ -653,12 +611,12 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     def predict_groups(self, X: Any, groups: Any = None) -> np.ndarray:
         """Group of every row for groupwise methods ("split-g", "lcp-rf-g")."""
         X = self._check_X(X)
-        cal = getattr(self, "calibrator_", None)
-        if cal is None:
+        if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before asking for groups.")
-        if not isinstance(cal, GroupwiseCalibrator):
+        cal = self.calibrator_
+        if not cal.has_groups:
             raise InputError(f"method {self.method!r} has no groups; use method 'split-g' or 'lcp-rf-g'.")
-        return cal.groups_of(X, **group_label_kwargs(cal, groups, X.shape[0]))
+        return cal.groups_of(X, **cal.label_kwargs(groups, X.shape[0]))
 
     # -- helpers -----------------------------------------------------------
     def _check_options(self) -> None:
@@ -717,17 +675,15 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self._warn_unused_settings(self.method, opts)
         return get_method(self.method).factory(self, opts, seed)
 
+    def _hand_reference(self, calibrator: Calibrator) -> None:
+        """The training part that ``fit`` kept (methods that learn from it) goes to the calibrator first."""
+        X_ref, V_ref = getattr(self, "train_X_", None), getattr(self, "train_scores_", None)
+        if X_ref is not None and V_ref is not None:
+            calibrator.set_reference(X_ref, V_ref, source=f"training part ({self.train_cv_}-fold out-of-fold scores)")
+
     @property
     def localizer_(self) -> ForestLocalizer:
         """The fitted forest localizer (methods that use one)."""
-        loc = getattr(getattr(self, "calibrator_", None), "localizer", None)
-        if not isinstance(loc, ForestLocalizer):
+        if not hasattr(self, "calibrator_"):
             raise NotFittedError("no forest localizer: the method does not use one or conformalize() was not called.")
-        if loc.index_ is None and getattr(self.calibrator_, "group_localizers_", None):
-            # lcp-rf-g indexes each group's conformal points separately: there is no single weight row
-            raise NotFittedError(
-                f"method {self.method!r} keeps one weight index per group, so forest weights and QRF quantiles "
-                "over all calibration points are not defined; use estimator.calibrator_.group_localizers_[code] "
-                "for one group's weights, or method='lcp-rf'."
-            )
-        return loc
+        return self.calibrator_.forest_localizer()

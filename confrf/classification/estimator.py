@@ -236,27 +236,23 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         u = uniforms(self.score_, X.shape[0], CALIBRATION_STREAM, seeds[3])
         S = self.score_.matrix(self.model_.proba(X), u)
         V = S[np.arange(X.shape[0]), codes]
-        spec = get_method(self.method)
-        calibrator = spec.factory(self, opts, seeds[2])
-        if w_cal is not None and not calibrator.supports_shift:
-            raise InputError(f"likelihood_ratio (covariate shift) cannot be used here: {calibrator.shift_refusal()}")
+        calibrator = get_method(self.method).factory(self, opts, seeds[2])
         rng = np.random.default_rng(seeds[1])
-        shift_kw = {} if w_cal is None else {"likelihood_ratio": w_cal}
         if self.mondrian_:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", InfiniteIntervalWarning)
                 # class-conditional: a groupwise calibrator, the classes its groups
-                self.calibrator_: Calibrator = cast(GroupwiseCalibrator, calibrator).calibrate(
-                    X, V, alpha=self._alpha(), rng=rng, labels=codes, **shift_kw
+                self.calibrator_: Calibrator = calibrator.conformalize(
+                    X, V, alpha=self._alpha(), rng=rng, labels=codes, likelihood_ratio=w_cal
                 )
             self._warn_small_classes(caught)
         else:
-            self.calibrator_ = calibrator.calibrate(X, V, alpha=self._alpha(), rng=rng, **shift_kw)
+            self.calibrator_ = calibrator.conformalize(X, V, alpha=self._alpha(), rng=rng, likelihood_ratio=w_cal)
         self.conformalize_time_ = time.perf_counter() - t0
         self.calib_X_, self.calib_codes_, self.calib_scores_ = X, codes, V
         self.calib_counts_ = counts
         self.calib_ratio_, self.ratio_model_ = w_cal, ratio_model
-        shift = getattr(self.calibrator_, "shift_", None)
+        shift = self.calibrator_.shift_
         message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
         if message:
             warnings.warn(
@@ -338,18 +334,15 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         proba = self.model_.proba(X)
         S = self.score_.matrix(proba, u)
         # a row's ratio w(x) does not depend on the candidate label: one per row, for every class
-        shift_kw = {} if w is None else {"likelihood_ratio": w}
         if self.mondrian_:
             K, m = len(self.classes_), X.shape[0]
             t, closed, level = np.empty((m, K)), np.empty((m, K), dtype=bool), np.empty((m, K))
             for k in range(K):
-                th = cast(GroupwiseCalibrator, self.calibrator_).thresholds(
-                    X, a, labels=np.full(m, k, dtype=np.int64), **shift_kw
-                )
-                t[:, k], closed[:, k], level[:, k] = th.t, th.closed, th.level
+                th = self.calibrator_.predict_rows(X, a, labels=np.full(m, k, dtype=np.int64), likelihood_ratio=w)
+                t[:, k], closed[:, k], level[:, k] = th["t"], th["closed"], th["level"]
         else:
-            th = self.calibrator_.thresholds(X, a, **shift_kw)
-            t, closed, level = th.t, th.closed, th.level
+            th = self.calibrator_.predict_rows(X, a, likelihood_ratio=w)
+            t, closed, level = th["t"], th["closed"], th["level"]
         return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed, "level": level}
 
     @governs_threads
