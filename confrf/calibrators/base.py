@@ -177,27 +177,27 @@ class Calibrator(ABC):
 
     def calibrate_rows(self, rows: Any, *, alpha: float, rng: np.random.Generator) -> Calibrator:
         """Calibrate on rows held elsewhere (:class:`confrf.dask.DaskRows`); the default takes rows in memory only."""
-        raise InputError(
+        raise InputError(self._rows_refusal())
+
+    def refuse_rows(self) -> None:
+        """Raise unless this calibrator has its own :meth:`calibrate_rows` (asked before any row is read)."""
+        if type(self).calibrate_rows is Calibrator.calibrate_rows:
+            raise InputError(self._rows_refusal())
+
+    def _rows_refusal(self) -> str:
+        return (
             f"method {self.name!r} calibrates rows in memory only; Dask calibration data are taken by "
             "method='lcp-rf' (guarantee='marginal', honest=True). Compute the frame first (ddf.compute()) or "
             "use method='lcp-rf'."
         )
 
-    def cross_fit(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        *,
-        score: Any,
-        model: Any,
-        alpha: float,
-        random_state: int | None,
-        fit_intercept: bool,
-        sample_weight: np.ndarray | None = None,
-    ) -> np.ndarray:
+    def cross_fit(self, X: np.ndarray, y: np.ndarray, **fit_args: Any) -> np.ndarray:
         """Fit the models of a method that fits its own (``fits_models``) and return the out-of-fold scores.
 
-        The default refuses: this calibrator calibrates on a calibration set.
+        ``fit_args``: ``score``, ``model``, ``alpha``, ``random_state``,
+        ``fit_intercept``, ``sample_weight``, as
+        :meth:`confrf.calibrators.cross.CrossCalibrator.fit` takes them. The
+        default refuses: this calibrator calibrates on a calibration set.
         """
         raise InputError(f"method {self.name!r} does not fit models of its own; calibrate it with conformalize().")
 

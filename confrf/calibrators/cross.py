@@ -76,29 +76,9 @@ class CrossCalibrator(Calibrator):
     def _bounds(self, X: np.ndarray, alpha: float, n_threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(lower, upper, level) at the rows of X."""
 
-    def cross_fit(
-        self,
-        X: np.ndarray,
-        y: np.ndarray,
-        *,
-        score: Any,
-        model: Any,
-        alpha: float,
-        random_state: int | None,
-        fit_intercept: bool,
-        sample_weight: np.ndarray | None = None,
-    ) -> np.ndarray:
+    def cross_fit(self, X: np.ndarray, y: np.ndarray, **fit_args: Any) -> np.ndarray:
         """:meth:`fit`, then the out-of-fold scores (the estimator's calibration scores)."""
-        return self.fit(
-            X,
-            y,
-            score=score,
-            model=model,
-            alpha=alpha,
-            random_state=random_state,
-            fit_intercept=fit_intercept,
-            sample_weight=sample_weight,
-        ).scores_
+        return self.fit(X, y, **fit_args).scores_
 
     def predict_rows(self, X, alpha, *, interval=None, labels=None, likelihood_ratio=None) -> dict[str, np.ndarray]:
         """Bounds from the fold models (``interval`` is not used); t is NaN (+inf for an infinite interval).

@@ -16,12 +16,10 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 from sklearn.utils import metadata_routing
 
-from .._estimator_base import EstimatorChecks, check_predict_args, check_same_rows
-from .._levels import resolve_alpha
-from .._parallel import concat_chunks, governs_threads, map_row_chunks
+from .._estimator_base import ConformalEstimator, check_same_rows, family_init
+from .._parallel import governs_threads
 from .._validation import as_float_matrix, min_calibration_size
 from .._warnings import user_stacklevel
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
@@ -59,7 +57,7 @@ def encode_labels(y: Any, levels: list, what: str) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-class ConformalClassifier(EstimatorChecks, BaseEstimator):
+class ConformalClassifier(ConformalEstimator):
     """Conformal prediction sets on numpy arrays.
 
     Parameters
@@ -109,41 +107,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     # ``classes`` in fit() is a setting, not per-sample metadata: no set_fit_request method
     __metadata_request__fit = {"classes": metadata_routing.UNUSED}
 
-    def __init__(
-        self,
-        model: Any = "gbm",
-        method: str = "lcp-rf",
-        alpha: float | None = None,
-        score: Any = "lac",
-        prefit: bool = False,
-        honest: bool = True,
-        localizer_size: float = 0.5,
-        n_estimators: int | str = "auto",
-        min_samples_leaf: int | str = "auto",
-        max_features: Any = 1.0,
-        max_depth: int | None = None,
-        fit_intercept: bool = True,
-        random_state: Any = None,
-        n_jobs: int | None = None,
-        options: dict | None = None,
-        level: float | None = None,
-    ) -> None:
-        self.model = model
-        self.method = method
-        self.alpha = alpha
-        self.score = score
-        self.prefit = prefit
-        self.honest = honest
-        self.localizer_size = localizer_size
-        self.n_estimators = n_estimators
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.max_depth = max_depth
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.options = options
-        self.level = level
+    __init__ = family_init(ConformalEstimator.__init__, score="lac", min_samples_leaf="auto", max_features=1.0)
 
     # -- lifecycle ---------------------------------------------------------
     def fit(self, X: Any, y: Any, classes: Any = None) -> ConformalClassifier:
@@ -298,12 +262,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         on them (a randomized score draws every row's U before chunking).
         """
         X = self._check_X(X)
-        alpha = resolve_alpha(alpha, level)
-        a, n_jobs, chunk_size, progress = check_predict_args(
-            self._alpha() if alpha is None else alpha, n_jobs, chunk_size, progress
-        )
-        if not hasattr(self, "calibrator_"):
-            raise NotFittedError("call conformalize() before predicting sets.")
+        a, n_jobs, chunk_size, progress = self._predict_args(alpha, level, n_jobs, chunk_size, progress, "sets")
         w = prediction_ratios(self, X, likelihood_ratio)
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
@@ -312,14 +271,13 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             one = self._predict_rows(self.calib_X_[:1], a, uniforms(self.score_, 1, PREDICTION_STREAM, 0), w1)
             return {k: v[:0] for k, v in one.items()}
         u = uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3])
-        parts = map_row_chunks(
+        return self._predict_chunks(
             lambda rows: self._predict_rows(X[rows], a, None if u is None else u[rows], None if w is None else w[rows]),
             X.shape[0],
-            chunk_size=chunk_size,
-            n_jobs=self.n_jobs if n_jobs is None else n_jobs,
-            progress=progress,
+            n_jobs,
+            chunk_size,
+            progress,
         )
-        return concat_chunks(parts)
 
     def calibration_details(self, alpha: float | None = None) -> dict[str, np.ndarray]:
         """:meth:`predict_details` of the calibration rows (with their own ratios after a weighted calibration)."""
@@ -421,11 +379,6 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     def _groups(self) -> Any:
         return (self.options or {}).get("groups", LABEL)
 
-    def _shift_refusal(self) -> str | None:
-        """Why this configuration cannot weight for covariate shift (None when it can); nothing is fitted."""
-        calibrator = get_method(self.method).factory(self, method_options(self.method, self.options), None)
-        return None if calibrator.supports_shift else calibrator.shift_refusal()
-
     def _method_options(self) -> dict[str, Any]:
         self._alpha(warn=True)
         # unknown names get the registry's error; the kernel baselines need regression training scores
@@ -454,12 +407,6 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() first.")
         return self.calibrator_
-
-    def _check_X(self, X: Any) -> np.ndarray:
-        self._model()
-        X = as_float_matrix(X, "X")
-        self._check_n_columns(X)
-        return X
 
 
 def mondrian_guarantee(cal: GroupwiseCalibrator, alpha: float) -> Guarantee:
