@@ -23,6 +23,18 @@ from .exceptions import InputError
 from .group_labels import kept_positions
 from .shift.setup import SHIFT_OPTIONS, refuse_unweighted, resolve_shift
 
+#: the shared options that are the estimators' parameters of the same name
+ESTIMATOR_OPTIONS = (
+    "score",
+    "honest",
+    "localizer_size",
+    "n_estimators",
+    "min_samples_leaf",
+    "max_features",
+    "max_depth",
+    "n_jobs",
+)
+
 
 @dataclass
 class FitOptions:
@@ -183,24 +195,9 @@ def estimator_args(
     fit: FitOptions, *, model: Any, alpha: float, design: Any, seed: int | None, options: Any
 ) -> dict[str, Any]:
     """The array-level estimator's arguments (either family's: their parameters are the same)."""
-    o = fit.shared
-    return dict(
-        model=model,
-        method=fit.method,
-        alpha=alpha,
-        score=o["score"],
-        prefit=fit.prefit,
-        honest=o["honest"],
-        localizer_size=o["localizer_size"],
-        n_estimators=o["n_estimators"],
-        min_samples_leaf=o["min_samples_leaf"],
-        max_features=o["max_features"],
-        max_depth=o["max_depth"],
-        fit_intercept=design.has_intercept,
-        random_state=seed,
-        n_jobs=o["n_jobs"],
-        options=options,
-    )
+    given = {"model": model, "method": fit.method, "alpha": alpha, "prefit": fit.prefit, "random_state": seed}
+    shared = {k: fit.shared[k] for k in ESTIMATOR_OPTIONS}
+    return {**given, **shared, "fit_intercept": design.has_intercept, "options": options}
 
 
 def make_result(
