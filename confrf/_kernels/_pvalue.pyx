@@ -45,20 +45,29 @@ cdef inline Py_ssize_t _count_less(const double* v, Py_ssize_t n, double x) noex
     return lo
 
 
-cdef inline Py_ssize_t _first_above(const double* theta, Py_ssize_t r, double x, double tol) noexcept nogil:
-    """First j with x < theta[j] - tol (r if none); theta ascends, so does theta - tol.
+cdef inline Py_ssize_t _count_less_from(const double* v, Py_ssize_t c, Py_ssize_t n, double x) noexcept nogil:
+    """c + (entries of v[c:n] strictly below x) for an ascending v: galloping from c, so a sweep of ascending
+    x over v costs O(r log(n / r)) rather than a full search each (the same count as ``_count_less``)."""
+    cdef Py_ssize_t lo, hi, step = 1, stop = c + 4 if c + 4 < n else n
+    while c < stop and v[c] < x:  # the next lim is usually a step or two further: walk a little, then gallop
+        c += 1
+    if c < stop or c == n:
+        return c
+    lo = c
+    hi = c
+    while hi < n and v[hi] < x:
+        lo = hi + 1
+        hi = lo + step
+        step <<= 1
+    if hi > n:
+        hi = n
+    return lo + _count_less(&v[lo], hi - lo, x)  # v[lo - 1] < x (or lo == c), and hi == n or v[hi] >= x
 
-    A branch-free lower bound (each comparison's outcome is unpredictable): the same answer as a bisection.
-    """
-    cdef Py_ssize_t first = 0, length = r, half
-    while length > 0:
-        half = length >> 1
-        if not (x < theta[first + half] - tol):
-            first = first + half + 1
-            length = length - half - 1
-        else:
-            length = half
-    return first
+
+cdef struct Acc:
+    double delta
+    double win
+    double wt
 
 
 cdef struct PS:
@@ -67,9 +76,7 @@ cdef struct PS:
     bint unit
     double* step
     double* dstep
-    double* a_delta   # by rank, over all n points
-    double* a_win
-    double* a_wt
+    Acc* acc          # by rank, over all n points: one cache line per touched point, as ``_forest.pyx``
     unsigned long long* bits
     Py_ssize_t n_words
     Py_ssize_t cap
@@ -86,14 +93,21 @@ cdef struct PS:
     Py_ssize_t* after
     i64* cnt          # count on each piece (2 r - 1)
     i64* diff
+    # the profile's search table over lim[j] = theta[j] - tol (see _build_table)
+    double* lim
+    i32* tab
+    Py_ssize_t n_buckets
+    double lim_first
+    double lim_last
+    double scale
 
 
 cdef void _ps_free(PS* s) noexcept nogil:
     if s == NULL:
         return
-    free(s.step); free(s.dstep); free(s.a_delta); free(s.a_win); free(s.a_wt); free(s.bits)
+    free(s.step); free(s.dstep); free(s.acc); free(s.bits)
     free(s.nb); free(s.delta); free(s.win); free(s.wt); free(s.base); free(s.lo); free(s.hi); free(s.dix)
-    free(s.ucut); free(s.theta); free(s.after); free(s.cnt); free(s.diff)
+    free(s.ucut); free(s.theta); free(s.after); free(s.cnt); free(s.diff); free(s.lim); free(s.tab)
     free(s)
 
 
@@ -107,9 +121,7 @@ cdef PS* _ps_new(Py_ssize_t n, Py_ssize_t k, bint unit) noexcept nogil:
     s.n_words = (c + 63) // 64
     s.step = <double*> malloc((k + 1) * sizeof(double))
     s.dstep = <double*> malloc((k + 1) * sizeof(double))
-    s.a_delta = <double*> malloc(c * sizeof(double))
-    s.a_win = <double*> malloc(c * sizeof(double))
-    s.a_wt = <double*> malloc(c * sizeof(double))
+    s.acc = <Acc*> malloc(c * sizeof(Acc))
     s.bits = <unsigned long long*> calloc(s.n_words, sizeof(unsigned long long))
     s.nb = <i32*> malloc(c * sizeof(i32))
     s.delta = <double*> malloc(c * sizeof(double))
@@ -124,7 +136,9 @@ cdef PS* _ps_new(Py_ssize_t n, Py_ssize_t k, bint unit) noexcept nogil:
     s.after = <Py_ssize_t*> malloc((c + 1) * sizeof(Py_ssize_t))
     s.cnt = <i64*> malloc((2 * c + 1) * sizeof(i64))
     s.diff = <i64*> malloc((2 * c + 1) * sizeof(i64))
-    if (s.step == NULL or s.dstep == NULL or s.a_delta == NULL or s.a_win == NULL or s.a_wt == NULL
+    s.lim = <double*> malloc((c + 2) * sizeof(double))
+    s.tab = <i32*> malloc((c + 2) * sizeof(i32))
+    if (s.step == NULL or s.dstep == NULL or s.acc == NULL or s.lim == NULL or s.tab == NULL
             or s.bits == NULL or s.nb == NULL or s.delta == NULL or s.win == NULL or s.wt == NULL
             or s.base == NULL or s.lo == NULL or s.hi == NULL or s.dix == NULL or s.ucut == NULL
             or s.theta == NULL or s.after == NULL or s.cnt == NULL or s.diff == NULL):
@@ -144,6 +158,7 @@ cdef Py_ssize_t _gather(PS* s, const i64* leafx, const i64* leaf_ptr, const i32*
     cdef i32 pop, r, b
     cdef double inv_new, inv_old, kk = <double> s.k
     cdef unsigned long long bit, x
+    cdef Acc* a
     for l in range(s.k):
         g = leafx[l]
         if g < 0:
@@ -160,27 +175,29 @@ cdef Py_ssize_t _gather(PS* s, const i64* leafx, const i64* leaf_ptr, const i32*
         for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
             r = members[e]
             bit = (<unsigned long long> 1) << (r & 63)
+            a = &s.acc[r]
             if not (s.bits[r >> 6] & bit):
                 s.bits[r >> 6] |= bit
-                s.a_delta[r] = 0.0
-                s.a_win[r] = 0.0
-                s.a_wt[r] = 0.0
+                a.delta = 0.0
+                a.win = 0.0
+                a.wt = 0.0
             b = below[e]
             if b > 0:
-                s.a_delta[r] += b * s.dstep[l]
-            s.a_win[r] += s.step[l]
+                a.delta += b * s.dstep[l]
+            a.win += s.step[l]
             if not s.unit:
-                s.a_wt[r] += member_mult[e] * s.step[l]
+                a.wt += member_mult[e] * s.step[l]
     for w in range(s.n_words):
         x = s.bits[w]
         if x:
             s.bits[w] = 0
             while x:
                 r = <i32> ((w << 6) + __builtin_ctzll(x))
+                a = &s.acc[r]
                 s.nb[m] = r
-                s.delta[m] = s.a_delta[r]
-                s.win[m] = s.a_win[r]
-                s.wt[m] = s.a_wt[r]
+                s.delta[m] = a.delta
+                s.win[m] = a.win
+                s.wt[m] = a.wt
                 m += 1
                 x &= x - 1
     return m
@@ -210,33 +227,99 @@ cdef Py_ssize_t _fill(PS* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
     return r
 
 
+cdef inline Py_ssize_t _bucket(const PS* s, double x) noexcept nogil:
+    """Bucket of x in [lim_first, lim_last): non-decreasing in x (a difference, a product by scale >= 0 and a
+    truncation, each monotone in floating point), which is all the table needs to be exact."""
+    cdef Py_ssize_t b = <Py_ssize_t> ((x - s.lim_first) * s.scale)
+    return b if b < s.n_buckets else s.n_buckets - 1
+
+
+cdef void _build_table(PS* s, Py_ssize_t r, double tol) noexcept nogil:
+    """lim[j] = theta[j] - tol (the same double as the threshold kernel's comparisons form) and a bucket table:
+    tab[b] = first j with _bucket(lim[j]) >= b. lim ascends (theta is a running sum of positive weights)."""
+    cdef Py_ssize_t j, b = 0, fj
+    cdef double width
+    for j in range(r):
+        s.lim[j] = s.theta[j] - tol
+    s.lim[r] = INFINITY  # a sentinel: _above's scan never passes the end of x's bucket
+    s.lim_first = s.lim[0]
+    s.lim_last = s.lim[r - 1]
+    s.n_buckets = r
+    width = s.lim_last - s.lim_first
+    s.scale = r / width if width > 0.0 else 0.0
+    if not (s.scale < 1e300):  # a width so small that r / width overflows: one bucket, searched by bisection
+        s.scale = 0.0
+    for j in range(r):
+        fj = _bucket(s, s.lim[j])
+        while b <= fj:
+            s.tab[b] = <i32> j
+            b += 1
+    while b <= s.n_buckets:
+        s.tab[b] = <i32> r
+        b += 1
+
+
+cdef inline Py_ssize_t _above(const PS* s, Py_ssize_t r, double x) noexcept nogil:
+    """First j with x < lim[j] (r if none, NaN included): the answer bisection over lim gives, found in x's bucket.
+
+    For x in [lim_first, lim_last) with bucket b, every j below tab[b] has _bucket(lim[j]) < b, hence
+    lim[j] < x (the bucket is monotone), and every j from tab[b + 1] on has lim[j] > x: the answer lies in
+    [tab[b], tab[b + 1]]. Buckets hold about one lim each, so this is O(1) per neighbour where a bisection
+    over the r pieces took log2(r) dependent, unpredictable steps.
+    """
+    cdef Py_ssize_t j, end, mid, b
+    if x < s.lim_first:
+        return 0
+    if not (x < s.lim_last):
+        return r
+    b = _bucket(s, x)
+    j = s.tab[b]
+    end = s.tab[b + 1]
+    while end - j > 8:
+        mid = (j + end) >> 1
+        if x < s.lim[mid]:
+            end = mid
+        else:
+            j = mid + 1
+    # x < lim[end] (lim[r] is +inf), so the scan stops by itself; two steps without a branch cover most buckets
+    j += not (x < s.lim[j])
+    j += not (x < s.lim[j])
+    while not (x < s.lim[j]):
+        j += 1
+    return j
+
+
 cdef void _profile(PS* s, Py_ssize_t m, Py_ssize_t r, const double* sorted_p2, Py_ssize_t n,
                    double tol) noexcept nogil:
     """count on every piece q = 0 .. 2r - 2 into ``s.cnt`` (q = 2j: (u_j, u_j+1); q = 2j + 1: the point u_j+1).
 
     Neighbour a counts on piece q iff its pi value there (hi before its own score, lo from it on) is below
-    lim(q) = theta[q // 2] - tol, and lim grows with q: it enters once, at the first such piece.
+    lim(q) = theta[q // 2] - tol, and lim grows with q: it enters once, at the first such piece, and its base
+    value (counted among the non-neighbours' p2) leaves once. Each of the three places is one table look-up
+    (``_above``); the non-neighbours' count is one galloping sweep of the ascending lim over sorted p2.
     """
     cdef Py_ssize_t a, q, jh, jl, jb, q_lo, e, c, npieces = 2 * r - 1
     cdef i64 acc = 0
+    _build_table(s, r, tol)
     for q in range(npieces + 1):
         s.diff[q] = 0
     for a in range(m):
         q_lo = 2 * s.dix[a] - 1 if s.dix[a] >= 1 else 0
-        jh = _first_above(s.theta, r, s.hi[a], tol)
+        jh = _above(s, r, s.hi[a])
         if 2 * jh < q_lo:
             e = 2 * jh
         else:
-            jl = _first_above(s.theta, jh, s.lo[a], tol)  # lo <= hi: at most jh
+            # lo <= hi, so lo's place is at most jh: the first j below jh with lo < lim[j], else jh
+            jl = _above(s, r, s.lo[a])
             e = npieces if jl == r else (2 * jl if 2 * jl > q_lo else q_lo)
         s.diff[e] += 1
-        jb = _first_above(s.theta, r, s.base[a], tol)
+        jb = _above(s, r, s.base[a])
         s.diff[2 * jb if jb < r else npieces] -= 1
     c = 0
     for q in range(npieces):
         acc += s.diff[q]
-        if not (q & 1):  # theta[q // 2] is new on even pieces; it ascends, so the search resumes from c
-            c = c + _count_less(&sorted_p2[c], n - c, s.theta[q >> 1] - tol)
+        if not (q & 1):  # lim[q // 2] is new on even pieces; it ascends, so the count resumes from c
+            c = _count_less_from(sorted_p2, c, n, s.lim[q >> 1])
         s.cnt[q] = acc + c
 
 
@@ -348,6 +431,25 @@ def lcp_rf_counts(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
     return np.asarray(out)
 
 
+cdef inline Py_ssize_t _first_reaching(const i64* cnt, Py_ssize_t lo, Py_ssize_t npieces, i64 m_req) noexcept nogil:
+    """First piece q >= lo with cnt[q] >= m_req (npieces if none), galloping from lo: cnt does not decrease
+    along q, so for ascending m_req the answers ascend and the levels cost one sweep, not a search each."""
+    cdef Py_ssize_t hi = lo, step = 1, mid
+    while hi < npieces and cnt[hi] < m_req:
+        lo = hi + 1
+        hi = lo + step
+        step <<= 1
+    if hi > npieces:
+        hi = npieces
+    while lo < hi:  # cnt[lo - 1] < m_req (or lo is where the sweep started), and hi == npieces or cnt[hi] >= m_req
+        mid = (lo + hi) >> 1
+        if cnt[mid] >= m_req:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::1] member_rank, member_mult,
                   const i32[::1] below, const i32[::1] leaf_pop, const double[::1] scores_r,
                   const double[::1] p2_r, const double[::1] sorted_p2, const i64[::1] m_reqs,
@@ -355,10 +457,12 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
     """Exact LCP-RF thresholds at many levels from one pass per test point.
 
     ``m_reqs``: the counts ceil((1 - alpha_l)(n + 1)) of L levels (any order). Returns (t, closed, level),
-    each (m_test, L): column l equals ``lcp_rf_thresholds_ranked(..., m_reqs[l])`` bit for bit.
+    each (m_test, L): column l equals ``lcp_rf_thresholds_ranked(..., m_reqs[l])`` bit for bit. The first
+    piece reaching m_req is the threshold kernel's bisection answer (the count does not decrease along the
+    pieces), found for every level by one sweep in ascending m_req.
     """
     cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0], L = m_reqs.shape[0]
-    cdef Py_ssize_t q, m, r, l, lo, hi, mid, npieces
+    cdef Py_ssize_t q, m, r, i, l, lo, npieces
     cdef double[:, ::1] t = np.empty((mt, L), dtype=np.float64)
     cdef char[:, ::1] closed = np.ones((mt, L), dtype=np.int8)
     cdef double[:, ::1] level = np.empty((mt, L), dtype=np.float64)
@@ -368,8 +472,9 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
     cdef bint unit = unit_
     cdef const i32[::1] mm = mult_arr
     cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
+    cdef const i64[::1] order = np.argsort(np.asarray(m_reqs), kind="stable").astype(np.int64)
     if mt == 0 or L == 0:
-        return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
+        return np.asarray(t), np.asarray(closed).view(np.bool_), np.asarray(level)
     with nogil, parallel(num_threads=n_threads):
         s = _ps_new(n, k, unit)
         if s == NULL:
@@ -382,19 +487,13 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
                     r = _fill(s, m, &sp_r[0, 0])
                     _profile(s, m, r, &sorted_p2[0], n, tol)
                 npieces = 2 * r - 1
-                for l in range(L):
-                    closed[q, l] = 1
-                    lo = 0
-                    hi = npieces
+                lo = 0
+                for i in range(L):
+                    l = order[i]
                     if m == 0 or m_reqs[l] > n:
                         lo = npieces
-                        hi = npieces
-                    while lo < hi:
-                        mid = (lo + hi) >> 1
-                        if s.cnt[mid] >= m_reqs[l]:
-                            hi = mid
-                        else:
-                            lo = mid + 1
+                    else:
+                        lo = _first_reaching(s.cnt, lo, npieces, m_reqs[l])
                     if lo == npieces:
                         t[q, l] = INFINITY
                         level[q, l] = 1.0
@@ -408,7 +507,7 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
         _ps_free(s)
     if failed[0]:
         raise MemoryError("could not allocate the per-thread scratch space")
-    return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
+    return np.asarray(t), np.asarray(closed).view(np.bool_), np.asarray(level)
 
 
 def lcp_rf_profiles(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::1] member_rank, member_mult,
