@@ -45,23 +45,96 @@ cdef inline Py_ssize_t _count_less(const double* v, Py_ssize_t n, double x) noex
     return lo
 
 
-cdef inline Py_ssize_t _count_less_from(const double* v, Py_ssize_t c, Py_ssize_t n, double x) noexcept nogil:
-    """c + (entries of v[c:n] strictly below x) for an ascending v: galloping from c, so a sweep of ascending
-    x over v costs O(r log(n / r)) rather than a full search each (the same count as ``_count_less``)."""
-    cdef Py_ssize_t lo, hi, step = 1, stop = c + 4 if c + 4 < n else n
-    while c < stop and v[c] < x:  # the next lim is usually a step or two further: walk a little, then gallop
-        c += 1
-    if c < stop or c == n:
-        return c
-    lo = c
-    hi = c
-    while hi < n and v[hi] < x:
-        lo = hi + 1
-        hi = lo + step
-        step <<= 1
-    if hi > n:
-        hi = n
-    return lo + _count_less(&v[lo], hi - lo, x)  # v[lo - 1] < x (or lo == c), and hi == n or v[hi] >= x
+# A bucket table over an ascending array v[0 .. n-1] (v[n] = +inf, a sentinel): tab[b] is the first i whose
+# bucket is b or more. Buckets hold about one value each, so a search is O(1) where a bisection takes log2(n)
+# dependent, unpredictable steps.
+cdef struct VTab:
+    double* v
+    i32* tab
+    Py_ssize_t n_buckets
+    double first
+    double last
+    double scale
+
+
+cdef inline Py_ssize_t _bucket(const VTab* t, double x) noexcept nogil:
+    """Bucket of x in [first, last]: non-decreasing in x (a difference, a product by scale >= 0 and a
+    truncation, each monotone in floating point), which is all the table needs to be exact."""
+    cdef Py_ssize_t b = <Py_ssize_t> ((x - t.first) * t.scale)
+    return b if b < t.n_buckets else t.n_buckets - 1
+
+
+cdef void _build_vtab(VTab* t, Py_ssize_t n) noexcept nogil:
+    """The table of t.v[0 .. n-1] (n >= 1, ascending, finite); sets the sentinel t.v[n] = +inf."""
+    cdef Py_ssize_t i, b
+    cdef double width
+    t.v[n] = INFINITY
+    t.first = t.v[0]
+    t.last = t.v[n - 1]
+    t.n_buckets = n
+    width = t.last - t.first
+    t.scale = n / width if width > 0.0 else 0.0
+    if not (t.scale < 1e300):  # a width so small that n / width overflows: one bucket, searched by bisection
+        t.scale = 0.0
+    # tab[b] = #{i : bucket(v[i]) < b} (the buckets of an ascending v do not decrease): a histogram and its
+    # running sum, without a branch per value
+    for b in range(n + 1):
+        t.tab[b] = 0
+    for i in range(n):
+        t.tab[_bucket(t, t.v[i]) + 1] += 1
+    for b in range(n):
+        t.tab[b + 1] += t.tab[b]
+
+
+cdef inline Py_ssize_t _above(const VTab* t, Py_ssize_t n, double x) noexcept nogil:
+    """First i with x < v[i] (n if none, NaN included): what a bisection over v answers.
+
+    For x in [first, last) with bucket b, every i below tab[b] has a smaller bucket, hence v[i] < x (the
+    bucket is monotone), and every i from tab[b + 1] on a larger one, hence v[i] > x: the answer lies in
+    [tab[b], tab[b + 1]], and x < v[tab[b + 1]] (the sentinel at n), so the scan stops by itself.
+    """
+    cdef Py_ssize_t i, end, mid, b
+    if x < t.first:
+        return 0
+    if not (x < t.last):
+        return n
+    b = _bucket(t, x)
+    i = t.tab[b]
+    end = t.tab[b + 1]
+    while end - i > 8:
+        mid = (i + end) >> 1
+        if x < t.v[mid]:
+            end = mid
+        else:
+            i = mid + 1
+    i += not (x < t.v[i])  # two steps without a branch cover most buckets
+    i += not (x < t.v[i])
+    while not (x < t.v[i]):
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _below(const VTab* t, Py_ssize_t n, double x) noexcept nogil:
+    """Entries strictly below x (``_count_less``'s answer; 0 for NaN), by the same bracket as ``_above``."""
+    cdef Py_ssize_t i, end, mid, b
+    if not (x > t.first):
+        return 0
+    if x > t.last:
+        return n
+    b = _bucket(t, x)
+    i = t.tab[b]
+    end = t.tab[b + 1]
+    while end - i > 8:
+        mid = (i + end) >> 1
+        if t.v[mid] < x:
+            i = mid + 1
+        else:
+            end = mid
+    i += t.v[i] < x
+    i += t.v[i] < x
+    while t.v[i] < x:
+        i += 1
+    return i
 
 
 cdef struct Acc:
@@ -93,13 +166,7 @@ cdef struct PS:
     Py_ssize_t* after
     i64* cnt          # count on each piece (2 r - 1)
     i64* diff
-    # the profile's search table over lim[j] = theta[j] - tol (see _build_table)
-    double* lim
-    i32* tab
-    Py_ssize_t n_buckets
-    double lim_first
-    double lim_last
-    double scale
+    VTab lt           # the profile's table over lim[j] = theta[j] - tol
 
 
 cdef void _ps_free(PS* s) noexcept nogil:
@@ -107,7 +174,7 @@ cdef void _ps_free(PS* s) noexcept nogil:
         return
     free(s.step); free(s.dstep); free(s.acc); free(s.bits)
     free(s.nb); free(s.delta); free(s.win); free(s.wt); free(s.base); free(s.lo); free(s.hi); free(s.dix)
-    free(s.ucut); free(s.theta); free(s.after); free(s.cnt); free(s.diff); free(s.lim); free(s.tab)
+    free(s.ucut); free(s.theta); free(s.after); free(s.cnt); free(s.diff); free(s.lt.v); free(s.lt.tab)
     free(s)
 
 
@@ -136,9 +203,9 @@ cdef PS* _ps_new(Py_ssize_t n, Py_ssize_t k, bint unit) noexcept nogil:
     s.after = <Py_ssize_t*> malloc((c + 1) * sizeof(Py_ssize_t))
     s.cnt = <i64*> malloc((2 * c + 1) * sizeof(i64))
     s.diff = <i64*> malloc((2 * c + 1) * sizeof(i64))
-    s.lim = <double*> malloc((c + 2) * sizeof(double))
-    s.tab = <i32*> malloc((c + 2) * sizeof(i32))
-    if (s.step == NULL or s.dstep == NULL or s.acc == NULL or s.lim == NULL or s.tab == NULL
+    s.lt.v = <double*> malloc((c + 2) * sizeof(double))
+    s.lt.tab = <i32*> malloc((c + 2) * sizeof(i32))
+    if (s.step == NULL or s.dstep == NULL or s.acc == NULL or s.lt.v == NULL or s.lt.tab == NULL
             or s.bits == NULL or s.nb == NULL or s.delta == NULL or s.win == NULL or s.wt == NULL
             or s.base == NULL or s.lo == NULL or s.hi == NULL or s.dix == NULL or s.ucut == NULL
             or s.theta == NULL or s.after == NULL or s.cnt == NULL or s.diff == NULL):
@@ -227,99 +294,40 @@ cdef Py_ssize_t _fill(PS* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
     return r
 
 
-cdef inline Py_ssize_t _bucket(const PS* s, double x) noexcept nogil:
-    """Bucket of x in [lim_first, lim_last): non-decreasing in x (a difference, a product by scale >= 0 and a
-    truncation, each monotone in floating point), which is all the table needs to be exact."""
-    cdef Py_ssize_t b = <Py_ssize_t> ((x - s.lim_first) * s.scale)
-    return b if b < s.n_buckets else s.n_buckets - 1
-
-
-cdef void _build_table(PS* s, Py_ssize_t r, double tol) noexcept nogil:
-    """lim[j] = theta[j] - tol (the same double as the threshold kernel's comparisons form) and a bucket table:
-    tab[b] = first j with _bucket(lim[j]) >= b. lim ascends (theta is a running sum of positive weights)."""
-    cdef Py_ssize_t j, b = 0, fj
-    cdef double width
-    for j in range(r):
-        s.lim[j] = s.theta[j] - tol
-    s.lim[r] = INFINITY  # a sentinel: _above's scan never passes the end of x's bucket
-    s.lim_first = s.lim[0]
-    s.lim_last = s.lim[r - 1]
-    s.n_buckets = r
-    width = s.lim_last - s.lim_first
-    s.scale = r / width if width > 0.0 else 0.0
-    if not (s.scale < 1e300):  # a width so small that r / width overflows: one bucket, searched by bisection
-        s.scale = 0.0
-    for j in range(r):
-        fj = _bucket(s, s.lim[j])
-        while b <= fj:
-            s.tab[b] = <i32> j
-            b += 1
-    while b <= s.n_buckets:
-        s.tab[b] = <i32> r
-        b += 1
-
-
-cdef inline Py_ssize_t _above(const PS* s, Py_ssize_t r, double x) noexcept nogil:
-    """First j with x < lim[j] (r if none, NaN included): the answer bisection over lim gives, found in x's bucket.
-
-    For x in [lim_first, lim_last) with bucket b, every j below tab[b] has _bucket(lim[j]) < b, hence
-    lim[j] < x (the bucket is monotone), and every j from tab[b + 1] on has lim[j] > x: the answer lies in
-    [tab[b], tab[b + 1]]. Buckets hold about one lim each, so this is O(1) per neighbour where a bisection
-    over the r pieces took log2(r) dependent, unpredictable steps.
-    """
-    cdef Py_ssize_t j, end, mid, b
-    if x < s.lim_first:
-        return 0
-    if not (x < s.lim_last):
-        return r
-    b = _bucket(s, x)
-    j = s.tab[b]
-    end = s.tab[b + 1]
-    while end - j > 8:
-        mid = (j + end) >> 1
-        if x < s.lim[mid]:
-            end = mid
-        else:
-            j = mid + 1
-    # x < lim[end] (lim[r] is +inf), so the scan stops by itself; two steps without a branch cover most buckets
-    j += not (x < s.lim[j])
-    j += not (x < s.lim[j])
-    while not (x < s.lim[j]):
-        j += 1
-    return j
-
-
-cdef void _profile(PS* s, Py_ssize_t m, Py_ssize_t r, const double* sorted_p2, Py_ssize_t n,
-                   double tol) noexcept nogil:
+cdef void _profile(PS* s, Py_ssize_t m, Py_ssize_t r, const VTab* p2t, Py_ssize_t n, double tol) noexcept nogil:
     """count on every piece q = 0 .. 2r - 2 into ``s.cnt`` (q = 2j: (u_j, u_j+1); q = 2j + 1: the point u_j+1).
 
     Neighbour a counts on piece q iff its pi value there (hi before its own score, lo from it on) is below
     lim(q) = theta[q // 2] - tol, and lim grows with q: it enters once, at the first such piece, and its base
     value (counted among the non-neighbours' p2) leaves once. Each of the three places is one table look-up
-    (``_above``); the non-neighbours' count is one galloping sweep of the ascending lim over sorted p2.
+    (``_above`` over lim); the non-neighbours' count on each piece one more (``_below`` over the sorted p2,
+    ``p2t``, whose table is built once per call). lim[j] = theta[j] - tol is the double the threshold
+    kernel's comparisons form, so every decision is its decision.
     """
     cdef Py_ssize_t a, q, jh, jl, jb, q_lo, e, c, npieces = 2 * r - 1
     cdef i64 acc = 0
-    _build_table(s, r, tol)
+    for q in range(r):
+        s.lt.v[q] = s.theta[q] - tol  # ascends: theta is a running sum of positive weights
+    _build_vtab(&s.lt, r)
     for q in range(npieces + 1):
         s.diff[q] = 0
     for a in range(m):
         q_lo = 2 * s.dix[a] - 1 if s.dix[a] >= 1 else 0
-        jh = _above(s, r, s.hi[a])
+        jh = _above(&s.lt, r, s.hi[a])
         if 2 * jh < q_lo:
             e = 2 * jh
         else:
             # lo <= hi, so lo's place is at most jh: the first j below jh with lo < lim[j], else jh
-            jl = _above(s, r, s.lo[a])
+            jl = _above(&s.lt, r, s.lo[a])
             e = npieces if jl == r else (2 * jl if 2 * jl > q_lo else q_lo)
         s.diff[e] += 1
-        jb = _above(s, r, s.base[a])
+        jb = _above(&s.lt, r, s.base[a])
         s.diff[2 * jb if jb < r else npieces] -= 1
     c = 0
     for q in range(npieces):
         acc += s.diff[q]
-        if not (q & 1):  # lim[q // 2] is new on even pieces; it ascends, so the count resumes from c
-            c = _count_less_from(sorted_p2, c, n, s.lim[q >> 1])
+        if not (q & 1) and c < n:  # lim[q // 2] is new on even pieces; it ascends, so c does not fall
+            c = _below(p2t, n, s.lt.v[q >> 1])
         s.cnt[q] = acc + c
 
 
@@ -384,6 +392,22 @@ def _score_p2_pairs(scores_r, p2_r):
     out[: len(scores_r), 0] = scores_r
     out[: len(p2_r), 1] = p2_r
     return out
+
+
+def _p2_table(const double[::1] sorted_p2):
+    """The arrays of a VTab over the sorted p2 (value copy with its sentinel, bucket starts), built once per
+    call and read by every thread."""
+    cdef Py_ssize_t n = sorted_p2.shape[0]
+    v = np.empty(n + 1, dtype=np.float64)
+    v[:n] = sorted_p2
+    return v, np.empty(n + 2, dtype=np.int32)
+
+
+cdef void _set_p2_table(VTab* t, double[::1] v, i32[::1] tab) noexcept:
+    t.v = &v[0]
+    t.tab = &tab[0]
+    if v.shape[0] > 1:
+        _build_vtab(t, v.shape[0] - 1)
 
 
 def _unit(member_mult, unit_mult):
@@ -473,6 +497,9 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
     cdef const i32[::1] mm = mult_arr
     cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
     cdef const i64[::1] order = np.argsort(np.asarray(m_reqs), kind="stable").astype(np.int64)
+    cdef VTab p2t
+    p2v, p2tab = _p2_table(sorted_p2)
+    _set_p2_table(&p2t, p2v, p2tab)
     if mt == 0 or L == 0:
         return np.asarray(t), np.asarray(closed).view(np.bool_), np.asarray(level)
     with nogil, parallel(num_threads=n_threads):
@@ -485,7 +512,7 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
                 r = 0
                 if m > 0:
                     r = _fill(s, m, &sp_r[0, 0])
-                    _profile(s, m, r, &sorted_p2[0], n, tol)
+                    _profile(s, m, r, &p2t, n, tol)
                 npieces = 2 * r - 1
                 lo = 0
                 for i in range(L):
@@ -530,6 +557,9 @@ def lcp_rf_profiles(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[
     us, cs = [], []
     cdef double[::1] ub
     cdef i64[::1] cb
+    cdef VTab p2t
+    p2v, p2tab = _p2_table(sorted_p2)
+    _set_p2_table(&p2t, p2v, p2tab)
     s = _ps_new(n, k, unit)
     if s == NULL:
         raise MemoryError("could not allocate the scratch space")
@@ -540,7 +570,7 @@ def lcp_rf_profiles(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[
                 r = 0
                 if m > 0:
                     r = _fill(s, m, &sp_r[0, 0])
-                    _profile(s, m, r, &sorted_p2[0], n, tol)
+                    _profile(s, m, r, &p2t, n, tol)
             ub = np.empty(r, dtype=np.float64)
             cb = np.empty(r, dtype=np.int64)
             for j in range(r):
