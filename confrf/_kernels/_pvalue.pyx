@@ -12,10 +12,17 @@ consecutive distinct neighbour scores; then
 The floating-point values compared (theta, pi's lo / hi / base values, the
 tie tolerance) are formed by the same operations, in the same order, as in
 ``_forest.pyx``'s threshold kernel, so every decision here is the threshold
-kernel's decision, bit for bit (tests/test_pvalue.py checks it). Each
-neighbour enters the count once and stays (theta grows, pi falls), so the
-counts of all pieces cost one histogram: O(m log m + r log n) per test point,
-with r <= m the number of distinct neighbour scores.
+kernel's decision, bit for bit (tests/test_pvalue.py and
+tests/test_quantiles.py check it). Each neighbour enters the count once and
+stays (theta grows, pi falls), so the counts of all pieces cost one histogram.
+Where a neighbour enters is found in a bucket table over theta - tol, and the
+non-neighbours' count on each piece in one over the sorted p2 (built once per
+call): O(1) expected per look-up, exact for any input (the bucket of a value is
+monotone, so a bucket brackets the answer; crowded buckets are bisected). Per
+test point: O(entries + n / 64) to gather, O(m + r) to profile, with r <= m the
+number of distinct neighbour scores, and the levels in one sweep in ascending
+m_req. The threshold kernel's cost is mostly the gather both share (the
+measured ratio is in docs/benchmarks/distribution.md).
 """
 
 import numpy as np
