@@ -40,6 +40,63 @@ def test_levels_and_profiles_match_definition(with_mult):
             assert np.all(t[q][1:] >= t[q][:-1])
 
 
+def _random_forest_case(rng, case):
+    """Leaves, scores and multiplicities that reach the levels kernel's corners: tied scores, infinite scores,
+    weights (multiplicities), test rows without leaf-mates, a loner whose p2 (and a neighbour whose weight)
+    dwarfs the others' so that most values share one bucket of the search tables."""
+    n, k = int(rng.integers(2, 300)), int(rng.integers(1, 25) if case % 4 != 3 else rng.integers(20, 30))
+    per_tree = int(rng.integers(1, max(2, n // int(rng.integers(2, 30))))) if case % 4 != 3 else 1
+    cal, test = _leaves(rng, n, k, per_tree, 12)
+    if case % 4 == 3 and k >= 2:
+        # in all trees but one, calibration point 0 and test row 0 share a leaf of their own: row 0's mass jumps
+        # at point 0's score and point 0's p2 dwarfs the others', so the other values crowd into few buckets
+        private = np.arange(k) != rng.integers(k)
+        cal[0, private] = (np.arange(k) * per_tree + per_tree)[private]
+        test[0] = np.where(private, cal[0], cal[1])
+        cal, test = cal + np.arange(k), test + np.arange(k)  # keep the trees' leaf ids apart
+    test[-1] = cal.max() + 1  # a leaf no calibration point is in (the index has a few empty ones at the end)
+    test[-2, ::2] = -1  # a row missing from some trees
+    kind = case % 3
+    V = rng.normal(size=n) if kind == 0 else rng.integers(-3, 4, size=n).astype(float)
+    if kind == 2:
+        V[rng.random(n) < 0.1] = np.inf
+        V[rng.random(n) < 0.05] = -np.inf
+    mult = rng.integers(1, 4, size=(n, k)).astype(np.int32) if case % 2 else None
+    return cal, test, V, mult
+
+
+def test_levels_kernel_equals_threshold_kernel_at_every_count():
+    """lcp_rf_levels (one profile per row, table look-ups) against the threshold kernel (a bisection per level,
+    _forest.pyx) at every m_req in 1 .. n + 2, bit for bit; the profile's counts against lcp_rf_counts' direct
+    O(m) count on each piece; the levels given in any order, repeated."""
+    rng = np.random.default_rng(390)
+    for case in range(60):
+        cal, test, V, mult = _random_forest_case(rng, case)
+        n = V.shape[0]
+        idx, _ = _index(cal, V, mult)
+        leaves = np.ascontiguousarray(test, dtype=np.int64)
+        unit = mult is None
+        tol = 0.0 if case % 5 == 4 else 1e-10
+        m_all = rng.permutation(np.concatenate([np.arange(1, n + 3), rng.integers(1, n + 3, size=5)]))
+        t, closed, level = _kernels.lcp_rf_levels(leaves, *idx, m_all.astype(np.int64), tol=tol, unit_mult=unit)
+        for j, m_req in enumerate(m_all):
+            t1, c1, l1 = _kernels.lcp_rf_thresholds_ranked(leaves, *idx, int(m_req), tol=tol, unit_mult=unit)
+            np.testing.assert_array_equal(t[:, j], t1, err_msg=f"case {case}, m_req {m_req}")
+            np.testing.assert_array_equal(closed[:, j], c1, err_msg=f"case {case}, m_req {m_req}")
+            np.testing.assert_array_equal(level[:, j], l1, err_msg=f"case {case}, m_req {m_req}")
+        assert np.isinf(t[-1]).all()  # no leaf-mates: everything accepted
+        indptr, u, cnt = _kernels.lcp_rf_profiles(leaves, *idx, tol=tol, unit_mult=unit)
+        for q in range(test.shape[0]):
+            uq, cq = u[indptr[q] : indptr[q + 1]], cnt[indptr[q] : indptr[q + 1]]
+            fin = uq[np.isfinite(uq)]
+            # a score inside each open piece (u_j, u_j+1) whose ends are finite, and the points u_j themselves
+            inside = np.append((fin[:-1] + fin[1:]) / 2, fin[-1] + 1.0) if fin.size else np.empty(0)
+            j_in = np.searchsorted(uq, inside, side="right") - 1
+            for v, jj in zip(inside, j_in):
+                got = _kernels.lcp_rf_counts(leaves[q : q + 1], *idx, np.array([v]), tol=tol, unit_mult=unit)
+                assert got[0] == cq[jj], (case, q, v)
+
+
 @pytest.fixture(scope="module")
 def fits():
     sim = cf.datasets.make_sim(2500, random_state=0)

@@ -12,10 +12,17 @@ consecutive distinct neighbour scores; then
 The floating-point values compared (theta, pi's lo / hi / base values, the
 tie tolerance) are formed by the same operations, in the same order, as in
 ``_forest.pyx``'s threshold kernel, so every decision here is the threshold
-kernel's decision, bit for bit (tests/test_pvalue.py checks it). Each
-neighbour enters the count once and stays (theta grows, pi falls), so the
-counts of all pieces cost one histogram: O(m log m + r log n) per test point,
-with r <= m the number of distinct neighbour scores.
+kernel's decision, bit for bit (tests/test_pvalue.py and
+tests/test_quantiles.py check it). Each neighbour enters the count once and
+stays (theta grows, pi falls), so the counts of all pieces cost one histogram.
+Where a neighbour enters is found in a bucket table over theta - tol, and the
+non-neighbours' count on each piece in one over the sorted p2 (built once per
+call): O(1) expected per look-up, exact for any input (the bucket of a value is
+monotone, so a bucket brackets the answer; crowded buckets are bisected). Per
+test point: O(entries + n / 64) to gather, O(m + r) to profile, with r <= m the
+number of distinct neighbour scores, and the levels in one sweep in ascending
+m_req. The threshold kernel's cost is mostly the gather both share (the
+measured ratio is in docs/benchmarks/distribution.md).
 """
 
 import numpy as np
@@ -45,20 +52,102 @@ cdef inline Py_ssize_t _count_less(const double* v, Py_ssize_t n, double x) noex
     return lo
 
 
-cdef inline Py_ssize_t _first_above(const double* theta, Py_ssize_t r, double x, double tol) noexcept nogil:
-    """First j with x < theta[j] - tol (r if none); theta ascends, so does theta - tol.
+# A bucket table over an ascending array v[0 .. n-1] (v[n] = +inf, a sentinel): tab[b] is the first i whose
+# bucket is b or more. Buckets hold about one value each, so a search is O(1) where a bisection takes log2(n)
+# dependent, unpredictable steps.
+cdef struct VTab:
+    double* v
+    i32* tab
+    Py_ssize_t n_buckets
+    double first
+    double last
+    double scale
 
-    A branch-free lower bound (each comparison's outcome is unpredictable): the same answer as a bisection.
+
+cdef inline Py_ssize_t _bucket(const VTab* t, double x) noexcept nogil:
+    """Bucket of x in [first, last]: non-decreasing in x (a difference, a product by scale >= 0 and a
+    truncation, each monotone in floating point), which is all the table needs to be exact."""
+    cdef Py_ssize_t b = <Py_ssize_t> ((x - t.first) * t.scale)
+    return b if b < t.n_buckets else t.n_buckets - 1
+
+
+cdef void _build_vtab(VTab* t, Py_ssize_t n) noexcept nogil:
+    """The table of t.v[0 .. n-1] (n >= 1, ascending, finite); sets the sentinel t.v[n] = +inf."""
+    cdef Py_ssize_t i, b
+    cdef double width
+    t.v[n] = INFINITY
+    t.first = t.v[0]
+    t.last = t.v[n - 1]
+    t.n_buckets = n
+    width = t.last - t.first
+    t.scale = n / width if width > 0.0 else 0.0
+    if not (t.scale < 1e300):  # a width so small that n / width overflows: one bucket, searched by bisection
+        t.scale = 0.0
+    # tab[b] = #{i : bucket(v[i]) < b} (the buckets of an ascending v do not decrease): a histogram and its
+    # running sum, without a branch per value
+    for b in range(n + 1):
+        t.tab[b] = 0
+    for i in range(n):
+        t.tab[_bucket(t, t.v[i]) + 1] += 1
+    for b in range(n):
+        t.tab[b + 1] += t.tab[b]
+
+
+cdef inline Py_ssize_t _above(const VTab* t, Py_ssize_t n, double x) noexcept nogil:
+    """First i with x < v[i] (n if none, NaN included): what a bisection over v answers.
+
+    For x in [first, last) with bucket b, every i below tab[b] has a smaller bucket, hence v[i] < x (the
+    bucket is monotone), and every i from tab[b + 1] on a larger one, hence v[i] > x: the answer lies in
+    [tab[b], tab[b + 1]], and x < v[tab[b + 1]] (the sentinel at n), so the scan stops by itself.
     """
-    cdef Py_ssize_t first = 0, length = r, half
-    while length > 0:
-        half = length >> 1
-        if not (x < theta[first + half] - tol):
-            first = first + half + 1
-            length = length - half - 1
+    cdef Py_ssize_t i, end, mid, b
+    if x < t.first:
+        return 0
+    if not (x < t.last):
+        return n
+    b = _bucket(t, x)
+    i = t.tab[b]
+    end = t.tab[b + 1]
+    while end - i > 8:
+        mid = (i + end) >> 1
+        if x < t.v[mid]:
+            end = mid
         else:
-            length = half
-    return first
+            i = mid + 1
+    i += not (x < t.v[i])  # two steps without a branch cover most buckets
+    i += not (x < t.v[i])
+    while not (x < t.v[i]):
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _below(const VTab* t, Py_ssize_t n, double x) noexcept nogil:
+    """Entries strictly below x (``_count_less``'s answer; 0 for NaN), by the same bracket as ``_above``."""
+    cdef Py_ssize_t i, end, mid, b
+    if not (x > t.first):
+        return 0
+    if x > t.last:
+        return n
+    b = _bucket(t, x)
+    i = t.tab[b]
+    end = t.tab[b + 1]
+    while end - i > 8:
+        mid = (i + end) >> 1
+        if t.v[mid] < x:
+            i = mid + 1
+        else:
+            end = mid
+    i += t.v[i] < x
+    i += t.v[i] < x
+    while t.v[i] < x:
+        i += 1
+    return i
+
+
+cdef struct Acc:
+    double delta
+    double win
+    double wt
 
 
 cdef struct PS:
@@ -67,9 +156,7 @@ cdef struct PS:
     bint unit
     double* step
     double* dstep
-    double* a_delta   # by rank, over all n points
-    double* a_win
-    double* a_wt
+    Acc* acc          # by rank, over all n points: one cache line per touched point, as ``_forest.pyx``
     unsigned long long* bits
     Py_ssize_t n_words
     Py_ssize_t cap
@@ -86,14 +173,15 @@ cdef struct PS:
     Py_ssize_t* after
     i64* cnt          # count on each piece (2 r - 1)
     i64* diff
+    VTab lt           # the profile's table over lim[j] = theta[j] - tol
 
 
 cdef void _ps_free(PS* s) noexcept nogil:
     if s == NULL:
         return
-    free(s.step); free(s.dstep); free(s.a_delta); free(s.a_win); free(s.a_wt); free(s.bits)
+    free(s.step); free(s.dstep); free(s.acc); free(s.bits)
     free(s.nb); free(s.delta); free(s.win); free(s.wt); free(s.base); free(s.lo); free(s.hi); free(s.dix)
-    free(s.ucut); free(s.theta); free(s.after); free(s.cnt); free(s.diff)
+    free(s.ucut); free(s.theta); free(s.after); free(s.cnt); free(s.diff); free(s.lt.v); free(s.lt.tab)
     free(s)
 
 
@@ -107,9 +195,7 @@ cdef PS* _ps_new(Py_ssize_t n, Py_ssize_t k, bint unit) noexcept nogil:
     s.n_words = (c + 63) // 64
     s.step = <double*> malloc((k + 1) * sizeof(double))
     s.dstep = <double*> malloc((k + 1) * sizeof(double))
-    s.a_delta = <double*> malloc(c * sizeof(double))
-    s.a_win = <double*> malloc(c * sizeof(double))
-    s.a_wt = <double*> malloc(c * sizeof(double))
+    s.acc = <Acc*> malloc(c * sizeof(Acc))
     s.bits = <unsigned long long*> calloc(s.n_words, sizeof(unsigned long long))
     s.nb = <i32*> malloc(c * sizeof(i32))
     s.delta = <double*> malloc(c * sizeof(double))
@@ -124,7 +210,9 @@ cdef PS* _ps_new(Py_ssize_t n, Py_ssize_t k, bint unit) noexcept nogil:
     s.after = <Py_ssize_t*> malloc((c + 1) * sizeof(Py_ssize_t))
     s.cnt = <i64*> malloc((2 * c + 1) * sizeof(i64))
     s.diff = <i64*> malloc((2 * c + 1) * sizeof(i64))
-    if (s.step == NULL or s.dstep == NULL or s.a_delta == NULL or s.a_win == NULL or s.a_wt == NULL
+    s.lt.v = <double*> malloc((c + 2) * sizeof(double))
+    s.lt.tab = <i32*> malloc((c + 2) * sizeof(i32))
+    if (s.step == NULL or s.dstep == NULL or s.acc == NULL or s.lt.v == NULL or s.lt.tab == NULL
             or s.bits == NULL or s.nb == NULL or s.delta == NULL or s.win == NULL or s.wt == NULL
             or s.base == NULL or s.lo == NULL or s.hi == NULL or s.dix == NULL or s.ucut == NULL
             or s.theta == NULL or s.after == NULL or s.cnt == NULL or s.diff == NULL):
@@ -144,6 +232,7 @@ cdef Py_ssize_t _gather(PS* s, const i64* leafx, const i64* leaf_ptr, const i32*
     cdef i32 pop, r, b
     cdef double inv_new, inv_old, kk = <double> s.k
     cdef unsigned long long bit, x
+    cdef Acc* a
     for l in range(s.k):
         g = leafx[l]
         if g < 0:
@@ -160,27 +249,29 @@ cdef Py_ssize_t _gather(PS* s, const i64* leafx, const i64* leaf_ptr, const i32*
         for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
             r = members[e]
             bit = (<unsigned long long> 1) << (r & 63)
+            a = &s.acc[r]
             if not (s.bits[r >> 6] & bit):
                 s.bits[r >> 6] |= bit
-                s.a_delta[r] = 0.0
-                s.a_win[r] = 0.0
-                s.a_wt[r] = 0.0
+                a.delta = 0.0
+                a.win = 0.0
+                a.wt = 0.0
             b = below[e]
             if b > 0:
-                s.a_delta[r] += b * s.dstep[l]
-            s.a_win[r] += s.step[l]
+                a.delta += b * s.dstep[l]
+            a.win += s.step[l]
             if not s.unit:
-                s.a_wt[r] += member_mult[e] * s.step[l]
+                a.wt += member_mult[e] * s.step[l]
     for w in range(s.n_words):
         x = s.bits[w]
         if x:
             s.bits[w] = 0
             while x:
                 r = <i32> ((w << 6) + __builtin_ctzll(x))
+                a = &s.acc[r]
                 s.nb[m] = r
-                s.delta[m] = s.a_delta[r]
-                s.win[m] = s.a_win[r]
-                s.wt[m] = s.a_wt[r]
+                s.delta[m] = a.delta
+                s.win[m] = a.win
+                s.wt[m] = a.wt
                 m += 1
                 x &= x - 1
     return m
@@ -210,33 +301,40 @@ cdef Py_ssize_t _fill(PS* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
     return r
 
 
-cdef void _profile(PS* s, Py_ssize_t m, Py_ssize_t r, const double* sorted_p2, Py_ssize_t n,
-                   double tol) noexcept nogil:
+cdef void _profile(PS* s, Py_ssize_t m, Py_ssize_t r, const VTab* p2t, Py_ssize_t n, double tol) noexcept nogil:
     """count on every piece q = 0 .. 2r - 2 into ``s.cnt`` (q = 2j: (u_j, u_j+1); q = 2j + 1: the point u_j+1).
 
     Neighbour a counts on piece q iff its pi value there (hi before its own score, lo from it on) is below
-    lim(q) = theta[q // 2] - tol, and lim grows with q: it enters once, at the first such piece.
+    lim(q) = theta[q // 2] - tol, and lim grows with q: it enters once, at the first such piece, and its base
+    value (counted among the non-neighbours' p2) leaves once. Each of the three places is one table look-up
+    (``_above`` over lim); the non-neighbours' count on each piece one more (``_below`` over the sorted p2,
+    ``p2t``, whose table is built once per call). lim[j] = theta[j] - tol is the double the threshold
+    kernel's comparisons form, so every decision is its decision.
     """
     cdef Py_ssize_t a, q, jh, jl, jb, q_lo, e, c, npieces = 2 * r - 1
     cdef i64 acc = 0
+    for q in range(r):
+        s.lt.v[q] = s.theta[q] - tol  # ascends: theta is a running sum of positive weights
+    _build_vtab(&s.lt, r)
     for q in range(npieces + 1):
         s.diff[q] = 0
     for a in range(m):
         q_lo = 2 * s.dix[a] - 1 if s.dix[a] >= 1 else 0
-        jh = _first_above(s.theta, r, s.hi[a], tol)
+        jh = _above(&s.lt, r, s.hi[a])
         if 2 * jh < q_lo:
             e = 2 * jh
         else:
-            jl = _first_above(s.theta, jh, s.lo[a], tol)  # lo <= hi: at most jh
+            # lo <= hi, so lo's place is at most jh: the first j below jh with lo < lim[j], else jh
+            jl = _above(&s.lt, r, s.lo[a])
             e = npieces if jl == r else (2 * jl if 2 * jl > q_lo else q_lo)
         s.diff[e] += 1
-        jb = _first_above(s.theta, r, s.base[a], tol)
+        jb = _above(&s.lt, r, s.base[a])
         s.diff[2 * jb if jb < r else npieces] -= 1
     c = 0
     for q in range(npieces):
         acc += s.diff[q]
-        if not (q & 1):  # theta[q // 2] is new on even pieces; it ascends, so the search resumes from c
-            c = c + _count_less(&sorted_p2[c], n - c, s.theta[q >> 1] - tol)
+        if not (q & 1) and c < n:  # lim[q // 2] is new on even pieces; it ascends, so c does not fall
+            c = _below(p2t, n, s.lt.v[q >> 1])
         s.cnt[q] = acc + c
 
 
@@ -303,6 +401,22 @@ def _score_p2_pairs(scores_r, p2_r):
     return out
 
 
+def _p2_table(const double[::1] sorted_p2):
+    """The arrays of a VTab over the sorted p2 (value copy with its sentinel, bucket starts), built once per
+    call and read by every thread."""
+    cdef Py_ssize_t n = sorted_p2.shape[0]
+    v = np.empty(n + 1, dtype=np.float64)
+    v[:n] = sorted_p2
+    return v, np.empty(n + 2, dtype=np.int32)
+
+
+cdef void _set_p2_table(VTab* t, double[::1] v, i32[::1] tab) noexcept:
+    t.v = &v[0]
+    t.tab = &tab[0]
+    if v.shape[0] > 1:
+        _build_vtab(t, v.shape[0] - 1)
+
+
 def _unit(member_mult, unit_mult):
     a = np.asarray(member_mult)
     if unit_mult is None:
@@ -348,6 +462,25 @@ def lcp_rf_counts(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
     return np.asarray(out)
 
 
+cdef inline Py_ssize_t _first_reaching(const i64* cnt, Py_ssize_t lo, Py_ssize_t npieces, i64 m_req) noexcept nogil:
+    """First piece q >= lo with cnt[q] >= m_req (npieces if none), galloping from lo: cnt does not decrease
+    along q, so for ascending m_req the answers ascend and the levels cost one sweep, not a search each."""
+    cdef Py_ssize_t hi = lo, step = 1, mid
+    while hi < npieces and cnt[hi] < m_req:
+        lo = hi + 1
+        hi = lo + step
+        step <<= 1
+    if hi > npieces:
+        hi = npieces
+    while lo < hi:  # cnt[lo - 1] < m_req (or lo is where the sweep started), and hi == npieces or cnt[hi] >= m_req
+        mid = (lo + hi) >> 1
+        if cnt[mid] >= m_req:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
 def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::1] member_rank, member_mult,
                   const i32[::1] below, const i32[::1] leaf_pop, const double[::1] scores_r,
                   const double[::1] p2_r, const double[::1] sorted_p2, const i64[::1] m_reqs,
@@ -355,10 +488,12 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
     """Exact LCP-RF thresholds at many levels from one pass per test point.
 
     ``m_reqs``: the counts ceil((1 - alpha_l)(n + 1)) of L levels (any order). Returns (t, closed, level),
-    each (m_test, L): column l equals ``lcp_rf_thresholds_ranked(..., m_reqs[l])`` bit for bit.
+    each (m_test, L): column l equals ``lcp_rf_thresholds_ranked(..., m_reqs[l])`` bit for bit. The first
+    piece reaching m_req is the threshold kernel's bisection answer (the count does not decrease along the
+    pieces), found for every level by one sweep in ascending m_req.
     """
     cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0], L = m_reqs.shape[0]
-    cdef Py_ssize_t q, m, r, l, lo, hi, mid, npieces
+    cdef Py_ssize_t q, m, r, i, l, lo, npieces
     cdef double[:, ::1] t = np.empty((mt, L), dtype=np.float64)
     cdef char[:, ::1] closed = np.ones((mt, L), dtype=np.int8)
     cdef double[:, ::1] level = np.empty((mt, L), dtype=np.float64)
@@ -368,8 +503,12 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
     cdef bint unit = unit_
     cdef const i32[::1] mm = mult_arr
     cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
+    cdef const i64[::1] order = np.argsort(np.asarray(m_reqs), kind="stable").astype(np.int64)
+    cdef VTab p2t
+    p2v, p2tab = _p2_table(sorted_p2)
+    _set_p2_table(&p2t, p2v, p2tab)
     if mt == 0 or L == 0:
-        return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
+        return np.asarray(t), np.asarray(closed).view(np.bool_), np.asarray(level)
     with nogil, parallel(num_threads=n_threads):
         s = _ps_new(n, k, unit)
         if s == NULL:
@@ -380,21 +519,15 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
                 r = 0
                 if m > 0:
                     r = _fill(s, m, &sp_r[0, 0])
-                    _profile(s, m, r, &sorted_p2[0], n, tol)
+                    _profile(s, m, r, &p2t, n, tol)
                 npieces = 2 * r - 1
-                for l in range(L):
-                    closed[q, l] = 1
-                    lo = 0
-                    hi = npieces
+                lo = 0
+                for i in range(L):
+                    l = order[i]
                     if m == 0 or m_reqs[l] > n:
                         lo = npieces
-                        hi = npieces
-                    while lo < hi:
-                        mid = (lo + hi) >> 1
-                        if s.cnt[mid] >= m_reqs[l]:
-                            hi = mid
-                        else:
-                            lo = mid + 1
+                    else:
+                        lo = _first_reaching(s.cnt, lo, npieces, m_reqs[l])
                     if lo == npieces:
                         t[q, l] = INFINITY
                         level[q, l] = 1.0
@@ -408,7 +541,7 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
         _ps_free(s)
     if failed[0]:
         raise MemoryError("could not allocate the per-thread scratch space")
-    return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
+    return np.asarray(t), np.asarray(closed).view(np.bool_), np.asarray(level)
 
 
 def lcp_rf_profiles(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::1] member_rank, member_mult,
@@ -431,6 +564,9 @@ def lcp_rf_profiles(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[
     us, cs = [], []
     cdef double[::1] ub
     cdef i64[::1] cb
+    cdef VTab p2t
+    p2v, p2tab = _p2_table(sorted_p2)
+    _set_p2_table(&p2t, p2v, p2tab)
     s = _ps_new(n, k, unit)
     if s == NULL:
         raise MemoryError("could not allocate the scratch space")
@@ -441,7 +577,7 @@ def lcp_rf_profiles(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[
                 r = 0
                 if m > 0:
                     r = _fill(s, m, &sp_r[0, 0])
-                    _profile(s, m, r, &sorted_p2[0], n, tol)
+                    _profile(s, m, r, &p2t, n, tol)
             ub = np.empty(r, dtype=np.float64)
             cb = np.empty(r, dtype=np.int64)
             for j in range(r):
