@@ -40,7 +40,7 @@ from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, rando
 from .forest_setup import make_forest_localizer
 from .forest_source import TrainingPart, check_localizer_data, forest_settings, training_options, uses_training
 from .grouping import REST, Grouping, _label_index, check_group_labels, units_to_keep
-from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
+from .registry import MethodSpec, get_variant, register
 from .shift import ShiftWeights, check_ratio, distinct_cumulative, new_row_ratios, weighted_split_thresholds
 from .split import split_threshold
 
@@ -360,7 +360,9 @@ class GroupwiseCalibrator(TrainingPart, Calibrator):
                 f"(honest=False, the paper's variant), so P(Y in interval | group) >= {1 - alpha:g} is not proved.",
             )
         if self._graph:
-            how = f"the groups and the region rule x -> group were learned on the {self._learned_on}, disjoint from them"
+            how = (
+                f"the groups and the region rule x -> group were learned on the {self._learned_on}, disjoint from them"
+            )
         elif self.split_:
             how = "the groups are the given labels, merged on the localizer part alone"
         else:
