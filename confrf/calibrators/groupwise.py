@@ -382,7 +382,7 @@ class GroupwiseCalibrator(TrainingPart, Calibrator):
         if self.split_:
             return {"localizer": self.n_grow_, "conformal": self.n_conformal_}
         if self.localizer_data == "training":
-            return {"forest rows (training)": self.n_grow_, "conformal": self.n_conformal_}
+            return {"localizer (training)": self.n_grow_, "conformal": self.n_conformal_}
         return {"calibration": self.n_conformal_}
 
     def describe(self) -> dict[str, Any]:

@@ -276,7 +276,7 @@ class PACLCPForestGroupCalibrator(GroupPACMixin, LCPForestGroupCalibrator):
         return th.t, th.closed, th.level
 
     def sizes(self) -> dict[str, int]:
-        grown = "forest rows (training)" if self.localizer_data == "training" else "localizer"
+        grown = "localizer (training)" if self.localizer_data == "training" else "localizer"
         return {grown: self.n_grow_, "D1": self.n_conformal_, "D2": self._n2_total}
 
 

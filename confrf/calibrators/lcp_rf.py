@@ -160,6 +160,13 @@ class LCPForestCalibrator(Calibrator):
         if self.choose_source and (target_tuning or not self.localizer.honest):
             # "auto": the training part only competes for an honest, unweighted tuning; else the localizer part's rule
             self._reference = None
+        if target_tuning and self._reference is not None and not self.choose_source:
+            raise InputError(
+                "shift_tuning='target' weights the forest's tuning by the growing rows' likelihood ratios, and the "
+                "training part has none (an array of calibration ratios does not give them, and w(x) is "
+                "dP_target/dP_training only if the training rows are drawn like the calibration rows); use "
+                "shift_tuning='calibration' (the calibration is weighted either way) or localizer_data='calibration'."
+            )
         if target_tuning and (w is None or self._reference is not None or not self.localizer.honest):
             raise InputError(
                 "shift_tuning='target' weights the tuning of the honest forest, grown on the localizer part of the "

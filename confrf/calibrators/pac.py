@@ -312,7 +312,7 @@ class PACForestCalibrator(TrainingPart, Calibrator):
         return make_report(self.name, self._correction(alpha))
 
     def sizes(self) -> dict[str, int]:
-        grown = "forest rows (training)" if self.localizer_data == "training" else "localizer"
+        grown = "localizer (training)" if self.localizer_data == "training" else "localizer"
         return {grown: self.n_grow_, "D1": self.n1_, "D2": self.n2_}
 
     def describe(self) -> dict[str, Any]:
