@@ -244,7 +244,7 @@ def test_group_conditional_coverage_with_a_training_forest():
 @pytest.mark.parametrize("method, options", [("lcp-rf", {"guarantee": "pac"}), ("lcp-rf-g", {"guarantee": "pac"})])
 def test_pac_guarantee_with_a_training_forest(method, options):
     """P(coverage given the data >= 1 - alpha) >= 1 - delta: the share of draws below 1 - alpha stays under delta."""
-    alpha, delta, reps = 0.2, 0.2, 80
+    alpha, delta, reps = 0.2, 0.2, 60
     test_rng = np.random.default_rng(7)
     Xt, Vt = _hetero(test_rng, 4000)  # coverage given the data, to about +-0.006
     short = []
