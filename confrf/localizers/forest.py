@@ -26,7 +26,6 @@ have to correct what sigma misses, which they do with fewer points per leaf
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -48,25 +47,22 @@ from .._validation import (
 from ..exceptions import InputError, NotFittedError
 from ._compact_trees import pack_forest, unpack_forest
 from ._float32 import RankColumns
+from .forest_settings import (
+    SCALES,
+    auto_min_samples_leaf,
+    auto_n_estimators,
+    check_forest_backend,
+    check_max_samples,
+    check_scale,
+)
+from .forest_summary import describe_forest, localization_note
 from .leaf_index import LeafIndex, leaf_dtype  # also where pickles of fitted localizers look it up
 from .lightgbm_forest import grow_lightgbm_forest
 from .screening import SCREENED, screen_features
 from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
 
-#: score scales of the localizer: the raw scores, or scores divided by the forest's prediction sigma(x)
-SCALES = ("none", "forest")
-#: what grows the trees (confrf/localizers/lightgbm_forest.py)
-FOREST_BACKENDS = ("sklearn", "lightgbm")
 #: sigma(x) is floored at this share of the mean growing score (a leaf of zero scores must not divide by 0)
 SCALE_FLOOR = 1e-3
-#: "auto" trees: at least this many
-AUTO_TREES_MIN = 100
-#: "auto" trees: at most this many
-AUTO_TREES_MAX = 500
-#: "auto" trees: enough that a point's weights spread over about this many (tree, leaf-mate) pairs
-AUTO_TREE_PAIRS = 3000
-#: "auto" adds trees only up to the growing cost of AUTO_TREES_MIN trees on this many points
-AUTO_TREES_BUDGET_POINTS = 5000
 #: rows per leaf lookup when indexing: bounds the float32 copies of X to a chunk
 LOOKUP_CHUNK = 50_000
 
@@ -92,69 +88,6 @@ def stack_lookups(
     if at != n:
         raise ValueError(f"the lookups hold {at} rows, not {n}")
     return leaves, V, sigma
-
-
-def check_forest_backend(value: Any) -> str:
-    """``forest_backend`` of a forest localizer: "sklearn" or "lightgbm"."""
-    if not isinstance(value, str) or value not in FOREST_BACKENDS:
-        raise InputError(
-            f'forest_backend must be one of {list(FOREST_BACKENDS)}, got {value!r}: "sklearn" grows the trees '
-            'with scikit-learn, "lightgbm" with LightGBM\'s random-forest mode (faster on many rows).'
-        )
-    return value
-
-
-def check_max_samples(value: Any, bootstrap: bool) -> float | None:
-    """``max_samples``: None or a share in (0, 1] of the growing rows per tree (needs ``bootstrap=True``)."""
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, int, np.floating, np.integer)):
-        raise InputError(f"max_samples must be None or a share in (0, 1] of the localizer rows, got {value!r}.")
-    if not 0.0 < float(value) <= 1.0:
-        raise InputError(
-            f"max_samples must be None or a share in (0, 1] of the localizer rows each tree draws, got {value!r}."
-        )
-    if not bootstrap:
-        raise InputError("max_samples draws each tree's rows with bootstrap=True; drop it or set bootstrap=True.")
-    return float(value)
-
-
-def check_scale(scale: Any) -> str:
-    """``scale`` of a forest localizer: "none", "forest" or "tune"."""
-    if not isinstance(scale, str) or scale not in SCALES + (TUNE,):
-        raise InputError(
-            f'scale must be one of {list(SCALES + (TUNE,))}, got {scale!r}: "none" localizes the '
-            'raw scores, "forest" the scores divided by the forest\'s prediction, "tune" chooses.'
-        )
-    return scale
-
-
-def auto_min_samples_leaf(n_grow: int) -> int:
-    """Default leaf size: ceil(sqrt(n)), at least 5.
-
-    Assumption 3 of the paper asks for leaves of order sqrt(n) (log n)^beta for
-    conditional validity; sqrt(n) keeps leaves informative at moderate n. The
-    marginal guarantee holds for any leaf size.
-    """
-    return max(5, math.ceil(math.sqrt(max(n_grow, 1))))
-
-
-def auto_n_estimators(n_grow: int, leaf: int) -> int:
-    """Default number of trees: ceil(AUTO_TREE_PAIRS / leaf) within [100, 500], and 100 from 5,000 growing points.
-
-    The forest's weights are a Monte Carlo average over trees of the leaf-mates'
-    shares; with leaves of ``leaf`` growing points, k trees spread a point's
-    weight over at most k * leaf (tree, leaf-mate) pairs, so small leaves need
-    more trees for the same Monte Carlo error (a weighted quantile of fewer
-    distinct points is coarser). Extra trees are grown only while they cost
-    no more than 100 trees on 5,000 points: at larger n the leaves are
-    larger and 100 trees already spread the weights widely. The count depends
-    on the growing data only (through the leaf size), never on the conformal
-    points.
-    """
-    want = math.ceil(AUTO_TREE_PAIRS / max(int(leaf), 1))
-    budget = (AUTO_TREES_MIN * AUTO_TREES_BUDGET_POINTS) // max(int(n_grow), 1)
-    return max(AUTO_TREES_MIN, min(want, AUTO_TREES_MAX, budget))
 
 
 @dataclass
@@ -598,90 +531,11 @@ class ForestLocalizer:
 
     def localization_note(self) -> str | None:
         """The summary's plain words when no localization was chosen, else None."""
-        if not self.pooled:
-            return None
-        n = self.index_.n if self.index_ is not None else None
-        skipped = getattr(self, "skipped_", None)
-        if skipped:
-            every = f" on all {n} calibration points" if n is not None else ""
-            return f"no localization ({skipped}): the intervals are split conformal's{every}"
-        on = f" on the {n} conformal points" if n is not None else ""
-        if self.tuning_ is None:
-            return (
-                f"no localization: min_samples_leaf={self.min_samples_leaf} puts every point in one leaf, so the "
-                f"intervals are split conformal's{on}"
-            )
-        if self.tuning_.reason:
-            return f"localization could not be tried ({self.tuning_.reason}): the intervals are split conformal's{on}"
-        return (
-            f"localization did not pay on this data: the intervals are split conformal's{on} (no candidate forest "
-            "beat the tuning's no-localization candidate, every localizer point in one leaf)"
-        )
-
-    def _leaf_rule(self) -> str:
-        tuned = [k for k in ("min_samples_leaf", "max_features", "scale") if getattr(self, k, None) == TUNE]
-        if tuned:
-            return (
-                f"{' and '.join(tuned)} tuned on the localizer part only (the conformal points are not "
-                "used, so the guarantee stays exact)"
-            )
-        if self.min_samples_leaf == "auto":
-            return "auto: ceil(sqrt(n_localizer))"
-        return "given"
+        return localization_note(self)
 
     def describe(self) -> dict[str, Any]:
         """Forest settings and leaf-size facts for summaries."""
-        if self.pooled:
-            out: dict[str, Any] = {
-                "note": self.localization_note(),
-                "n_estimators": "0 (no forest grown)",
-                "min_samples_leaf": (
-                    "- (no localizer part)"
-                    if getattr(self, "skipped_", None)
-                    else f"{self.min_samples_leaf_} (every localizer point in one leaf)"
-                ),
-                "settings_rule": "none (no localizer part)" if getattr(self, "skipped_", None) else self._leaf_rule(),
-                "honest": self.honest,
-            }
-            if self.tuning_ is not None:
-                out["tuning_(leaf/max_features/scale: mean half interval score; *: chosen)"] = self.tuning_.text()
-            if self.tune_seconds_ is not None:
-                out["time_tuning"] = f"{self.tune_seconds_:.2f} s"
-            return out
-        out = {
-            "n_estimators": (
-                f"{self.n_trees} (auto)"
-                if self.n_estimators == "auto" and self.forest_ is not None
-                else self.n_estimators
-            ),
-            "min_samples_leaf": self.min_samples_leaf_,
-            "settings_rule": self._leaf_rule(),
-            "max_features": (
-                f"screened: all of columns {self.columns_.tolist()} ({self.columns_.size} of {self.n_columns_})"
-                if self.columns_ is not None
-                else self.max_features_
-            ),
-            "score_scale": (
-                "V / sigma(x), sigma the forest's prediction of the score" if self.scaled else "none (raw scores)"
-            ),
-            "max_depth": self.max_depth,
-            "bootstrap": self.bootstrap,
-            "honest": self.honest,
-        }
-        if self.index_ is not None:
-            sizes = self.leaf_sizes()
-            out["leaf_size_min"] = int(sizes.min()) if sizes.size else 0
-            out["leaf_size_median"] = float(np.median(sizes)) if sizes.size else 0.0
-        # growing is scikit-learn's work; the O(n k) index of the conformal points is ours
-        if self.tuning_ is not None:
-            out["tuning_(leaf/max_features/scale: mean half interval score; *: chosen)"] = self.tuning_.text()
-        if self.tune_seconds_ is not None:
-            out["time_tuning"] = f"{self.tune_seconds_:.2f} s"
-        if self.grow_seconds_ is not None:
-            out["time_growing"] = f"{self.grow_seconds_:.2f} s"
-        if self.index_seconds_ is not None:
-            out["time_indexing_O(nk)"] = f"{self.index_seconds_:.2f} s"
-        return out
+        return describe_forest(self)
 
 
 def _split_thresholds(sorted_scores: np.ndarray, m_req: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
