@@ -38,8 +38,9 @@ from ..localizers.regions import WeightRegions
 from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split, threshold_rows
 from .forest_setup import make_forest_localizer
+from .forest_source import TrainingPart, check_localizer_data, forest_settings, training_options, uses_training
 from .grouping import REST, Grouping, _label_index, check_group_labels, units_to_keep
-from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
+from .registry import MethodSpec, get_variant, register
 from .shift import ShiftWeights, check_ratio, distinct_cumulative, new_row_ratios, weighted_split_thresholds
 from .split import split_threshold
 
@@ -53,10 +54,11 @@ GROUP_OPTIONS = {
     "min_group_size": "auto",
     "guarantee": "marginal",
     **dict.fromkeys(GROUP_PAC_OPTIONS),
+    **training_options(),
 }
 
 
-class GroupwiseCalibrator(Calibrator):
+class GroupwiseCalibrator(TrainingPart, Calibrator):
     """Base of SPLIT-G and LCP-RF-G: learn groups, then calibrate within each group.
 
     Parameters
@@ -82,6 +84,12 @@ class GroupwiseCalibrator(Calibrator):
         Share of the calibration set that learns the forest and the groups.
     n_jobs : int or None
         Threads of the LCP kernel.
+    localizer_data : {"calibration", "training", "auto"}
+        "training": the forest, the groups, the region rule and the merging
+        are learned on the training part (:meth:`set_reference`: its rows
+        and out-of-fold scores) and every calibration point is conformal;
+        "calibration" and "auto": on the localizer part
+        (:mod:`confrf.calibrators.forest_source`).
     """
 
     def __init__(
@@ -92,6 +100,7 @@ class GroupwiseCalibrator(Calibrator):
         min_group_size: int | str | None = "auto",
         localizer_size: float = 0.5,
         n_jobs: int | None = None,
+        localizer_data: str = "calibration",
     ) -> None:
         if not isinstance(groups, str) or groups not in GROUPINGS:
             raise InputError(
@@ -117,6 +126,13 @@ class GroupwiseCalibrator(Calibrator):
         self.min_group_size = min_group_size
         self.localizer_size = float(localizer_size)
         self.n_jobs = n_jobs
+        self.localizer_data = localizer_data
+        if localizer_data == "training" and not self._graph:
+            raise InputError(
+                f"localizer_data='training' learns the forest and the groups on the training part, but "
+                f"groups={groups!r} are given labels: the training part's labels are not kept, so small groups could "
+                "not be merged on it; use localizer_data='calibration', or groups='leiden' or 'components'."
+            )
 
     has_groups = True
 
@@ -169,28 +185,33 @@ class GroupwiseCalibrator(Calibrator):
         w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
         merge = self._merge_size(alpha)
         forest = self._uses_forest()
-        self.split_ = self._honest and (forest or merge > 0)
+        # the training part (disjoint from the calibration set) learns the forest and the groups
+        ref = self.reference_rows(X.shape[1]) if forest else None
+        self.split_ = ref is None and self._honest and (forest or merge > 0)
         if self.split_:
             grow, conf = random_split(n, self.localizer_size, rng, "localizer part", "localizer_size")
             check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
-        else:  # every point is conformal: no forest (given labels), or the paper's non-honest variant
-            grow = conf = np.arange(n)
+        else:  # every point is conformal: the training part learns, no forest (given labels), or not honest
+            grow = np.arange(0 if ref is not None else n)
+            conf = np.arange(n)
             check_conformal_size(n, alpha, "calibration set")
+        X_grow, V_grow = (X[grow], V[grow]) if ref is None else ref
+        one_rule = self.split_ or ref is not None  # honest: one region rule maps every calibration and test point
         mult = None
         if forest:
-            self.localizer.grow(X[grow], V[grow])
+            self.localizer.grow(X_grow, V_grow)
             mult = None if self._honest else self.localizer.growing_multiplicity()
-        # units (clusters or labels) of the localizer points and of the conformal points
+        # units (clusters or labels) of the rows that learn the groups and of the conformal points
         if self._graph:
-            loc = copy.copy(self.localizer).index(X[grow], V[grow], multiplicity=mult)
+            loc = copy.copy(self.localizer).index(X_grow, V_grow, multiplicity=mult)
             clusters = cluster_graph(
-                weight_graph(loc, X[grow]), self.groups, resolution=self.resolution, seed=int(rng.integers(2**31 - 1))
+                weight_graph(loc, X_grow), self.groups, resolution=self.resolution, seed=int(rng.integers(2**31 - 1))
             )
             regions = WeightRegions(loc, clusters)
             unit_names: list = [f"G{c + 1}" for c in range(regions.n_clusters)]
             # honest: one region rule for every point; paper's variant: calibration points keep their cluster
-            units_grow = regions.assign(X[grow]) if self.split_ else clusters
-            units_conf = regions.assign(X[conf]) if self.split_ else clusters
+            units_grow = regions.assign(X_grow) if one_rule else clusters
+            units_conf = regions.assign(X[conf]) if one_rule else clusters
             known = None
         else:
             regions = None
@@ -198,11 +219,11 @@ class GroupwiseCalibrator(Calibrator):
             unit_names = list(known)
             units_grow = known.get_indexer(pd.Index(labels[grow], dtype=object))
             units_conf = known.get_indexer(pd.Index(labels[conf], dtype=object))
-        # merging is decided on the localizer part alone (when split), so it stays exact
+        # merging is decided on the localizer part (or the training part) alone, so it stays exact
         n_units = len(unit_names)
         merge = self._merge_threshold(alpha, merge, n_units)
         grow_counts = np.bincount(units_grow[units_grow >= 0], minlength=n_units)
-        ratio = self._deciding_count(conf.shape[0]) / grow.shape[0]
+        ratio = self._deciding_count(conf.shape[0]) / X_grow.shape[0]
         keep = units_to_keep(
             grow_counts * ratio, float(np.sum(units_grow < 0)) * ratio, merge, has_rest=regions is not None
         )
@@ -214,7 +235,7 @@ class GroupwiseCalibrator(Calibrator):
         if w is not None:  # each group's conformal points carry their ratios; the groups never see them
             self.group_shift_ = [ShiftWeights(w[conf][codes == c]) for c in range(len(self.grouping_.names))]
             self._fit_group_shift(V[conf], codes, w[conf])
-        self.n_grow_, self.n_conformal_ = int(grow.shape[0]), int(conf.shape[0])
+        self.n_grow_, self.n_conformal_ = int(X_grow.shape[0]), int(conf.shape[0])
         self.parts_ = {"localizer": grow, "conformal": conf}  # row indices into the calibration set
         self.merge_size_ = merge
         self.alpha_ = float(alpha)
@@ -357,7 +378,9 @@ class GroupwiseCalibrator(Calibrator):
                 f"(honest=False, the paper's variant), so P(Y in interval | group) >= {1 - alpha:g} is not proved.",
             )
         if self._graph:
-            how = "the groups and the region rule x -> group were learned on the localizer part, disjoint from them"
+            how = (
+                f"the groups and the region rule x -> group were learned on the {self._learned_on}, disjoint from them"
+            )
         elif self.split_:
             how = "the groups are the given labels, merged on the localizer part alone"
         else:
@@ -369,13 +392,21 @@ class GroupwiseCalibrator(Calibrator):
             f"hence also marginally, if the conformal calibration and test points are exchangeable ({how})." + rest,
         )
 
+    @property
+    def _learned_on(self) -> str:
+        return "training part" if self.localizer_data == "training" else "localizer part"
+
     def sizes(self) -> dict[str, int]:
         if self.split_:
             return {"localizer": self.n_grow_, "conformal": self.n_conformal_}
+        if self.localizer_data == "training":
+            return {"localizer (training)": self.n_grow_, "conformal": self.n_conformal_}
         return {"calibration": self.n_conformal_}
 
     def describe(self) -> dict[str, Any]:
-        return self.localizer.describe() if self._uses_forest() else {}
+        if not self._uses_forest():
+            return {}
+        return {**self.localizer.describe(), "forest_grown_on": self.grown_on(self.n_grow_)}
 
     def describe_groups(self) -> dict[str, Any]:
         """Group settings and counts for summaries."""
@@ -487,29 +518,42 @@ def _make(cls: type[GroupwiseCalibrator]):
         stray = [k for k in GROUP_PAC_OPTIONS if opts.get(k) is not None]
         if stray:
             raise InputError(f"option(s) {stray} apply only with guarantee='pac'; add guarantee='pac' or drop them.")
-        return cls(make_forest_localizer(est, seed), **group_kwargs(est, opts))
+        return cls(make_forest_localizer(est, seed), **group_kwargs(est, opts, cls.name))
 
     return factory
 
 
-def group_kwargs(est: Any, opts: dict[str, Any]) -> dict[str, Any]:
+def group_kwargs(est: Any, opts: dict[str, Any], method: str) -> dict[str, Any]:
     """Constructor arguments of a groupwise calibrator from an estimator's settings and method options."""
+    why_not = None
+    if opts["groups"] not in GRAPH_GROUPINGS:
+        why_not = (
+            f"groups={opts['groups']!r} are given labels, whose small groups are merged on the localizer part's "
+            "labels (the training part's labels are not kept; learned groups, groups='leiden' or 'components', can "
+            "grow on it)"
+        )
     return dict(
         groups=opts["groups"],
         resolution=opts["resolution"],
         min_group_size=opts["min_group_size"],
         localizer_size=est.localizer_size,
         n_jobs=est.n_jobs,
+        localizer_data=check_localizer_data(method, opts, est, why_not),
     )
 
 
 def _split_g_settings(opts: Mapping[str, Any]) -> frozenset[str]:
     # given labels need no forest; the localizer part still decides which small groups merge
-    return frozenset({"honest", "localizer_size"}) if opts["groups"] == "labels" else FOREST_SETTINGS
+    return frozenset({"honest", "localizer_size"}) if opts["groups"] == "labels" else forest_settings(opts)
 
 
 #: what both groupwise methods share: their options, classification (the class label as groups), shift weighting
-_GROUPWISE: dict[str, Any] = {"options": GROUP_OPTIONS, "classification": True, "shift": True}
+_GROUPWISE: dict[str, Any] = {
+    "options": GROUP_OPTIONS,
+    "classification": True,
+    "shift": True,
+    "needs_training": uses_training,
+}
 register(
     MethodSpec(
         "split-g",
@@ -525,7 +569,7 @@ register(
         "lcp-rf-g",
         _make(LCPForestGroupCalibrator),
         title="Groupwise LCP-RF (LCP-RF-G)",
-        settings=FOREST_SETTINGS,
+        settings=forest_settings,
         mondrian_title="Class-conditional LCP-RF (Mondrian, forest on the localizer part)",
         **_GROUPWISE,
     )

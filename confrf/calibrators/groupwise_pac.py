@@ -156,7 +156,7 @@ class GroupPACMixin(_Groupwise):
         L = self.n_used
         part = "held-out D2 points" if self.pac_part == "D2" else "conformal points"
         how = (
-            "the groups and the region rule x -> group were learned on the localizer part"
+            f"the groups and the region rule x -> group were learned on the {self._learned_on}"
             if self._graph
             else "the groups are the given labels"
         )
@@ -276,7 +276,8 @@ class PACLCPForestGroupCalibrator(GroupPACMixin, LCPForestGroupCalibrator):
         return th.t, th.closed, th.level
 
     def sizes(self) -> dict[str, int]:
-        return {"localizer": self.n_grow_, "D1": self.n_conformal_, "D2": self._n2_total}
+        grown = "localizer (training)" if self.localizer_data == "training" else "localizer"
+        return {grown: self.n_grow_, "D1": self.n_conformal_, "D2": self._n2_total}
 
 
 def _factory(cls: type[GroupPACMixin]) -> Callable[[Any, dict[str, Any], int | None], GroupPACMixin]:
@@ -297,7 +298,7 @@ def _factory(cls: type[GroupPACMixin]) -> Callable[[Any, dict[str, Any], int | N
         loc = make_forest_localizer(est, seed)
         if cls is PACSplitGroupCalibrator and not loc.honest and opts["groups"] != "labels":
             raise InputError("method 'split-g' with guarantee='pac' and learned groups needs honest=True.")
-        return cls(loc, **extra, **group_kwargs(est, opts))
+        return cls(loc, **extra, **group_kwargs(est, opts, cls.name))
 
     return make
 

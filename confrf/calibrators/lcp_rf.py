@@ -134,6 +134,8 @@ class LCPForestCalibrator(Calibrator):
         self._reference: tuple[np.ndarray, np.ndarray] | None = None
         self.localizer_source_ = "calibration"
         self.choose_source = choose_source
+        #: set by the factory for localizer_data="training": calibrating without a training part is an error
+        self.needs_reference = False
 
     def set_reference(self, X, scores, source: str = "training part") -> None:
         """Grow the forest on (X, scores), data disjoint from the calibration set, instead of a share of it."""
@@ -149,9 +151,22 @@ class LCPForestCalibrator(Calibrator):
         n = X.shape[0]
         w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
         target_tuning = self.shift_tuning == "target"
+        if self.needs_reference and self._reference is None:
+            raise InputError(
+                "localizer_data='training' grows the forest on the training part's out-of-fold scores, which this "
+                "fit did not keep (the regression estimator computes them in fit(); a classification fit does not); "
+                "use localizer_data='calibration'."
+            )
         if self.choose_source and (target_tuning or not self.localizer.honest):
             # "auto": the training part only competes for an honest, unweighted tuning; else the localizer part's rule
             self._reference = None
+        if target_tuning and self._reference is not None and not self.choose_source:
+            raise InputError(
+                "shift_tuning='target' weights the forest's tuning by the growing rows' likelihood ratios, and the "
+                "training part has none (an array of calibration ratios does not give them, and w(x) is "
+                "dP_target/dP_training only if the training rows are drawn like the calibration rows); use "
+                "shift_tuning='calibration' (the calibration is weighted either way) or localizer_data='calibration'."
+            )
         if target_tuning and (w is None or self._reference is not None or not self.localizer.honest):
             raise InputError(
                 "shift_tuning='target' weights the tuning of the honest forest, grown on the localizer part of the "
@@ -416,11 +431,10 @@ GROWTH_OPTIONS: dict[str, Any] = {"forest_backend": "sklearn", "max_samples": No
 def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
     if opts["localizer_data"] not in LOCALIZER_DATA:
         raise InputError(f"localizer_data must be one of {list(LOCALIZER_DATA)}, got {opts['localizer_data']!r}.")
-    if opts["localizer_data"] == "training" and (opts["guarantee"] == "pac" or not est.honest or est.prefit):
+    if opts["localizer_data"] == "training" and (not est.honest or est.prefit):
         raise InputError(
             "localizer_data='training' grows an honest forest on the training part's out-of-fold scores: it needs "
-            "the training data (not prefit=True), honest=True and guarantee='marginal'; use "
-            "localizer_data='calibration' otherwise."
+            "the training data (not prefit=True) and honest=True; use localizer_data='calibration' otherwise."
         )
     shift_tuning = check_shift_tuning(opts["shift_tuning"])
     cap = check_max_localizer_size(opts["max_localizer_size"])
@@ -452,7 +466,7 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
     localizer = make_forest_localizer(est, seed, tune=True, scale=scale)
     localizer.forest_backend = check_forest_backend(opts["forest_backend"])
     localizer.max_samples = check_max_samples(opts["max_samples"], localizer.bootstrap)
-    return LCPForestCalibrator(
+    cal = LCPForestCalibrator(
         localizer,
         est.localizer_size,
         est.n_jobs,
@@ -460,6 +474,8 @@ def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator
         shift_tuning=shift_tuning,
         choose_source=opts["localizer_data"] == "auto",
     )
+    cal.needs_reference = opts["localizer_data"] == "training"  # never fall back silently to the localizer part
+    return cal
 
 
 register(

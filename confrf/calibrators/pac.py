@@ -51,10 +51,11 @@ from ..exceptions import InfiniteIntervalWarning, InputError, PACTargetWarning
 from ..localizers.forest import ForestLocalizer
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
+from .forest_source import TrainingPart, check_localizer_data, forest_settings, training_options, uses_training
 from .pac_bounds import BOUNDS, _hoeffding_epsilon, min_d2_size, open_unit, pac_n2
 from .pac_correction import Correction, ForestPACMap, binomial_correction, hoeffding_correction
 from .pac_report import PACReport, make_report
-from .registry import FOREST_SETTINGS, MethodSpec, register, register_variant
+from .registry import MethodSpec, register, register_variant
 from .shift import PAC_REFUSAL
 
 PAC_FORMS = ("inflated", "paper")
@@ -155,7 +156,7 @@ def warn_infinite(name: str, c: Correction) -> None:
     )
 
 
-class PACForestCalibrator(Calibrator):
+class PACForestCalibrator(TrainingPart, Calibrator):
     """Training-conditional calibration of the forest localizer (QRF-TC or LCP-RF).
 
     Parameters
@@ -181,6 +182,11 @@ class PACForestCalibrator(Calibrator):
         Hoeffding only (see :class:`PACReport`); "inflated" by default.
     n_jobs : int or None
         Threads of the LCP kernel.
+    localizer_data : {"calibration", "training", "auto"}
+        What the forest grows on (:mod:`confrf.calibrators.forest_source`):
+        "training" grows it on the training part (:meth:`set_reference`) and
+        every non-D2 calibration point is in D1; "calibration" and "auto" on
+        a localizer share of the non-D2 points.
 
     Notes
     -----
@@ -223,6 +229,7 @@ class PACForestCalibrator(Calibrator):
         pac_form: str | None = None,
         pac_bound: str | None = None,
         n_jobs: int | None = None,
+        localizer_data: str = "calibration",
     ) -> None:
         if base not in BASES:
             raise InputError(f"base must be one of {sorted(BASES)}, got {base!r}.")
@@ -234,6 +241,7 @@ class PACForestCalibrator(Calibrator):
         self.delta = open_unit(delta, "delta")
         self.pac_bound, self.grid_size, self.pac_form = resolve_pac_options(pac_bound, grid_size, pac_form)
         self.n_jobs = n_jobs
+        self.localizer_data = localizer_data
 
     # -- calibration -------------------------------------------------------
     def calibrate(self, X, scores, *, alpha, rng) -> PACForestCalibrator:
@@ -247,24 +255,28 @@ class PACForestCalibrator(Calibrator):
         n = X.shape[0]
         n2 = int(round(self.pac_size * n))
         refuse_small_d2(n2, alpha, self.delta, self.pac_bound, self.grid_size, self.pac_size)
+        ref = self.reference_rows(X.shape[1])
         perm = rng.permutation(n)
         d2, rest = np.sort(perm[:n2]), perm[n2:]
-        n_grow = int(round(self.localizer_size * rest.shape[0]))
+        # the training part (disjoint from the calibration set) grows the forest: no localizer share, D1 gets it
+        n_grow = int(round(self.localizer_size * rest.shape[0])) if ref is None else 0
         grow, d1 = np.sort(rest[:n_grow]), np.sort(rest[n_grow:])
-        if n_grow < 2:
+        X_grow, V_grow = (X[grow], V[grow]) if ref is None else ref
+        if X_grow.shape[0] < 2:
             raise InputError(
-                f"the localizer part has {n_grow} point(s); give more calibration data or a larger localizer_size."
+                f"the {'localizer' if ref is None else 'training'} part has {X_grow.shape[0]} point(s); give more "
+                "calibration data or a larger localizer_size."
             )
         if self.base == "lcp":
             check_conformal_size(d1.shape[0], alpha, "conformal part D1 of the calibration set")
         elif d1.shape[0] < 1:
             raise InputError("the weights part D1 is empty; give more calibration data or a smaller localizer_size.")
-        self.localizer.grow(X[grow], V[grow])
+        self.localizer.grow(X_grow, V_grow)
         self.localizer.index(X[d1], V[d1])
         self.map_ = ForestPACMap(self.localizer, self.base, self.n_jobs)
         self.parts_ = {"localizer": grow, "D1": d1, "D2": d2}  # row indices into the calibration set
         self.X2_, self.V2_ = X[d2], V[d2]
-        self.n_grow_, self.n1_, self.n2_ = int(grow.shape[0]), int(d1.shape[0]), n2
+        self.n_grow_, self.n1_, self.n2_ = int(X_grow.shape[0]), int(d1.shape[0]), n2
         self.corrections_: dict[float, Correction] = {}
         warn_infinite(self.name, self._correction(alpha))
         return self
@@ -300,15 +312,17 @@ class PACForestCalibrator(Calibrator):
         return make_report(self.name, self._correction(alpha))
 
     def sizes(self) -> dict[str, int]:
-        return {"localizer": self.n_grow_, "D1": self.n1_, "D2": self.n2_}
+        grown = "localizer (training)" if self.localizer_data == "training" else "localizer"
+        return {grown: self.n_grow_, "D1": self.n1_, "D2": self.n2_}
 
     def describe(self) -> dict[str, Any]:
-        return self.localizer.describe()
+        return {**self.localizer.describe(), "forest_grown_on": self.grown_on(self.n_grow_)}
 
 
 def make_pac_calibrator(base: str, est: Any, opts: dict[str, Any], seed: int | None) -> PACForestCalibrator:
     """Build from an estimator's shared settings and method options (``None`` = default)."""
     o = {k: PAC_DEFAULTS[k] if opts.get(k) is None else opts[k] for k in ("delta", "pac_size")}
+    source = check_localizer_data(BASES[base], opts, est)
     return PACForestCalibrator(
         make_forest_localizer(est, seed),
         base=base,
@@ -317,6 +331,7 @@ def make_pac_calibrator(base: str, est: Any, opts: dict[str, Any], seed: int | N
         pac_form=opts.get("pac_form"),
         pac_bound=opts.get("pac_bound"),
         n_jobs=est.n_jobs,
+        localizer_data=source,
         **o,
     )
 
@@ -325,9 +340,10 @@ register(
     MethodSpec(
         "qrf-tc",
         lambda est, opts, seed: make_pac_calibrator("qrf", est, opts, seed),
-        options=dict.fromkeys(PAC_DEFAULTS),
+        options={**dict.fromkeys(PAC_DEFAULTS), **training_options()},
         title="QRF-TC (forest quantiles, training-conditional calibration)",
-        settings=FOREST_SETTINGS,
+        needs_training=uses_training,
+        settings=forest_settings,
         classification=True,
     )
 )
