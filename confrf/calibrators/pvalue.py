@@ -149,10 +149,12 @@ def calibrator_pvalues(
 
     v is in the set at level alpha iff p > alpha, for every alpha (the thresholds' own rule).
     """
-    from .groupwise import GroupwiseCalibrator, LCPForestGroupCalibrator, SplitGroupCalibrator
+    from .groupwise import GroupwiseCalibrator
     from .lcp_kernel import KernelLCPCalibrator
     from .lcp_rf import LCPForestCalibrator
+    from .lcp_rf_g import LCPForestGroupCalibrator
     from .split import SplitCalibrator
+    from .split_g import SplitGroupCalibrator
 
     why = refusal(cal)
     if why is not None:
