@@ -425,13 +425,7 @@ class ForestLocalizer:
         leaves = self.leaves(X)
         if self.pooled:
             return _split_thresholds(idx.scores_r, int(m_req), leaves.shape[0])
-        t, closed, level = _kernels.lcp_rf_thresholds_ranked(
-            leaves,
-            *idx.ranked(),
-            int(m_req),
-            n_threads=max(1, int(n_threads)),
-            unit_mult=idx.unit_mult,
-        )
+        t, closed, level = idx.thresholds(leaves, m_req, n_threads)
         if self.scaled:
             t = t * self._scale_of(leaves)
         return t, closed, level
@@ -456,15 +450,7 @@ class ForestLocalizer:
         self, X: np.ndarray, include_self: bool, leaves: np.ndarray | None = None
     ) -> tuple[sp.csr_matrix, np.ndarray]:
         idx = self._index()
-        indptr, indices, data, self_w = _kernels.forest_weight_rows(
-            self.leaves(X) if leaves is None else leaves,
-            idx.leaf_ptr,
-            idx.members,
-            idx.member_mult,
-            idx.leaf_pop,
-            idx.n,
-            include_self,
-        )
+        indptr, indices, data, self_w = idx.weight_rows(self.leaves(X) if leaves is None else leaves, include_self)
         return sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, idx.n)), self_w
 
     def conditional_quantiles(self, X: np.ndarray, q: np.ndarray) -> np.ndarray:
