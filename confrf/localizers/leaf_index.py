@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -163,6 +165,21 @@ class LeafIndex:
             leaves, self.leaf_ptr, self.members, self.member_mult, self.leaf_pop, self.n, include_self
         )
 
+    def pooled_thresholds(self, m_req: int, rows: int) -> Thresholds:
+        """Uniform weights (one leaf): LCP's threshold is the m_req-th smallest score, closed, as split conformal's.
+
+        With uniform weights count(v) = #{i : V_i < v}, so v is accepted iff at most m_req - 1 scores lie below it:
+        the set is (-inf, V_(m_req)] (docs/theory.md); level is the share of the n + 1 points at or below it.
+        """
+        sorted_scores, m_req = self.scores_r, int(m_req)
+        n = sorted_scores.shape[0]
+        if m_req > n:
+            t, level = np.inf, 1.0
+        else:
+            t = float(sorted_scores[m_req - 1])
+            level = float(np.searchsorted(sorted_scores, t, side="right") / (n + 1))
+        return np.full(rows, t), np.ones(rows, dtype=bool), np.full(rows, level)
+
     @property
     def n(self) -> int:
         return int(self.scores.shape[0])
@@ -231,3 +248,26 @@ class LeafIndex:
             col[self.members[e0:e1]] = np.repeat(ids, np.diff(self.leaf_ptr[lo : hi + 1]))
             out[:, t] = col if rows is None else col[rows]
         return out
+
+
+def stack_lookups(
+    parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row-wise concatenation of ``n`` rows of :meth:`ForestLocalizer.lookup` results, in order.
+
+    ``parts`` is consumed one at a time (a generator keeps the peak at the
+    stacked arrays plus one part); leaf ids keep the parts' integer type.
+    """
+    parts = iter(parts)
+    first = next(parts, None)
+    dtype = np.int64 if first is None else first[0].dtype
+    leaves, V, sigma = np.empty((n, k), dtype=dtype), np.empty(n), np.empty(n)
+    parts = parts if first is None else itertools.chain([first], parts)
+    at = 0
+    for lv, v, g in parts:
+        stop = at + lv.shape[0]
+        leaves[at:stop], V[at:stop], sigma[at:stop] = lv, v, g
+        at = stop
+    if at != n:
+        raise ValueError(f"the lookups hold {at} rows, not {n}")
+    return leaves, V, sigma
