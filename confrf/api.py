@@ -2,55 +2,22 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
-import numpy as np
-
-from ._formula_common import OPTIONS, FitCall, FitRows, split_indices
+from ._formula_common import OPTIONS, FitCall, split_indices
 from ._levels import resolve_alpha
-from ._validation import check_alpha, check_bool, check_fraction, seed_entropy
-from ._warnings import user_stacklevel
-from .calibrators import METHODS, get_method
+from ._regression_fit import conformal_intervals
+from ._validation import check_alpha, seed_entropy
+from .calibrators import METHODS
 from .classification import ClassificationResult
 from .classification.api import conformal_sets
-from .dask import DaskRows, is_dask_collection
-from .estimator import ConformalRegressor
-from .exceptions import ConfrfWarning, InputError
-from .formula import Design
+from .exceptions import InputError
 from .formula.frame import as_training_frame
 from .formula.labels import label_column
-from .group_labels import kept_positions, split_group_option
-from .localizers._float32 import F32_MAX, blurred_columns
-from .models import adapt_formula_results, check_linear_scale, name_model_terms, no_predictor_model
 from .results import ConformalResult
-from .results.response_scale import build_response_scale
-from .shift.setup import SHIFT_OPTIONS, pop_shift_options, refuse_unweighted, resolve_shift
+from .shift.setup import pop_shift_options
 
 __all__ = ["OPTIONS", "conformal", "lcp_rf", "qrf_tc", "split_cp", "split_indices"]
-
-
-def _warn_float32_trees(model: Any, prefit: bool, X: np.ndarray, names: list[str]) -> None:
-    """The localizer forest copes with columns float32 blurs (it uses ranks); model="rf" does not: say so."""
-    if prefit or not (
-        model == "rf" if isinstance(model, str) else type(model).__module__.startswith("sklearn.ensemble._forest")
-    ):
-        return
-    over = [names[j] for j in range(X.shape[1]) if np.abs(X[:, j]).max(initial=0.0) > F32_MAX]
-    if over:
-        raise InputError(
-            f"design column(s) {over} exceed float32's range (3.4e38), which scikit-learn's random forest "
-            "uses; rescale them, e.g. I(x * 1e-39), or use model='gbm'."
-        )
-    blurred = [names[j] for j in blurred_columns(X)]
-    if blurred:
-        warnings.warn(
-            f"design column(s) {blurred} differ only beyond float32 precision; "
-            "scikit-learn's random forest casts X to float32 and cannot split on them, so the base model "
-            "ignores them (the intervals stay valid). Rescale them, e.g. I((x - 1) * 1e9), or use model='gbm'.",
-            ConfrfWarning,
-            stacklevel=user_stacklevel(),
-        )
 
 
 def conformal(
@@ -257,175 +224,23 @@ def conformal(
         ),
     )
     shift_opts = pop_shift_options(options)  # after the call record, which keeps them for update()
-    if label_column(formula, data) is not None:  # a class-label response: prediction sets
-        if support is not None:
-            raise InputError(
-                "support= clips prediction intervals to the range of a numeric response; the response of "
-                f"{formula!r} is a class label (prediction sets), so drop support=."
-            )
-        sets = conformal_sets(
-            formula,
-            data,
-            method=method,
-            alpha=alpha,
-            model=model,
-            calib=calib,
-            calib_size=0.5 if calib_size is None else calib_size,
-            random_state=seed,
-            shift_options=shift_opts,
-            **options,
-        )
-        sets.fit_call = call
-        return sets
-    spec = get_method(method)
-    unknown = sorted(set(options) - set(OPTIONS) - set(spec.options))
-    if unknown:
-        raise InputError(
-            f"unknown option(s) {unknown}; valid options are {sorted({**OPTIONS, **SHIFT_OPTIONS})} and, for method "
-            f"{method!r}, {sorted(spec.options) or 'none'}."
-        )
-    opts = {**OPTIONS, **{k: v for k, v in options.items() if k in OPTIONS}}
-    method_opts = {k: v for k, v in options.items() if k in spec.options}
-    labeler, est_opts = split_group_option(method_opts)  # user groups: labels read from the rows
-    prefit = check_bool(opts["prefit"], "prefit")
-    if spec.fits_models:
-        _refuse_calibration_set(method, calib, calib_size, prefit, shift_opts)
-    calib_size = check_fraction(0.5 if calib_size is None else calib_size, "calib_size")
-    if prefit and calib is not None:  # data would train nothing, yet be counted as training rows
-        raise InputError(
-            "prefit=True: the model is already fitted, so data= is the calibration set and nothing is "
-            "trained; pass the calibration rows as data= and drop calib=."
-        )
-
-    design, X, y, kept = Design.fit(formula, data, na_action=opts["na_action"])
-    _refuse_classification_settings(design, model, opts["score"])
-    _warn_float32_trees(model, prefit, X, design.column_names)
-    if model == "ols" and not prefit and opts["score"] != "quantile":  # names the columns before the model sees them
-        check_linear_scale(X, design.has_intercept, design.column_names)
-    if prefit:
-        model = adapt_formula_results(model, design.column_names, design.has_intercept)
-    if X.shape[1] == 0:
-        model = no_predictor_model(model, design, method, prefit)
-    kept_pos = np.arange(len(data)) if design.kept_positions is None else design.kept_positions
-    scale_parts = [(data, design.kept_positions, y, "data")]
-    dask_calib = calib is not None and is_dask_collection(calib)
-    if spec.fits_models:  # every row trains and calibrates (calib= was refused above)
-        X_tr, y_tr, X_cal = X, y, X[:0]
-        every = np.arange(X.shape[0])
-        rows = FitRows.from_split(len(data), kept_pos, every, every, None, None)
-    elif dask_calib:  # built on the workers, partition by partition (confrf.dask.DaskRows)
-        if labeler is not None or shift_opts or support is not None:
-            raise InputError(
-                "with Dask calibration data, groups=, the covariate-shift options and support= are not offered; "
-                "compute the frame first (calib.compute()) to use them."
-            )
-        X_tr, y_tr, rows = X, y, None  # rows: once the partitions' row count is known
-    elif calib is not None:
-        calib = as_training_frame(calib, "calib")
-        X_cal = design.transform(calib, what="calib")
-        y_cal = design.response(calib, what="calib")
-        X_tr, y_tr = X, y
-        rows = FitRows.from_split(len(data), kept_pos, None, None, len(calib), None)
-        scale_parts.append((calib, None, y_cal, "calib"))
-    elif prefit:
-        X_tr, y_tr, X_cal, y_cal = X[:0], y[:0], X, y
-        cal: slice | np.ndarray = slice(None)
-        rows = FitRows.from_split(len(data), kept_pos, np.arange(0), np.arange(X.shape[0]), None, None)
-    else:
-        tr, cal = split_indices(X.shape[0], calib_size, seed)
-        X_tr, y_tr, X_cal, y_cal = X[tr], y[tr], X[cal], y[cal]
-        rows = FitRows.from_split(len(data), kept_pos, tr, cal, None, None)
-    response_scale = build_response_scale(design, support, scale_parts)
-    est = ConformalRegressor(
-        model=model,
-        method=method,
-        alpha=alpha,
-        score=opts["score"],
-        prefit=prefit,
-        honest=opts["honest"],
-        localizer_size=opts["localizer_size"],
-        n_estimators=opts["n_estimators"],
-        min_samples_leaf=opts["min_samples_leaf"],
-        max_features=opts["max_features"],
-        max_depth=opts["max_depth"],
-        fit_intercept=design.has_intercept,
-        random_state=seed,
-        n_jobs=opts["n_jobs"],
-        options=est_opts,
+    given: dict[str, Any] = dict(
+        method=method, alpha=alpha, model=model, calib=calib, calib_size=calib_size, random_state=seed, **options
     )
-    sample_weight, ratio, shift_setup = None, None, None
-    if shift_opts:  # docs/theory.md, "Covariate shift"
-        refuse_unweighted(est._shift_refusal(), shift_opts)
-        kept_rows = data.iloc[kept_pos]
-        sample_weight, ratio, shift_setup = resolve_shift(
-            shift_opts,
-            design=design,
-            train_rows=None if prefit else (kept_rows if calib is not None or spec.fits_models else kept_rows.iloc[tr]),
-            calib_rows=calib
-            if calib is not None
-            else (kept_rows if prefit or spec.fits_models else kept_rows.iloc[cal]),
-            X_tr=X_tr,
-            X_cal=X_cal,
-            seed=seed,
-        )
-    groups_cal = None
-    if labeler is not None:
-        groups_cal = (
-            labeler(calib, "calib")
-            if calib is not None
-            else labeler(data.iloc[kept_positions(data, kept)], "data")[cal]
-        )
-
-    if not prefit:
-        est.fit(X_tr, y_tr, sample_weight=sample_weight)
-        name_model_terms(est.model_, design)  # OLS / QuantReg summaries show the formula's names
-    if dask_calib:
-        est._conformalize_rows(
-            lambda: DaskRows.from_formula(calib, design, est.model_, est.score_), X.shape[1], None, None
-        )
-        rows = FitRows.from_split(len(data), kept_pos, None, None, est.n_calib_, None)
-    elif not spec.fits_models:  # the cross-conformal methods calibrated in fit
-        est.conformalize(X_cal, y_cal, groups=groups_cal, likelihood_ratio=ratio)
-    nobs = {"train": int(X_tr.shape[0]), **est.calibrator_.sizes()}
-    result = ConformalResult(
-        design=design,
-        estimator=est,
-        options={**opts, **method_opts},
-        nobs=nobs,
-        random_state=seed,
-        group_labeler=labeler,
-        response_scale=response_scale,
-        fit_call=call,
-        rows=rows,
-    )
-    result.shift = shift_setup
-    return result
+    if label_column(formula, data) is None:  # a numeric response: prediction intervals
+        return conformal_intervals(formula, data, support=support, shift_options=shift_opts, fit_call=call, **given)
+    _refuse_support(formula, support)  # a class-label response: prediction sets
+    sets = conformal_sets(formula, data, shift_options=shift_opts, **given)
+    sets.fit_call = call
+    return sets
 
 
-def _refuse_calibration_set(method: str, calib: Any, calib_size: Any, prefit: bool, shift_opts: dict) -> None:
-    """The cross-conformal methods use every row of ``data`` for both jobs: no calibration set, no prefit model."""
-    why = (
-        f"method {method!r} fits the model on folds of data= and calibrates on every row's out-of-fold score, "
-        "so all of data= trains and calibrates"
-    )
-    if calib is not None:
+def _refuse_support(formula: str, support: Any) -> None:
+    """``support=`` bounds a numeric response: refused for a class label."""
+    if support is not None:
         raise InputError(
-            f"{why}; a separate calib= set has no role. Pass all the rows as data= (e.g. pd.concat([train, calib])), "
-            "or use method='split' or 'lcp-rf' to calibrate on calib=."
-        )
-    if calib_size is not None:
-        raise InputError(f"{why}; calib_size= has no role: drop it.")
-    if prefit:
-        raise InputError(
-            f"{why}: it refits the model on every fold and cannot use a prefit model. Drop prefit=True and pass an "
-            "unfitted model (e.g. model='ols'), or use method='split' for a fitted model."
-        )
-    shifted = [k for k in ("likelihood_ratio", "shift") if shift_opts.get(k) is not None]  # one: both is refused
-    if shifted:
-        raise InputError(
-            f"{shifted[0]}= (covariate shift) is not offered with method {method!r}: its weighted version is not "
-            "built. Use method='split' or 'lcp-rf', whose weighted calibration is exact (weights= for the model's "
-            "case weights is accepted)."
+            "support= clips prediction intervals to the range of a numeric response; the response of "
+            f"{formula!r} is a class label (prediction sets), so drop support=."
         )
 
 
@@ -553,31 +368,3 @@ def _alias_options(alias: str, method: str, kwargs: dict[str, Any]) -> dict[str,
                 "(exact LCP-RF) or cf.split_cp(formula, data)."
             )
     return kwargs
-
-
-def _refuse_classification_settings(design: Design, model: Any, score: Any) -> None:
-    """A classifier or classification score with a numeric response: say why, and both ways out.
-
-    The mirror of :func:`confrf.classification.api._refuse_regression_settings`.
-    """
-    from sklearn.base import is_classifier
-
-    from .classification.scores import ClassScore
-
-    try:
-        classifier = not isinstance(model, (str, type)) and is_classifier(model)
-    except AttributeError:  # an object outside scikit-learn's estimator protocol (no tags): not a known classifier
-        classifier = False
-    wrong = [f"model={model!r}"] if (isinstance(model, str) and model == "logit") or classifier else []
-    wrong += (
-        [f"score={score!r}"]
-        if (isinstance(score, str) and score in ("lac", "aps", "raps")) or isinstance(score, ClassScore)
-        else []
-    )
-    if wrong:
-        raise InputError(
-            f"the response {design.response_name!r} is numeric, so conformal() builds prediction intervals, but "
-            f"{' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to classification. Use a regression model "
-            "('gbm', 'rf', 'ols' or a regressor) and score ('absolute', 'quantile', 'scaled'), or make the response a "
-            "class label (C(y) in the formula, or a categorical column) for prediction sets."
-        )

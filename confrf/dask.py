@@ -26,12 +26,14 @@ Needs the optional extra ``pip install "confrf[dask]"``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import _calibration_record as record
 from ._levels import resolve_alpha, warns_level_once
 from ._validation import as_float_matrix, as_float_vector, check_alpha
 from .exceptions import InputError
@@ -236,3 +238,29 @@ def _take(xv: tuple[np.ndarray, np.ndarray], local: np.ndarray) -> np.ndarray:
 
 def _lookup(xv: tuple[np.ndarray, np.ndarray], local: np.ndarray, localizer: Any) -> tuple[np.ndarray, ...]:
     return localizer.lookup(xv[0][local], xv[1][local])
+
+
+def conformalize_rows(
+    est: Any, make_rows: Callable[[], Any], n_features: int, names: np.ndarray | None, groups: Any
+) -> Any:
+    """Calibrate ``est`` (a :class:`confrf.ConformalRegressor`) on rows held elsewhere (Dask partitions: DaskRows).
+
+    ``make_rows`` builds them once the base model is known; the rest is the
+    in-memory calibration, so the same rows and seed give the same fit.
+    """
+    est._check_options()
+    if groups is not None:
+        raise InputError("group labels are not taken with Dask calibration data; use a pandas DataFrame or arrays.")
+    est._ready_for_calibration(np.empty((0, n_features)), names)
+    seeds = est._seeds()
+    calibrator = est._make_calibrator(seeds[2])
+    calibrator.refuse_rows()  # before any partition is read
+    t0 = time.perf_counter()
+    rows = make_rows()
+    est._hand_reference(calibrator)
+    est.calibrator_ = calibrator.calibrate_rows(rows, alpha=est._alpha(), rng=np.random.default_rng(seeds[1]))
+    est.conformalize_time_ = time.perf_counter() - t0
+    keep = np.arange(rows.n) if rows.n <= record.DIAGNOSTIC_ROWS else record.diagnostic_rows(rows.n, seeds[3])
+    record.keep_calibration_rows(est, rows.take(keep), rows.scores, None, seeds[3], rows.n)
+    est.ratio_model_ = None
+    return est

@@ -12,58 +12,31 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
+from ._calibration_record import keep_calibration_rows, keep_cross_rows
 from ._estimator_base import (
-    EstimatorChecks,
+    ConformalEstimator,
     _seeds,  # noqa: F401  (kept importable as confrf.estimator._seeds)
-    check_predict_args,
     check_same_rows,
 )
-from ._levels import resolve_alpha
-from ._parallel import concat_chunks, governs_threads, map_row_chunks
+from ._parallel import governs_threads
 from ._validation import (
     as_float_matrix,
     as_float_vector,
-    check_bool,
-    check_fraction,
-    check_int,
-    check_max_features,
-    check_min_samples_leaf,
-    check_n_estimators,
-    check_n_jobs,
-    check_random_state,
     check_response_scale,
     feature_names,
     is_boolean,
 )
 from ._warnings import user_stacklevel
-from .calibrators import Calibrator, CrossCalibrator, GroupwiseCalibrator, Thresholds, get_method, method_options
+from .calibrators import Calibrator, get_method, method_options
 from .calibrators.distribution import SignedDistribution, signed_parts, signed_scores
-from .calibrators.groupwise import group_label_kwargs
 from .calibrators.pvalue import calibrator_pvalues
 from .calibrators.shift import calibration_ratios, check_ratio, prediction_ratios, too_small_ess_message
-from .dask import DaskRows, is_dask_collection
+from .dask import DaskRows, conformalize_rows, is_dask_collection
 from .exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
-
-#: most calibration design rows kept for the summary's diagnostics (a random subsample above)
-DIAGNOSTIC_ROWS = 20_000
-
-
-def diagnostic_rows(n: int, seed: int | None) -> np.ndarray:
-    """Sorted positions of the DIAGNOSTIC_ROWS calibration rows the summary treats as test points (of n > that).
-
-    Drawn from ``seed`` and ``n`` only, so rows in memory and in Dask partitions keep the same ones.
-    """
-    return np.sort(np.random.default_rng(seed).permutation(n)[:DIAGNOSTIC_ROWS])
-
-
-#: training rows that a cross-conformal fit keeps for the summary's diagnostics (a random subset above): each costs
-#: an order statistic over all n out-of-fold scores (n model predictions for the jackknife+)
-CROSS_DIAGNOSTIC_ROWS = 5000
 
 
 def _numeric_response(y: Any) -> np.ndarray:
@@ -77,13 +50,7 @@ def _numeric_response(y: Any) -> np.ndarray:
     return check_response_scale(as_float_vector(y, "y"), "y")
 
 
-def score_ties(V: np.ndarray) -> tuple[int, int, int]:
-    """(n, scores sharing their value with another, distinct values): the summary's tie check, over every score."""
-    _, inverse, counts = np.unique(V, return_inverse=True, return_counts=True)
-    return int(V.shape[0]), int(np.sum(counts[inverse] > 1)), int(counts.shape[0])
-
-
-class ConformalRegressor(EstimatorChecks, BaseEstimator):
+class ConformalRegressor(ConformalEstimator):
     """Conformal prediction intervals on numpy arrays.
 
     Parameters
@@ -171,42 +138,6 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     (2, 2)
     """
 
-    def __init__(
-        self,
-        model: Any = "gbm",
-        method: str = "lcp-rf",
-        alpha: float | None = None,
-        score: Any = "absolute",
-        prefit: bool = False,
-        honest: bool = True,
-        localizer_size: float = 0.5,
-        n_estimators: int | str = "auto",
-        min_samples_leaf: int | str = "tune",
-        max_features: Any = "tune",
-        max_depth: int | None = None,
-        fit_intercept: bool = True,
-        random_state: Any = None,
-        n_jobs: int | None = None,
-        options: dict | None = None,
-        level: float | None = None,
-    ) -> None:
-        self.model = model
-        self.method = method
-        self.alpha = alpha
-        self.score = score
-        self.prefit = prefit
-        self.honest = honest
-        self.localizer_size = localizer_size
-        self.n_estimators = n_estimators
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.max_depth = max_depth
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.options = options
-        self.level = level
-
     def __getstate__(self) -> dict[str, Any]:
         # the signed-score index is rebuilt on first use (from calib_signed_): a saved fit does not carry it
         state = dict(super().__getstate__())
@@ -279,24 +210,11 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     def _cross_fit(self, X: np.ndarray, y: np.ndarray, score: Any, kw: dict[str, Any], seeds: list) -> None:
         """The cross-conformal methods: fold (or bootstrap) models and out-of-fold scores, as the calibrator."""
         cal = self._make_calibrator(seeds[2])
-        assert isinstance(cal, CrossCalibrator)  # the method spec's fits_models says so
         t0 = time.perf_counter()
-        self.calibrator_: Calibrator = cal.fit(X, y, score=score, model=self.model, **kw)
+        oof = cal.cross_fit(X, y, score=score, model=self.model, **kw)
+        self.calibrator_: Calibrator = cal
         self.conformalize_time_ = time.perf_counter() - t0
-        n = X.shape[0]
-        keep = (
-            np.sort(np.random.default_rng(seeds[3]).permutation(n)[:CROSS_DIAGNOSTIC_ROWS])
-            if n > CROSS_DIAGNOSTIC_ROWS
-            else None
-        )
-        # the summary's diagnostics treat these training rows as new points; the scores are the out-of-fold ones
-        scores = cal.scores_[np.isfinite(cal.scores_)]
-        self.calib_rows_, self.n_calib_ = keep, n
-        self.calib_X_ = X if keep is None else X[keep]
-        self.calib_groups_: Any = None
-        self.calib_ratio_: np.ndarray | None = None
-        self.ratio_model_: Any = None
-        self.calib_score_ties_, self.calib_scores_ = score_ties(scores), scores
+        keep_cross_rows(self, X, oof, seeds[3])  # the summary's diagnostics treat these training rows as new points
 
     @governs_threads
     def conformalize(self, X: Any, y: Any, groups: Any = None, likelihood_ratio: Any = None) -> ConformalRegressor:
@@ -350,20 +268,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         X = as_float_matrix(X, "X")
         y = _numeric_response(y)
         check_same_rows(X, y.shape[0])
-        if self.prefit:
-            self.model_ = prefit_score_models(get_score(self.score), self.model, X.shape[1])
-            self.train_X_ = self.train_scores_ = None
-            self.n_features_in_ = X.shape[1]
-            # a model fitted on a DataFrame knows its columns: X's must be the same, in the same order
-            self._set_feature_names(getattr(self.model, "feature_names_in_", None))
-            self._check_columns(X, names)
-            self._set_feature_names(names)
-            self.n_train_ = 0
-            self.fit_time_ = 0.0
-        else:
-            self._require_fit()
-            self._check_columns(X, names)
-        self.score_ = get_score(self.score)
+        self._ready_for_calibration(X, names)
         seeds = self._seeds()
         t0 = time.perf_counter()
         w_cal, ratio_model = calibration_ratios(likelihood_ratio, X)
@@ -373,24 +278,19 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         self.calib_signed_ = signed_scores(self.score_, y, pred) if hasattr(self.score_, "interval_parts") else None
         self.__dict__.pop("signed_distribution_", None)
         calibrator = self._make_calibrator(seeds[2])
-        if w_cal is not None and not calibrator.supports_shift:
-            raise InputError(f"likelihood_ratio (covariate shift) cannot be used here: {calibrator.shift_refusal()}")
-        if getattr(self, "train_X_", None) is not None and hasattr(calibrator, "set_reference"):
-            calibrator.set_reference(
-                self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
-            )
-        self.calibrator_ = calibrator.calibrate(
+        self._hand_reference(calibrator)
+        self.calibrator_ = calibrator.conformalize(
             X,
             V,
             alpha=self._alpha(),
             rng=np.random.default_rng(seeds[1]),
-            **group_label_kwargs(calibrator, groups, X.shape[0]),
-            **({} if w_cal is None else {"likelihood_ratio": w_cal}),
+            likelihood_ratio=w_cal,
+            **calibrator.label_kwargs(groups, X.shape[0]),
         )
         self.conformalize_time_ = time.perf_counter() - t0
-        self._keep_diagnostic_rows(X, V, groups, seeds[3], ratio=w_cal)
+        keep_calibration_rows(self, X, V, groups, seeds[3], ratio=w_cal)
         self.ratio_model_ = ratio_model
-        shift = getattr(self.calibrator_, "shift_", None)
+        shift = self.calibrator_.shift_
         message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
         if message:
             warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
@@ -400,71 +300,24 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     def _conformalize_rows(
         self, make_rows: Callable[[], Any], n_features: int, names: np.ndarray | None, groups: Any
     ) -> ConformalRegressor:
-        """Calibrate LCP-RF on rows held elsewhere (Dask partitions: :class:`confrf.dask.DaskRows`).
+        """Calibrate LCP-RF on rows held elsewhere: :func:`confrf.dask.conformalize_rows`."""
+        return conformalize_rows(self, make_rows, n_features, names, groups)
 
-        ``make_rows`` builds them once the base model is known; the rest is
-        the in-memory calibration, so the same rows and seed give the same fit.
-        """
-        self._check_options()
-        if groups is not None:
-            raise InputError("group labels are not taken with Dask calibration data; use a pandas DataFrame or arrays.")
+    def _ready_for_calibration(self, X: np.ndarray, names: np.ndarray | None) -> None:
+        """The model to calibrate (the prefit one, whose columns must be X's, or fit's) and the score."""
         if self.prefit:
-            self.model_ = prefit_score_models(get_score(self.score), self.model, n_features)
+            self.model_ = prefit_score_models(get_score(self.score), self.model, X.shape[1])
             self.train_X_ = self.train_scores_ = None
-            self.n_features_in_ = n_features
+            self.n_features_in_ = X.shape[1]
+            # a model fitted on a DataFrame knows its columns: X's must be the same, in the same order
             self._set_feature_names(getattr(self.model, "feature_names_in_", None))
-            self._check_columns(np.empty((0, n_features)), names)
+            self._check_columns(X, names)
             self._set_feature_names(names)
             self.n_train_, self.fit_time_ = 0, 0.0
         else:
             self._require_fit()
-            self._check_columns(np.empty((0, n_features)), names)
+            self._check_columns(X, names)
         self.score_ = get_score(self.score)
-        seeds = self._seeds()
-        calibrator = self._make_calibrator(seeds[2])
-        calibrate_rows = getattr(calibrator, "calibrate_rows", None)  # the calibrators that read rows in chunks
-        if not callable(calibrate_rows):
-            raise InputError(
-                f"method {self.method!r} calibrates rows in memory only; Dask calibration data are taken by "
-                "method='lcp-rf' (guarantee='marginal', honest=True). Compute the frame first (ddf.compute()) or "
-                "use method='lcp-rf'."
-            )
-        t0 = time.perf_counter()
-        rows = make_rows()
-        if getattr(self, "train_X_", None) is not None and hasattr(calibrator, "set_reference"):
-            calibrator.set_reference(
-                self.train_X_, self.train_scores_, source=f"training part ({self.train_cv_}-fold out-of-fold scores)"
-            )
-        self.calibrator_ = calibrate_rows(rows, alpha=self._alpha(), rng=np.random.default_rng(seeds[1]))
-        self.conformalize_time_ = time.perf_counter() - t0
-        keep = np.arange(rows.n) if rows.n <= DIAGNOSTIC_ROWS else diagnostic_rows(rows.n, seeds[3])
-        self._keep_diagnostic_rows(rows.take(keep), rows.scores, None, seeds[3], rows.n)
-        self.ratio_model_ = None
-        return self
-
-    def _keep_diagnostic_rows(
-        self,
-        X: np.ndarray,
-        V: np.ndarray,
-        groups: Any,
-        seed: int | None,
-        n: int | None = None,
-        ratio: np.ndarray | None = None,
-    ) -> None:
-        # kept for the summary's calibration diagnostics (calibration rows treated as test points): at most
-        # DIAGNOSTIC_ROWS design rows and scores, a random subsample whose positions are calib_rows_ (None: all
-        # rows), and the exact tie counts of every score, so the fitted object does not grow with n.
-        # ``n`` given: X holds those rows already (taken from Dask partitions)
-        taken = n is not None
-        n = V.shape[0] if n is None else n
-        keep = None if n <= DIAGNOSTIC_ROWS else diagnostic_rows(n, seed)
-        self.calib_rows_, self.n_calib_ = keep, n
-        self.calib_X_ = X if keep is None or taken else X[keep]
-        self.calib_groups_ = groups if keep is None or groups is None else np.asarray(groups)[keep]
-        self.calib_ratio_ = ratio if keep is None or ratio is None else ratio[keep]  # aligned with calib_X_
-        # the tie check's counts over every score; the scores themselves only for the rows kept
-        self.calib_score_ties_ = score_ties(V)
-        self.calib_scores_ = V if keep is None else V[keep]
 
     @governs_threads
     def predict(self, X: Any) -> np.ndarray:
@@ -511,13 +364,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         after one with a ratio function, it is applied to X unless given.
         """
         X = self._check_X(X)
-        alpha = resolve_alpha(alpha, level)
-        a, n_jobs, chunk_size, progress = check_predict_args(
-            self._alpha() if alpha is None else alpha, n_jobs, chunk_size, progress
-        )
-        if not hasattr(self, "calibrator_"):
-            raise NotFittedError("call conformalize() before predicting intervals.")
-        labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
+        a, n_jobs, chunk_size, progress = self._predict_args(alpha, level, n_jobs, chunk_size, progress, "intervals")
+        labels = self.calibrator_.label_kwargs(groups, X.shape[0])
         w = self._test_ratios(X, likelihood_ratio)
         if w is not None:
             labels = {**labels, "likelihood_ratio": w}  # cut into chunks with the rows, like the labels
@@ -531,14 +379,13 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
                 assert self.calib_ratio_ is not None  # new rows have ratios only after a weighted calibration
                 one["likelihood_ratio"] = self.calib_ratio_[:1]
             return {k: v[:0] for k, v in self._predict_rows(self.calib_X_[:1], a, one).items()}
-        parts = map_row_chunks(
+        return self._predict_chunks(
             lambda rows: self._predict_rows(X[rows], a, {k: v[rows] for k, v in labels.items()}),
             X.shape[0],
-            chunk_size=chunk_size,
-            n_jobs=self.n_jobs if n_jobs is None else n_jobs,
-            progress=progress,
+            n_jobs,
+            chunk_size,
+            progress,
         )
-        return concat_chunks(parts)
 
     def _test_ratios(self, X: np.ndarray, likelihood_ratio: Any) -> np.ndarray | None:
         """The new rows' likelihood ratios after a weighted calibration (None after an unweighted one), checked."""
@@ -546,34 +393,8 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
 
     def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
-        if isinstance(self.calibrator_, CrossCalibrator):
-            # no score threshold: t is NaN (+inf for an infinite interval), level the upper end's
-            lwr, upr, level = self.calibrator_.intervals(X, a)
-            infinite = np.isinf(lwr) | np.isinf(upr)
-            return {
-                "fit": self.score_.center(pred),
-                "lwr": lwr,
-                "upr": upr,
-                "t": np.where(infinite, np.inf, np.nan),
-                "closed": np.ones(X.shape[0], dtype=bool),
-                "level": level,
-            }
-        extra: dict[str, np.ndarray] = {}
-        th: Thresholds
-        if isinstance(self.calibrator_, GroupwiseCalibrator):
-            th, extra["group"] = self.calibrator_.grouped_thresholds(X, a, **labels)
-        else:
-            th = self.calibrator_.thresholds(X, a, **labels)
-        lwr, upr = self.score_.interval(pred, th.t)
-        return {
-            "fit": self.score_.center(pred),
-            "lwr": lwr,
-            "upr": upr,
-            **extra,
-            "t": th.t,
-            "closed": th.closed,
-            "level": th.level,
-        }
+        rows = self.calibrator_.predict_rows(X, a, interval=lambda t: self.score_.interval(pred, t), **labels)
+        return {"fit": self.score_.center(pred), **rows}
 
     def predict_interval(self, X: Any, alpha: float | None = None, groups: Any = None, **kwargs: Any) -> np.ndarray:
         """(n, 2) array of [lwr, upr]; infinite bounds are -inf/+inf.
@@ -598,7 +419,7 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
         check_same_rows(X, y.shape[0])
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before computing p-values.")
-        labels = group_label_kwargs(self.calibrator_, groups, X.shape[0])
+        labels = self.calibrator_.label_kwargs(groups, X.shape[0])
         w = self._test_ratios(X, likelihood_ratio)
         if X.shape[0] == 0:
             return np.empty(0)
@@ -653,81 +474,17 @@ class ConformalRegressor(EstimatorChecks, BaseEstimator):
     def predict_groups(self, X: Any, groups: Any = None) -> np.ndarray:
         """Group of every row for groupwise methods ("split-g", "lcp-rf-g")."""
         X = self._check_X(X)
-        cal = getattr(self, "calibrator_", None)
-        if cal is None:
+        if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() before asking for groups.")
-        if not isinstance(cal, GroupwiseCalibrator):
+        cal = self.calibrator_
+        if not cal.has_groups:
             raise InputError(f"method {self.method!r} has no groups; use method 'split-g' or 'lcp-rf-g'.")
-        return cal.groups_of(X, **group_label_kwargs(cal, groups, X.shape[0]))
+        return cal.groups_of(X, **cal.label_kwargs(groups, X.shape[0]))
 
     # -- helpers -----------------------------------------------------------
-    def _check_options(self) -> None:
-        self._alpha(warn=True)
-        for name in ("prefit", "honest", "fit_intercept"):
-            check_bool(getattr(self, name), name)
-        check_fraction(self.localizer_size, "localizer_size")
-        check_n_estimators(self.n_estimators)
-        check_int(self.max_depth, "max_depth", allow_none=True)
-        check_min_samples_leaf(self.min_samples_leaf)
-        check_max_features(self.max_features)
-        check_n_jobs(self.n_jobs)
-        check_random_state(self.random_state)
-        method_options(self.method, self.options)
-
-    def _check_X(self, X: Any) -> np.ndarray:
-        self._model()
-        names, ndim = feature_names(X), np.ndim(X)
-        X = as_float_matrix(X, "X")
-        if ndim == 1 and X.shape[0] == self.n_features_in_ != 1:
-            raise InputError(
-                f"X is 1-D with {X.shape[0]} values: a single row must be 2-D, "
-                "X.reshape(1, -1) (a 1-D X is read as one feature, as a column)."
-            )
-        self._check_columns(X, names)
-        return X
-
-    def _set_feature_names(self, names: np.ndarray | None) -> None:
-        if names is not None:
-            self.feature_names_in_ = names
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-
-    def _check_columns(self, X: np.ndarray, names: np.ndarray | None) -> None:
-        """Same number of columns as at fit and, for DataFrames, the same names in the same order.
-
-        This is scikit-learn's rule.
-        """
-        fitted = getattr(self, "feature_names_in_", None)
-        if names is not None and fitted is not None and list(names) != list(fitted):
-            same = sorted(map(str, names)) == sorted(map(str, fitted))
-            raise InputError(
-                f"X has columns {list(names)[:10]} but the model was fitted on {list(fitted)[:10]}"
-                + ("; reorder them: X[model.feature_names_in_]" if same else "; give the same columns")
-                + " (columns are used by position, so a different order would silently change every prediction)."
-            )
-        self._check_n_columns(X)
-
-    def _shift_refusal(self) -> str | None:
-        """Why this configuration cannot weight for covariate shift (None when it can); nothing is fitted."""
-        calibrator = get_method(self.method).factory(self, method_options(self.method, self.options), None)
-        return None if calibrator.supports_shift else calibrator.shift_refusal()
-
-    def _make_calibrator(self, seed: int | None) -> Calibrator:
-        opts = method_options(self.method, self.options)
-        self._warn_unused_settings(self.method, opts)
-        return get_method(self.method).factory(self, opts, seed)
-
     @property
     def localizer_(self) -> ForestLocalizer:
         """The fitted forest localizer (methods that use one)."""
-        loc = getattr(getattr(self, "calibrator_", None), "localizer", None)
-        if not isinstance(loc, ForestLocalizer):
+        if not hasattr(self, "calibrator_"):
             raise NotFittedError("no forest localizer: the method does not use one or conformalize() was not called.")
-        if loc.index_ is None and getattr(self.calibrator_, "group_localizers_", None):
-            # lcp-rf-g indexes each group's conformal points separately: there is no single weight row
-            raise NotFittedError(
-                f"method {self.method!r} keeps one weight index per group, so forest weights and QRF quantiles "
-                "over all calibration points are not defined; use estimator.calibrator_.group_localizers_[code] "
-                "for one group's weights, or method='lcp-rf'."
-            )
-        return loc
+        return self.calibrator_.forest_localizer()

@@ -77,9 +77,9 @@ def _same_fit(a, b, test):
 # the default (tuned) forest; and a fixed one grown on a capped localizer part
 @pytest.mark.parametrize("options", [{}, {"max_localizer_size": 300, "min_samples_leaf": 15, "max_features": 1.0}])
 def test_dask_calibration_equals_in_memory(client, data, options, monkeypatch):
-    import confrf.estimator
+    import confrf._calibration_record
 
-    monkeypatch.setattr(confrf.estimator, "DIAGNOSTIC_ROWS", 700)  # the summary's subsample is drawn too
+    monkeypatch.setattr(confrf._calibration_record, "DIAGNOSTIC_ROWS", 700)  # the summary's subsample is drawn too
     train, rest = data
     cal, test = rest.iloc[:1000], rest.iloc[1000:]
     formula = "price ~ carat + C(cut) + C(color) + depth"

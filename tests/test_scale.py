@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import confrf as cf
-import confrf.estimator
+import confrf._calibration_record
 from confrf.calibrators.lcp_rf import MAX_LOCALIZER_POINTS, LCPForestCalibrator, check_max_localizer_size
 from confrf.localizers import ForestLocalizer
 from confrf.localizers.leaf_index import LeafIndex
@@ -109,7 +109,7 @@ def test_leaf_index_pickled_by_the_previous_version_loads():
 
 
 def test_summary_keeps_a_bounded_sample_of_calibration_rows(monkeypatch):
-    monkeypatch.setattr(confrf.estimator, "DIAGNOSTIC_ROWS", 300)
+    monkeypatch.setattr(confrf._calibration_record, "DIAGNOSTIC_ROWS", 300)
     sim = cf.datasets.make_sim(1600, random_state=0)
     res = cf.lcp_rf(sim.formula, data=sim.frame, random_state=0, n_estimators=10)
     est = res.estimator
@@ -120,7 +120,7 @@ def test_summary_keeps_a_bounded_sample_of_calibration_rows(monkeypatch):
     V = est.score_.score(y_cal, est.model_.predict(X_cal))
     np.testing.assert_array_equal(est.calib_scores_, V[est.calib_rows_])
     # the tie check counts every score, not the subsample
-    assert est.calib_score_ties_ == confrf.estimator.score_ties(V) and est.calib_score_ties_[0] == 800
+    assert est.calib_score_ties_ == confrf._calibration_record.score_ties(V) and est.calib_score_ties_[0] == 800
     s = res.summary()
     assert "random subsample of 300 of the 800 calibration rows" in " ".join(str(s).split())
     assert s.frames["calibration_facts"].loc["calibration rows as test points", "value"] == 300

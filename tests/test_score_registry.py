@@ -16,6 +16,7 @@ from confrf.__main__ import METHOD_NAMES, SCORE_NAMES, main
 from confrf.calibrators import METHODS
 from confrf.classification import ConformalClassifier
 from confrf.cli.choices import RegisteredScores
+from confrf.exceptions import InputError
 from confrf.scores import SCORES, ScoreSpec, register_score, score_names
 
 TOY, TOY_CLASS = "toy-double", "toy-lac-double"
@@ -103,6 +104,9 @@ def test_formula_api(toys, sim, wine):
     sets = cf.conformal("target ~ .", data=wine, model="logit", score=TOY_CLASS, random_state=0)
     lac = cf.conformal("target ~ .", data=wine, model="logit", score="lac", random_state=0)
     assert isinstance(sets.estimator.score_, DoubleLAC)
+    # a class-label score with a numeric response is refused by name: the registry says which family it is
+    with pytest.raises(InputError, match=f"score='{TOY_CLASS}' belongs to classification"):
+        cf.conformal(sim.formula, data=sim.frame, method="split", model="ols", score=TOY_CLASS)
     pd.testing.assert_frame_equal(sets.predict(wine.head(10)), lac.predict(wine.head(10)))
 
 

@@ -76,6 +76,25 @@ class CrossCalibrator(Calibrator):
     def _bounds(self, X: np.ndarray, alpha: float, n_threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(lower, upper, level) at the rows of X."""
 
+    def cross_fit(self, X: np.ndarray, y: np.ndarray, **fit_args: Any) -> np.ndarray:
+        """:meth:`fit`, then the out-of-fold scores (the estimator's calibration scores)."""
+        return self.fit(X, y, **fit_args).scores_
+
+    def predict_rows(self, X, alpha, *, interval=None, labels=None, likelihood_ratio=None) -> dict[str, np.ndarray]:
+        """Bounds from the fold models (``interval`` is not used); t is NaN (+inf for an infinite interval).
+
+        There is no score threshold: ``level`` is the upper end's.
+        """
+        lwr, upr, level = self.intervals(X, alpha)
+        infinite = np.isinf(lwr) | np.isinf(upr)
+        return {
+            "lwr": lwr,
+            "upr": upr,
+            "t": np.where(infinite, np.inf, np.nan),
+            "closed": np.ones(X.shape[0], dtype=bool),
+            "level": level,
+        }
+
     def intervals(self, X: Any, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Lower and upper bounds at the rows of X, and the level of the upper end (1 where it is infinite)."""
         return self._bounds(as_float_matrix(X, "X"), alpha, kernel_threads(self.n_jobs))

@@ -29,11 +29,11 @@ from .._validation import (
     min_calibration_size,
 )
 from .._warnings import user_stacklevel
-from ..exceptions import InfiniteIntervalWarning, InputError
+from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..localizers.forest import ForestLocalizer
 from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
 from ..localizers.regions import WeightRegions
-from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
+from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split, threshold_rows
 from .forest_setup import make_forest_localizer
 from .grouping import REST, Grouping, _label_index, check_group_labels, units_to_keep
 from .registry import FOREST_SETTINGS, get_variant
@@ -113,6 +113,8 @@ class GroupwiseCalibrator(Calibrator):
         self.min_group_size = min_group_size
         self.localizer_size = float(localizer_size)
         self.n_jobs = n_jobs
+
+    has_groups = True
 
     # -- what this configuration needs ---------------------------------------
     @property
@@ -310,6 +312,22 @@ class GroupwiseCalibrator(Calibrator):
     def thresholds(self, X, alpha, labels=None, likelihood_ratio=None) -> Thresholds:
         return self.grouped_thresholds(X, alpha, labels, likelihood_ratio)[0]
 
+    def predict_rows(self, X, alpha, *, interval=None, labels=None, likelihood_ratio=None) -> dict[str, np.ndarray]:
+        """:meth:`Calibrator.predict_rows` with each row's ``group``."""
+        th, group = self.grouped_thresholds(X, alpha, labels, likelihood_ratio)
+        return threshold_rows(th, interval, group=group)
+
+    def forest_localizer(self) -> ForestLocalizer:
+        loc = super().forest_localizer()
+        if loc.index_ is None and getattr(self, "group_localizers_", None):
+            # lcp-rf-g indexes each group's conformal points separately: there is no single weight row
+            raise NotFittedError(
+                f"method {self.name!r} keeps one weight index per group, so forest weights and QRF quantiles "
+                "over all calibration points are not defined; use estimator.calibrator_.group_localizers_[code] "
+                "for one group's weights, or method='lcp-rf'."
+            )
+        return loc
+
     def group_table(self, alpha: float | None = None) -> pd.DataFrame:
         """Points of every group: localizer part (when used), conformal part, finite intervals possible."""
         a = self.alpha_ if alpha is None else alpha
@@ -369,23 +387,6 @@ class GroupwiseCalibrator(Calibrator):
             }
         )
         return out
-
-
-def group_label_kwargs(calibrator: Calibrator, groups: Any, n_rows: int) -> dict[str, Any]:
-    """``{"labels": ...}`` for a calibrator that takes group labels, checked; ``{}`` otherwise."""
-    takes = isinstance(calibrator, GroupwiseCalibrator) and calibrator.uses_labels
-    if groups is None:
-        if takes:
-            raise InputError(
-                "this method calibrates within given groups (groups='labels'): pass groups=<one label "
-                "per row> to conformalize() and to every prediction."
-            )
-        return {}
-    if not takes:
-        raise InputError(
-            "groups= labels apply only to methods 'split-g' and 'lcp-rf-g' with options={'groups': 'labels'}."
-        )
-    return {"labels": check_group_labels(groups, n_rows)}
 
 
 def _make(cls: type[GroupwiseCalibrator]):

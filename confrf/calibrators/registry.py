@@ -33,7 +33,7 @@ class MethodSpec:
     needs_training : bool or callable
         The calibrator learns from the training part: ``fit`` then keeps the
         training rows and their out-of-fold scores (option ``cv`` folds) and
-        hands them to the calibrator's ``set_reference(X, scores)``. A
+        hands them to the calibrator's ``set_reference(X, scores)`` hook. A
         callable decides from the method's options (:meth:`uses_training`).
     settings : frozenset of str or callable
         The estimator's forest settings (names in :data:`FOREST_SETTINGS`)
@@ -54,8 +54,9 @@ class MethodSpec:
         The method fits the base model itself, on folds or bootstrap samples
         of the training rows, and calibrates on their out-of-fold scores
         (CV+, jackknife+, J+aB): ``fit(X, y)`` does the whole job through the
-        calibrator's ``fit(X, y, ...)``, no calibration set is used, and new
-        rows get ``intervals(X, alpha)`` instead of thresholds.
+        calibrator's ``cross_fit`` hook (:class:`confrf.calibrators.Calibrator`),
+        no calibration set is used, and new rows get bounds from its
+        ``predict_rows`` instead of thresholds.
     """
 
     name: str

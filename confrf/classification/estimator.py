@@ -16,12 +16,10 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
 from sklearn.utils import metadata_routing
 
-from .._estimator_base import EstimatorChecks, check_predict_args, check_same_rows
-from .._levels import resolve_alpha
-from .._parallel import concat_chunks, governs_threads, map_row_chunks
+from .._estimator_base import ConformalEstimator, check_same_rows, family_init
+from .._parallel import governs_threads
 from .._validation import as_float_matrix, min_calibration_size
 from .._warnings import user_stacklevel
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
@@ -59,7 +57,7 @@ def encode_labels(y: Any, levels: list, what: str) -> np.ndarray:
     return codes.astype(np.int64)
 
 
-class ConformalClassifier(EstimatorChecks, BaseEstimator):
+class ConformalClassifier(ConformalEstimator):
     """Conformal prediction sets on numpy arrays.
 
     Parameters
@@ -109,41 +107,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     # ``classes`` in fit() is a setting, not per-sample metadata: no set_fit_request method
     __metadata_request__fit = {"classes": metadata_routing.UNUSED}
 
-    def __init__(
-        self,
-        model: Any = "gbm",
-        method: str = "lcp-rf",
-        alpha: float | None = None,
-        score: Any = "lac",
-        prefit: bool = False,
-        honest: bool = True,
-        localizer_size: float = 0.5,
-        n_estimators: int | str = "auto",
-        min_samples_leaf: int | str = "auto",
-        max_features: Any = 1.0,
-        max_depth: int | None = None,
-        fit_intercept: bool = True,
-        random_state: Any = None,
-        n_jobs: int | None = None,
-        options: dict | None = None,
-        level: float | None = None,
-    ) -> None:
-        self.model = model
-        self.method = method
-        self.alpha = alpha
-        self.score = score
-        self.prefit = prefit
-        self.honest = honest
-        self.localizer_size = localizer_size
-        self.n_estimators = n_estimators
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.max_depth = max_depth
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.options = options
-        self.level = level
+    __init__ = family_init(ConformalEstimator.__init__, score="lac", min_samples_leaf="auto", max_features=1.0)
 
     # -- lifecycle ---------------------------------------------------------
     def fit(self, X: Any, y: Any, classes: Any = None) -> ConformalClassifier:
@@ -236,27 +200,23 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         u = uniforms(self.score_, X.shape[0], CALIBRATION_STREAM, seeds[3])
         S = self.score_.matrix(self.model_.proba(X), u)
         V = S[np.arange(X.shape[0]), codes]
-        spec = get_method(self.method)
-        calibrator = spec.factory(self, opts, seeds[2])
-        if w_cal is not None and not calibrator.supports_shift:
-            raise InputError(f"likelihood_ratio (covariate shift) cannot be used here: {calibrator.shift_refusal()}")
+        calibrator = get_method(self.method).factory(self, opts, seeds[2])
         rng = np.random.default_rng(seeds[1])
-        shift_kw = {} if w_cal is None else {"likelihood_ratio": w_cal}
         if self.mondrian_:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", InfiniteIntervalWarning)
                 # class-conditional: a groupwise calibrator, the classes its groups
-                self.calibrator_: Calibrator = cast(GroupwiseCalibrator, calibrator).calibrate(
-                    X, V, alpha=self._alpha(), rng=rng, labels=codes, **shift_kw
+                self.calibrator_: Calibrator = calibrator.conformalize(
+                    X, V, alpha=self._alpha(), rng=rng, labels=codes, likelihood_ratio=w_cal
                 )
             self._warn_small_classes(caught)
         else:
-            self.calibrator_ = calibrator.calibrate(X, V, alpha=self._alpha(), rng=rng, **shift_kw)
+            self.calibrator_ = calibrator.conformalize(X, V, alpha=self._alpha(), rng=rng, likelihood_ratio=w_cal)
         self.conformalize_time_ = time.perf_counter() - t0
         self.calib_X_, self.calib_codes_, self.calib_scores_ = X, codes, V
         self.calib_counts_ = counts
         self.calib_ratio_, self.ratio_model_ = w_cal, ratio_model
-        shift = getattr(self.calibrator_, "shift_", None)
+        shift = self.calibrator_.shift_
         message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
         if message:
             warnings.warn(
@@ -302,12 +262,7 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         on them (a randomized score draws every row's U before chunking).
         """
         X = self._check_X(X)
-        alpha = resolve_alpha(alpha, level)
-        a, n_jobs, chunk_size, progress = check_predict_args(
-            self._alpha() if alpha is None else alpha, n_jobs, chunk_size, progress
-        )
-        if not hasattr(self, "calibrator_"):
-            raise NotFittedError("call conformalize() before predicting sets.")
+        a, n_jobs, chunk_size, progress = self._predict_args(alpha, level, n_jobs, chunk_size, progress, "sets")
         w = prediction_ratios(self, X, likelihood_ratio)
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
@@ -316,14 +271,13 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
             one = self._predict_rows(self.calib_X_[:1], a, uniforms(self.score_, 1, PREDICTION_STREAM, 0), w1)
             return {k: v[:0] for k, v in one.items()}
         u = uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3])
-        parts = map_row_chunks(
+        return self._predict_chunks(
             lambda rows: self._predict_rows(X[rows], a, None if u is None else u[rows], None if w is None else w[rows]),
             X.shape[0],
-            chunk_size=chunk_size,
-            n_jobs=self.n_jobs if n_jobs is None else n_jobs,
-            progress=progress,
+            n_jobs,
+            chunk_size,
+            progress,
         )
-        return concat_chunks(parts)
 
     def calibration_details(self, alpha: float | None = None) -> dict[str, np.ndarray]:
         """:meth:`predict_details` of the calibration rows (with their own ratios after a weighted calibration)."""
@@ -338,18 +292,15 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         proba = self.model_.proba(X)
         S = self.score_.matrix(proba, u)
         # a row's ratio w(x) does not depend on the candidate label: one per row, for every class
-        shift_kw = {} if w is None else {"likelihood_ratio": w}
         if self.mondrian_:
             K, m = len(self.classes_), X.shape[0]
             t, closed, level = np.empty((m, K)), np.empty((m, K), dtype=bool), np.empty((m, K))
             for k in range(K):
-                th = cast(GroupwiseCalibrator, self.calibrator_).thresholds(
-                    X, a, labels=np.full(m, k, dtype=np.int64), **shift_kw
-                )
-                t[:, k], closed[:, k], level[:, k] = th.t, th.closed, th.level
+                th = self.calibrator_.predict_rows(X, a, labels=np.full(m, k, dtype=np.int64), likelihood_ratio=w)
+                t[:, k], closed[:, k], level[:, k] = th["t"], th["closed"], th["level"]
         else:
-            th = self.calibrator_.thresholds(X, a, **shift_kw)
-            t, closed, level = th.t, th.closed, th.level
+            th = self.calibrator_.predict_rows(X, a, likelihood_ratio=w)
+            t, closed, level = th["t"], th["closed"], th["level"]
         return {"proba": proba, "scores": S, "sets": label_sets(S, t, closed), "t": t, "closed": closed, "level": level}
 
     @governs_threads
@@ -428,11 +379,6 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
     def _groups(self) -> Any:
         return (self.options or {}).get("groups", LABEL)
 
-    def _shift_refusal(self) -> str | None:
-        """Why this configuration cannot weight for covariate shift (None when it can); nothing is fitted."""
-        calibrator = get_method(self.method).factory(self, method_options(self.method, self.options), None)
-        return None if calibrator.supports_shift else calibrator.shift_refusal()
-
     def _method_options(self) -> dict[str, Any]:
         self._alpha(warn=True)
         # unknown names get the registry's error; the kernel baselines need regression training scores
@@ -461,12 +407,6 @@ class ConformalClassifier(EstimatorChecks, BaseEstimator):
         if not hasattr(self, "calibrator_"):
             raise NotFittedError("call conformalize() first.")
         return self.calibrator_
-
-    def _check_X(self, X: Any) -> np.ndarray:
-        self._model()
-        X = as_float_matrix(X, "X")
-        self._check_n_columns(X)
-        return X
 
 
 def mondrian_guarantee(cal: GroupwiseCalibrator, alpha: float) -> Guarantee:

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._calibration_record import DIAGNOSTIC_ROWS, diagnostic_rows, score_ties
 from .._parallel import kernel_threads
 from .._validation import check_real, min_calibration_size
-from ..estimator import DIAGNOSTIC_ROWS, diagnostic_rows, score_ties
 from ..exceptions import NotFittedError
 from ..localizers.diagnostics import forest_ess, kernel_ess, leaf_masses, within_leaf_variance_ratio
 from ..localizers.forest import ForestLocalizer
@@ -335,7 +335,7 @@ def _leaf_checks(forests: list[ForestLocalizer], beta: float, a: float, add: Add
 
 
 def _tie_check(ties: tuple[int, int, int], add: AddCheck, notes: list[str]) -> None:
-    n, n_tied, n_distinct = ties  # over every calibration score (confrf.estimator.score_ties)
+    n, n_tied, n_distinct = ties  # over every calibration score (confrf._calibration_record.score_ties)
     tied = n_tied / n if n else 0.0
     # ties concern the asymptotic theory only: the finite-sample guarantee holds with ties (it can only
     # over-cover), so they are a note, not a warning (class probabilities and integer responses tie)
