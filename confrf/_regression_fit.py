@@ -190,18 +190,15 @@ def _refuse_classification_settings(design: Design, model: Any, score: Any) -> N
     """
     from sklearn.base import is_classifier
 
-    from .classification.scores import ClassScore
+    from .scores import ClassScore
+    from .scores.registry import score_family
 
     try:
         classifier = not isinstance(model, (str, type)) and is_classifier(model)
     except AttributeError:  # an object outside scikit-learn's estimator protocol (no tags): not a known classifier
         classifier = False
     wrong = [f"model={model!r}"] if (isinstance(model, str) and model == "logit") or classifier else []
-    wrong += (
-        [f"score={score!r}"]
-        if (isinstance(score, str) and score in ("lac", "aps", "raps")) or isinstance(score, ClassScore)
-        else []
-    )
+    wrong += [f"score={score!r}"] if score_family(score) == "classification" or isinstance(score, ClassScore) else []
     if wrong:
         raise InputError(
             f"the response {design.response_name!r} is numeric, so conformal() builds prediction intervals, but "

@@ -16,7 +16,8 @@ import pytest
 from sklearn.linear_model import LinearRegression
 
 import confrf as cf
-from confrf.calibrators.groupwise import LCPForestGroupCalibrator, SplitGroupCalibrator
+from confrf.calibrators.lcp_rf_g import LCPForestGroupCalibrator
+from confrf.calibrators.split_g import SplitGroupCalibrator
 from confrf.localizers import ForestLocalizer
 
 # these tests pass one set of forest settings to every method on purpose

@@ -129,6 +129,7 @@ def test_wheel_holds_the_compiled_kernels_and_their_sources(wheel_names):
         compiled = [n for n in wheel_names if re.fullmatch(rf"confrf/_kernels/{kernel}\.[^/]*(so|pyd)", n)]
         assert len(compiled) == 1, f"compiled kernel {kernel} missing from the wheel: {sorted(wheel_names)}"
         assert f"confrf/_kernels/{kernel}.pyx" in wheel_names
+        assert f"confrf/_kernels/{kernel}.pyi" in wheel_names  # its typed signatures, read by type checkers
 
 
 def test_wheel_holds_the_data_their_readme_and_licenses(wheel_names):
@@ -196,6 +197,7 @@ def test_sdist_holds_the_sources_tests_and_documents(sdist_names):
         assert name in sdist_names, f"{name} missing from the sdist"
     for kernel in KERNELS:
         assert f"confrf/_kernels/{kernel}.pyx" in sdist_names
+        assert f"confrf/_kernels/{kernel}.pyi" in sdist_names
     for data in (PACKAGE / "datasets" / "data").glob("*.csv.gz"):
         assert f"confrf/datasets/data/{data.name}" in sdist_names
     built = sorted(n for n in sdist_names if n.endswith(BUILD_PRODUCTS) or "__pycache__" in n)

@@ -21,12 +21,10 @@ from sklearn.linear_model import LinearRegression
 import confrf as cf
 from confrf.calibrators.base import random_split
 from confrf.calibrators.grouping import units_to_keep
-from confrf.calibrators.groupwise import (
-    REST,
-    LCPForestGroupCalibrator,
-    SplitGroupCalibrator,
-)
+from confrf.calibrators.groupwise import REST
 from confrf.calibrators.lcp import lcp_threshold
+from confrf.calibrators.lcp_rf_g import LCPForestGroupCalibrator
+from confrf.calibrators.split_g import SplitGroupCalibrator
 from confrf.exceptions import InfiniteIntervalWarning, InputError
 from confrf.localizers import ForestLocalizer
 from confrf.localizers.graph import cluster_graph, weight_graph
@@ -576,7 +574,7 @@ def test_pac_in_formula_api(frame):
 @pytest.mark.parametrize(
     "module",
     [
-        "confrf.calibrators.groupwise",
+        "confrf.calibrators.split_g",
         "confrf.calibrators.groupwise_pac",
         "confrf.localizers.graph",
         "confrf.localizers.regions",

@@ -223,6 +223,9 @@ def test_new_scores_pickle_and_reproduce(sim, score, model):
     "module",
     [
         "confrf.scores.base",
+        "confrf.scores.lac",
+        "confrf.scores.aps",
+        "confrf.scores.raps",
         "confrf.scores.quantile",
         "confrf.scores.scaled",
         "confrf.scores.fitting",

@@ -280,7 +280,7 @@ def test_cli_shift_and_likelihood_ratio(tmp_path, capsys):
 
 def test_split_g_weighted_is_weighted_split_within_each_group():
     from confrf.calibrators import SplitCalibrator
-    from confrf.calibrators.groupwise import SplitGroupCalibrator
+    from confrf.calibrators.split_g import SplitGroupCalibrator
 
     rng = np.random.default_rng(0)
     n = 300

@@ -3,17 +3,19 @@
 from .base import Calibrator, Guarantee, Thresholds
 from .cross import CrossCalibrator
 from .cv_plus import CVPlusCalibrator
-from .groupwise import GroupwiseCalibrator, LCPForestGroupCalibrator, SplitGroupCalibrator
+from .groupwise import GroupwiseCalibrator
 from .groupwise_pac import PACLCPForestGroupCalibrator, PACSplitGroupCalibrator
 from .jackknife_ab import JackknifeABCalibrator
 from .lcp import LCPThreshold, lcp_threshold
 from .lcp_kernel import KernelLCPCalibrator
 from .lcp_rf import LCPForestCalibrator
+from .lcp_rf_g import LCPForestGroupCalibrator
 from .pac import PACForestCalibrator, PACReport
 from .pac_bounds import pac_delta, pac_epsilon, pac_n2
 from .registry import METHODS, MethodSpec, get_method, method_options, register
 from .slcp import SLCPCalibrator
 from .split import SplitCalibrator
+from .split_g import SplitGroupCalibrator
 
 __all__ = [
     "Calibrator",

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels
 from .._parallel import kernel_threads
 from .._validation import alpha_fraction, as_float_matrix
 from ..exceptions import InputError
@@ -129,13 +128,7 @@ class SignedDistribution:
             return np.broadcast_to(t, (X.shape[0], m.shape[0])).copy()
         idx = self.localizer._index()
         leaves, sigma = self._scale(X)
-        t, _, _ = _kernels.lcp_rf_levels(
-            leaves,
-            *idx.ranked(),
-            m,
-            n_threads=kernel_threads(n_jobs if n_jobs is not None else self.localizer.n_jobs),
-            unit_mult=idx.unit_mult,
-        )
+        t, _, _ = idx.levels(leaves, m, kernel_threads(n_jobs if n_jobs is not None else self.localizer.n_jobs))
         return t * sigma[:, None]
 
     def profiles(self, X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -153,9 +146,5 @@ class SignedDistribution:
             return np.arange(rows + 1, dtype=np.int64) * u.shape[0], np.tile(u, rows), np.tile(c, rows)
         idx = self.localizer._index()
         leaves, sigma = self._scale(X)
-        indptr, u, c = _kernels.lcp_rf_profiles(
-            leaves,
-            *idx.ranked(),
-            unit_mult=idx.unit_mult,
-        )
+        indptr, u, c = idx.profiles(leaves)
         return indptr, u * np.repeat(sigma, np.diff(indptr)), c

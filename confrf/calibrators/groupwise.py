@@ -22,27 +22,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._parallel import kernel_threads
 from .._validation import (
     as_float_matrix,
     as_float_vector,
     check_fraction,
     min_calibration_size,
-    required_count,
 )
 from .._warnings import user_stacklevel
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..localizers.forest import ForestLocalizer
 from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
 from ..localizers.regions import WeightRegions
-from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split, threshold_rows
 from .forest_setup import make_forest_localizer
 from .forest_source import TrainingPart, check_localizer_data, forest_settings, training_options, uses_training
 from .grouping import REST, Grouping, _label_index, check_group_labels, units_to_keep
-from .registry import MethodSpec, get_variant, register
-from .shift import ShiftWeights, check_ratio, distinct_cumulative, new_row_ratios, weighted_split_thresholds
-from .split import split_threshold
+from .registry import get_variant
+from .shift import ShiftWeights, check_ratio, new_row_ratios
 
 #: values of ``groups=`` at the array level (the formula API also takes columns, terms and callables)
 GROUPINGS = (*GRAPH_GROUPINGS, "labels")
@@ -424,89 +420,6 @@ class GroupwiseCalibrator(TrainingPart, Calibrator):
         return out
 
 
-class SplitGroupCalibrator(GroupwiseCalibrator):
-    """SPLIT-G: split conformal within each group.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from confrf.calibrators.groupwise import SplitGroupCalibrator
-    >>> cal = SplitGroupCalibrator(None, groups="labels").calibrate(
-    ...     np.zeros((40, 1)), np.arange(40.0), alpha=0.1, rng=None, labels=np.repeat(["a", "b"], 20))
-    >>> cal.thresholds(np.zeros((2, 1)), 0.1, labels=["a", "b"]).t.tolist()
-    [18.0, 38.0]
-    """
-
-    name = "split-g"
-
-    def _fit_groups(self, X, V, codes, mult) -> None:
-        self.sorted_scores_ = [np.sort(V[codes == c]) for c in range(len(self.grouping_.names))]
-
-    def _group_thresholds(self, code, X, alpha):
-        t, level = split_threshold(self.sorted_scores_[code], alpha)
-        return t, True, level
-
-    def _fit_group_shift(self, V, codes, w) -> None:
-        self._group_distinct: list[tuple[np.ndarray, np.ndarray]] = []
-        for c, sorted_scores in enumerate(self.sorted_scores_):
-            in_c = codes == c
-            order = np.argsort(V[in_c], kind="stable")  # V[in_c][order] is sorted_scores
-            self._group_distinct.append(distinct_cumulative(sorted_scores, w[in_c][order]))
-
-    def _group_thresholds_weighted(
-        self, code: int, X: np.ndarray, alpha: float, w_test: np.ndarray
-    ) -> tuple[np.ndarray, Any, np.ndarray]:
-        shift = None if self.group_shift_ is None else self.group_shift_[code]
-        assert shift is not None  # set when the calibration was weighted, as here
-        t, level = weighted_split_thresholds(*self._group_distinct[code], shift, w_test, alpha)
-        return t, True, level
-
-
-class LCPForestGroupCalibrator(GroupwiseCalibrator):
-    """LCP-RF-G: exact LCP-RF within each group.
-
-    Each group's conformal points are indexed in the forest on their own, so
-    the weights of a test point count only its group's points (plus itself)
-    and the k* search runs over them alone: O(|R(x)| log |R(x)|).
-    """
-
-    name = "lcp-rf-g"
-
-    def _uses_forest(self) -> bool:
-        return True
-
-    def _fit_groups(self, X, V, codes, mult) -> None:
-        self.group_localizers_: list[ForestLocalizer | None] = []
-        for c in range(len(self.grouping_.names)):
-            rows = np.flatnonzero(codes == c)
-            loc = None
-            if rows.size:
-                loc = copy.copy(self.localizer).index(X[rows], V[rows], None if mult is None else mult[rows])
-            self.group_localizers_.append(loc)
-
-    def _group_thresholds(self, code, X, alpha):
-        loc = self.group_localizers_[code]
-        n_c = 0 if loc is None else loc.index_.n
-        m_req = required_count(alpha, n_c)
-        if m_req > n_c:
-            return np.inf, True, 1.0
-        return loc.thresholds(X, m_req, n_threads=kernel_threads(self.n_jobs))
-
-    def _fit_group_shift(self, V, codes, w) -> None:
-        self._group_shift_index = [
-            None if loc is None else ForestShiftIndex.build(loc._index(), w[codes == c])
-            for c, loc in enumerate(self.group_localizers_)
-        ]
-
-    def _group_thresholds_weighted(self, code, X, alpha, w_test):
-        assert self.group_shift_ is not None  # set when the calibration was weighted, as here
-        loc, shift = self.group_localizers_[code], self.group_shift_[code]
-        req = shift.requirement(alpha, w_test)
-        return weighted_forest_thresholds(
-            loc, self._group_shift_index[code], X, req, n_threads=kernel_threads(self.n_jobs)
-        )
-
-
 def _make(cls: type[GroupwiseCalibrator]):
     def factory(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
         if opts["guarantee"] == "pac":
@@ -554,23 +467,3 @@ _GROUPWISE: dict[str, Any] = {
     "shift": True,
     "needs_training": uses_training,
 }
-register(
-    MethodSpec(
-        "split-g",
-        _make(SplitGroupCalibrator),
-        title="Groupwise split conformal (SPLIT-G)",
-        settings=_split_g_settings,
-        mondrian_title="Class-conditional split conformal (Mondrian)",
-        **_GROUPWISE,
-    )
-)
-register(
-    MethodSpec(
-        "lcp-rf-g",
-        _make(LCPForestGroupCalibrator),
-        title="Groupwise LCP-RF (LCP-RF-G)",
-        settings=forest_settings,
-        mondrian_title="Class-conditional LCP-RF (Mondrian, forest on the localizer part)",
-        **_GROUPWISE,
-    )
-)

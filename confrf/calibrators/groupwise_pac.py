@@ -35,13 +35,15 @@ from .._validation import as_float_matrix, as_float_vector, check_fraction
 from ..exceptions import InputError
 from .base import Guarantee
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
-from .groupwise import REST, LCPForestGroupCalibrator, SplitGroupCalibrator, group_kwargs
+from .groupwise import REST, group_kwargs
+from .lcp_rf_g import LCPForestGroupCalibrator
 from .pac import MAX_INFINITE_SHARE
 from .pac_bounds import binomial_k, min_d2_size, open_unit
 from .pac_correction import ForestPACMap, binomial_correction
 from .pac_report import IID, PACReport, shown
 from .registry import register_variant
 from .shift import PAC_REFUSAL
+from .split_g import SplitGroupCalibrator
 
 
 def pac_min_size(alpha: float, delta: float) -> int:

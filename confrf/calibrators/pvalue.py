@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _kernels
 from .._parallel import kernel_threads
 from .._tolerance import TIE_TOL
 from .._validation import as_float_matrix, as_float_vector
@@ -65,13 +64,7 @@ def forest_counts(localizer: Any, X: np.ndarray, v: np.ndarray, n_threads: int =
     leaves = localizer.leaves(X)
     if localizer.scaled:
         v = v / localizer._scale_of(leaves)
-    return _kernels.lcp_rf_counts(
-        leaves,
-        *idx.ranked(),
-        np.ascontiguousarray(v, dtype=np.float64),
-        n_threads=max(1, int(n_threads)),
-        unit_mult=idx.unit_mult,
-    )
+    return idx.counts(leaves, v, n_threads)
 
 
 def forest_mass(localizer: Any, shift_index: Any, X: np.ndarray, v: np.ndarray, n_threads: int = 1) -> np.ndarray:
@@ -80,15 +73,7 @@ def forest_mass(localizer: Any, shift_index: Any, X: np.ndarray, v: np.ndarray, 
     leaves = localizer.leaves(X)
     if localizer.scaled:
         v = v / localizer._scale_of(leaves)
-    return _kernels.lcp_rf_mass_at(
-        leaves,
-        *idx.ranked(),
-        shift_index.cumw_p2,
-        shift_index.w_r,
-        np.ascontiguousarray(v, dtype=np.float64),
-        n_threads=max(1, int(n_threads)),
-        unit_mult=idx.unit_mult,
-    )
+    return idx.mass_at(leaves, shift_index.cumw_p2, shift_index.w_r, v, n_threads)
 
 
 def kernel_counts(localizer: Any, X: np.ndarray, v: np.ndarray, shift_w: np.ndarray | None = None) -> np.ndarray:
@@ -149,10 +134,12 @@ def calibrator_pvalues(
 
     v is in the set at level alpha iff p > alpha, for every alpha (the thresholds' own rule).
     """
-    from .groupwise import GroupwiseCalibrator, LCPForestGroupCalibrator, SplitGroupCalibrator
+    from .groupwise import GroupwiseCalibrator
     from .lcp_kernel import KernelLCPCalibrator
     from .lcp_rf import LCPForestCalibrator
+    from .lcp_rf_g import LCPForestGroupCalibrator
     from .split import SplitCalibrator
+    from .split_g import SplitGroupCalibrator
 
     why = refusal(cal)
     if why is not None:

@@ -25,9 +25,7 @@ have to correct what sigma misses, which they do with fewer points per leaf
 
 from __future__ import annotations
 
-import itertools
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +54,7 @@ from .forest_settings import (
     check_scale,
 )
 from .forest_summary import describe_forest, localization_note
-from .leaf_index import LeafIndex, leaf_dtype  # also where pickles of fitted localizers look it up
+from .leaf_index import LeafIndex, leaf_dtype, stack_lookups  # LeafIndex: also where old pickles look it up
 from .lightgbm_forest import grow_lightgbm_forest
 from .screening import SCREENED, screen_features
 from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
@@ -65,29 +63,6 @@ from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tun
 SCALE_FLOOR = 1e-3
 #: rows per leaf lookup when indexing: bounds the float32 copies of X to a chunk
 LOOKUP_CHUNK = 50_000
-
-
-def stack_lookups(
-    parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, k: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Row-wise concatenation of ``n`` rows of :meth:`ForestLocalizer.lookup` results, in order.
-
-    ``parts`` is consumed one at a time (a generator keeps the peak at the
-    stacked arrays plus one part); leaf ids keep the parts' integer type.
-    """
-    parts = iter(parts)
-    first = next(parts, None)
-    dtype = np.int64 if first is None else first[0].dtype
-    leaves, V, sigma = np.empty((n, k), dtype=dtype), np.empty(n), np.empty(n)
-    parts = parts if first is None else itertools.chain([first], parts)
-    at = 0
-    for lv, v, g in parts:
-        stop = at + lv.shape[0]
-        leaves[at:stop], V[at:stop], sigma[at:stop] = lv, v, g
-        at = stop
-    if at != n:
-        raise ValueError(f"the lookups hold {at} rows, not {n}")
-    return leaves, V, sigma
 
 
 @dataclass
@@ -424,14 +399,8 @@ class ForestLocalizer:
         idx = self._index()
         leaves = self.leaves(X)
         if self.pooled:
-            return _split_thresholds(idx.scores_r, int(m_req), leaves.shape[0])
-        t, closed, level = _kernels.lcp_rf_thresholds_ranked(
-            leaves,
-            *idx.ranked(),
-            int(m_req),
-            n_threads=max(1, int(n_threads)),
-            unit_mult=idx.unit_mult,
-        )
+            return idx.pooled_thresholds(m_req, leaves.shape[0])
+        t, closed, level = idx.thresholds(leaves, m_req, n_threads)
         if self.scaled:
             t = t * self._scale_of(leaves)
         return t, closed, level
@@ -456,15 +425,7 @@ class ForestLocalizer:
         self, X: np.ndarray, include_self: bool, leaves: np.ndarray | None = None
     ) -> tuple[sp.csr_matrix, np.ndarray]:
         idx = self._index()
-        indptr, indices, data, self_w = _kernels.forest_weight_rows(
-            self.leaves(X) if leaves is None else leaves,
-            idx.leaf_ptr,
-            idx.members,
-            idx.member_mult,
-            idx.leaf_pop,
-            idx.n,
-            include_self,
-        )
+        indptr, indices, data, self_w = idx.weight_rows(self.leaves(X) if leaves is None else leaves, include_self)
         return sp.csr_matrix((data, indices, indptr), shape=(indptr.shape[0] - 1, idx.n)), self_w
 
     def conditional_quantiles(self, X: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -536,18 +497,3 @@ class ForestLocalizer:
     def describe(self) -> dict[str, Any]:
         """Forest settings and leaf-size facts for summaries."""
         return describe_forest(self)
-
-
-def _split_thresholds(sorted_scores: np.ndarray, m_req: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Uniform weights (one leaf): LCP's threshold is the m_req-th smallest score, closed, as split conformal's.
-
-    With uniform weights count(v) = #{i : V_i < v}, so v is accepted iff at most m_req - 1 scores lie below it:
-    the set is (-inf, V_(m_req)] (docs/theory.md); level is the share of the n + 1 points at or below it.
-    """
-    n = sorted_scores.shape[0]
-    if m_req > n:
-        t, level = np.inf, 1.0
-    else:
-        t = float(sorted_scores[m_req - 1])
-        level = float(np.searchsorted(sorted_scores, t, side="right") / (n + 1))
-    return np.full(rows, t), np.ones(rows, dtype=bool), np.full(rows, level)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .. import _kernels
 
@@ -13,6 +16,28 @@ from .. import _kernels
 def leaf_dtype(n_leaves: int) -> type:
     """The integer type of global leaf ids: int32 when they fit (half the memory of the n x k leaf matrix)."""
     return np.int32 if n_leaves <= np.iinfo(np.int32).max else np.int64
+
+
+class RankedIndex(NamedTuple):
+    """The threshold kernels' view of a leaf index, in their argument order after the test points' leaves.
+
+    Every LCP-RF kernel (thresholds, weighted thresholds, counts, masses, levels, profiles: the ``.pyi`` stubs of
+    ``confrf/_kernels``) reads these eight arrays, passed as ``*index.ranked()``; the named, typed fields let a
+    type checker match them to the kernels' parameters.
+    """
+
+    leaf_ptr: NDArray[np.int64]  # (n_leaves + 1,) start of each global leaf's members
+    member_rank: NDArray[np.int32]  # the members, renumbered by ascending (score, index)
+    member_mult: NDArray[np.int32]  # their multiplicities (a stride-0 view of one 1 when all are 1)
+    below: NDArray[np.int32]  # mass of the leaf's members with a strictly smaller score
+    leaf_pop: NDArray[np.int32]  # mass of each leaf
+    scores_r: NDArray[np.float64]  # scores by rank (ascending)
+    p2_r: NDArray[np.float64]  # p2 by rank
+    sorted_p2: NDArray[np.float64]  # p2, ascending
+
+
+#: (t, closed, level) of every test row
+Thresholds = tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]]
 
 
 @dataclass
@@ -76,11 +101,10 @@ class LeafIndex:
             mult is None,
         )
 
-    def ranked(self) -> tuple[np.ndarray, ...]:
-        """The threshold kernels' view of the index, in their argument order after the test points' leaves:
-        (leaf_ptr, member_rank, member_mult, below, leaf_pop, scores_r, p2_r, sorted_p2); every LCP-RF kernel
-        (thresholds, weighted thresholds, counts, masses, levels, profiles) reads these eight arrays."""
-        return (
+    def ranked(self) -> RankedIndex:
+        """The threshold kernels' view of the index (:class:`RankedIndex`), in their argument order after the
+        test points' leaves: every LCP-RF kernel reads these eight arrays."""
+        return RankedIndex(
             self.leaf_ptr,
             self.member_rank,
             self.member_mult,
@@ -90,6 +114,71 @@ class LeafIndex:
             self.p2_r,
             self.sorted_p2,
         )
+
+    # -- the LCP-RF kernels on this index: the test rows' (m, k) global leaf ids in, per-row results out --------
+    def thresholds(self, leaves: np.ndarray, m_req: int, n_threads: int = 1) -> Thresholds:
+        """Exact LCP-RF thresholds (t, closed, level) of the rows at requirement ``m_req``, in index units."""
+        return _kernels.lcp_rf_thresholds_ranked(
+            leaves, *self.ranked(), int(m_req), n_threads=max(1, int(n_threads)), unit_mult=self.unit_mult
+        )
+
+    def weighted_thresholds(
+        self, leaves: np.ndarray, cumw_p2: np.ndarray, w_r: np.ndarray, req: np.ndarray, n_threads: int = 1
+    ) -> Thresholds:
+        """Covariate-shift LCP-RF thresholds: ``cumw_p2``, ``w_r`` of the shift index, one requirement per row."""
+        req = np.ascontiguousarray(req, dtype=np.float64)
+        return _kernels.lcp_rf_thresholds_weighted(
+            leaves, *self.ranked(), cumw_p2, w_r, req, n_threads=max(1, int(n_threads)), unit_mult=self.unit_mult
+        )
+
+    def levels(self, leaves: np.ndarray, m_reqs: np.ndarray, n_threads: int = 1) -> Thresholds:
+        """(t, closed, level), each (rows, L): the thresholds at L requirements from one pass per row."""
+        return _kernels.lcp_rf_levels(
+            leaves, *self.ranked(), m_reqs, n_threads=max(1, int(n_threads)), unit_mult=self.unit_mult
+        )
+
+    def counts(self, leaves: np.ndarray, v: np.ndarray, n_threads: int = 1) -> NDArray[np.int64]:
+        """count(v) of every row at its own score ``v[q]`` (in index units)."""
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        return _kernels.lcp_rf_counts(
+            leaves, *self.ranked(), v, n_threads=max(1, int(n_threads)), unit_mult=self.unit_mult
+        )
+
+    def mass_at(
+        self, leaves: np.ndarray, cumw_p2: np.ndarray, w_r: np.ndarray, v: np.ndarray, n_threads: int = 1
+    ) -> NDArray[np.float64]:
+        """The covariate-shift weighted count M(v) of every row at its own score ``v[q]``."""
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        return _kernels.lcp_rf_mass_at(
+            leaves, *self.ranked(), cumw_p2, w_r, v, n_threads=max(1, int(n_threads)), unit_mult=self.unit_mult
+        )
+
+    def profiles(self, leaves: np.ndarray) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int64]]:
+        """(indptr, u, count_open): every row's step function count(v), as CSR arrays."""
+        return _kernels.lcp_rf_profiles(leaves, *self.ranked(), unit_mult=self.unit_mult)
+
+    def weight_rows(
+        self, leaves: np.ndarray, include_self: bool
+    ) -> tuple[NDArray[np.int64], NDArray[np.int32], NDArray[np.float64], NDArray[np.float64]]:
+        """(indptr, indices, data, self_w): the rows' localizer weights on the indexed points, as CSR arrays."""
+        return _kernels.forest_weight_rows(
+            leaves, self.leaf_ptr, self.members, self.member_mult, self.leaf_pop, self.n, include_self
+        )
+
+    def pooled_thresholds(self, m_req: int, rows: int) -> Thresholds:
+        """Uniform weights (one leaf): LCP's threshold is the m_req-th smallest score, closed, as split conformal's.
+
+        With uniform weights count(v) = #{i : V_i < v}, so v is accepted iff at most m_req - 1 scores lie below it:
+        the set is (-inf, V_(m_req)] (docs/theory.md); level is the share of the n + 1 points at or below it.
+        """
+        sorted_scores, m_req = self.scores_r, int(m_req)
+        n = sorted_scores.shape[0]
+        if m_req > n:
+            t, level = np.inf, 1.0
+        else:
+            t = float(sorted_scores[m_req - 1])
+            level = float(np.searchsorted(sorted_scores, t, side="right") / (n + 1))
+        return np.full(rows, t), np.ones(rows, dtype=bool), np.full(rows, level)
 
     @property
     def n(self) -> int:
@@ -159,3 +248,26 @@ class LeafIndex:
             col[self.members[e0:e1]] = np.repeat(ids, np.diff(self.leaf_ptr[lo : hi + 1]))
             out[:, t] = col if rows is None else col[rows]
         return out
+
+
+def stack_lookups(
+    parts: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int, k: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row-wise concatenation of ``n`` rows of :meth:`ForestLocalizer.lookup` results, in order.
+
+    ``parts`` is consumed one at a time (a generator keeps the peak at the
+    stacked arrays plus one part); leaf ids keep the parts' integer type.
+    """
+    parts = iter(parts)
+    first = next(parts, None)
+    dtype = np.int64 if first is None else first[0].dtype
+    leaves, V, sigma = np.empty((n, k), dtype=dtype), np.empty(n), np.empty(n)
+    parts = parts if first is None else itertools.chain([first], parts)
+    at = 0
+    for lv, v, g in parts:
+        stop = at + lv.shape[0]
+        leaves[at:stop], V[at:stop], sigma[at:stop] = lv, v, g
+        at = stop
+    if at != n:
+        raise ValueError(f"the lookups hold {at} rows, not {n}")
+    return leaves, V, sigma

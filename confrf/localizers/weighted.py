@@ -72,15 +72,7 @@ def weighted_forest_thresholds(
         localizer.leaves(X)  # raises the localizer's own not-fitted error
     assert idx is not None  # leaves() raised above otherwise
     leaves = localizer.leaves(X)
-    t, closed, level = _kernels.lcp_rf_thresholds_weighted(
-        leaves,
-        *idx.ranked(),
-        shift.cumw_p2,
-        shift.w_r,
-        np.ascontiguousarray(req, dtype=np.float64),
-        n_threads=max(1, int(n_threads)),
-        unit_mult=idx.unit_mult,
-    )
+    t, closed, level = idx.weighted_thresholds(leaves, shift.cumw_p2, shift.w_r, req, n_threads)
     if localizer.scaled:
         t = t * localizer._scale_of(leaves)
     return t, closed, level

@@ -8,12 +8,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from .._formula_common import FitCall, FitRows
 from .._levels import resolve_alpha, warns_level_once
 from .._tables import Summary, frame_table, text_table, two_column_table
-from .._validation import check_alphas, check_bool, check_real
+from .._validation import check_alphas, check_bool
 from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
 from ..calibrators.grouping import groups_shown
@@ -27,6 +26,7 @@ from .base import ResultBase, _is_dask_collection, _multi_alpha_frame
 from .diagnostics import CalibrationDiagnostics, calibration_diagnostics
 from .distribution import DistributionMethods
 from .evaluation import Evaluation, evaluate
+from .localizer_views import LocalizerMethods
 from .plots import ResultPlots
 from .reject import check_max_width, rejected
 from .report import add_diagnostics, add_header
@@ -62,7 +62,7 @@ def check_interval(interval: Any) -> str:
     return interval
 
 
-class ConformalResult(DistributionMethods, RegressionVocabulary, ResultBase):
+class ConformalResult(LocalizerMethods, DistributionMethods, RegressionVocabulary, ResultBase):
     """A fitted conformal model from :func:`confrf.conformal`.
 
     Attributes
@@ -133,6 +133,9 @@ class ConformalResult(DistributionMethods, RegressionVocabulary, ResultBase):
     pvalue = DistributionMethods.pvalue
     cdf = DistributionMethods.cdf
     distribution = DistributionMethods.distribution
+    groups = LocalizerMethods.groups
+    forest_weights = LocalizerMethods.forest_weights
+    conditional_quantiles = LocalizerMethods.conditional_quantiles
 
     # -- basic facts -------------------------------------------------------
     @property
@@ -154,10 +157,6 @@ class ConformalResult(DistributionMethods, RegressionVocabulary, ResultBase):
         column), as built by ``result.design.transform(newdata)``.
         """
         return base_model(self.estimator._model())
-
-    def _X(self, newdata: Any) -> tuple[np.ndarray, pd.Index]:
-        newdata = as_frame(newdata, "newdata")
-        return self.design.transform(newdata), newdata.index
 
     @warns_level_once
     def predict(
@@ -340,63 +339,6 @@ class ConformalResult(DistributionMethods, RegressionVocabulary, ResultBase):
             est.calib_X_[:1], groups=labels, progress=False, likelihood_ratio=None if ratio is None else ratio[:1]
         )
         return _predict_frame(d, pd.RangeIndex(1), details, max_width).iloc[:0].set_axis(index[:0])
-
-    def _group_labels(self, newdata: Any) -> np.ndarray | None:
-        return None if self.group_labeler is None else self.group_labeler(newdata, "newdata")
-
-    def groups(self, newdata: Any) -> pd.Series:
-        """Group (region) of every row of ``newdata``, for methods "split-g" and "lcp-rf-g".
-
-        Examples
-        --------
-        >>> import confrf as cf
-        >>> sim = cf.datasets.make_sim(800, random_state=0)
-        >>> df = sim.frame.assign(half=(sim.frame.x1 > 0.5).map({True: "high", False: "low"}))
-        >>> res = cf.conformal(sim.formula, data=df, method="split-g", groups="half", random_state=0)
-        >>> res.groups(df.head(3)).tolist() == df.half.head(3).tolist()
-        True
-        """
-        X, index = self._X(newdata)
-        return pd.Series(
-            self.estimator.predict_groups(X, groups=self._group_labels(newdata)),
-            index=index,
-            name="group",
-            dtype=object,
-        )
-
-    def forest_weights(self, newdata: Any, include_self: bool = False) -> sp.csr_matrix:
-        """Sparse localizer weights of each new row on the conformal calibration points.
-
-        ``include_self=False`` gives the QRF weights (rows sum to 1);
-        ``include_self=True`` the LCP row with the test point counted in its
-        leaves, its own mass in an extra last column.
-        """
-        X, _ = self._X(newdata)
-        return self.estimator.localizer_.weights(X, include_self=check_bool(include_self, "include_self"))
-
-    def conditional_quantiles(self, newdata: Any, q: Any = (0.1, 0.5, 0.9)) -> pd.DataFrame:
-        """QRF estimate of the score's conditional quantiles at levels ``q``, in score units.
-
-        With a scaled forest (``scale="forest"``, or chosen by ``"tune"``):
-        sigma(x) times the QRF quantiles of the conformal points' V / sigma.
-        """
-        X, index = self._X(newdata)
-        qs = np.array(
-            [
-                check_real(
-                    v,
-                    "q",
-                    low=0.0,
-                    high=1.0,
-                    low_open=False,
-                    high_open=False,
-                    hint="quantile levels, e.g. q=(0.1, 0.5, 0.9)",
-                )
-                for v in np.atleast_1d(np.asarray(q, dtype=object))
-            ]
-        )
-        out = self.estimator.localizer_.conditional_quantiles(X, qs)
-        return pd.DataFrame(out, index=index, columns=[f"q{v:g}" for v in qs])
 
     # -- reporting ---------------------------------------------------------
     @cached_property

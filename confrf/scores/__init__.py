@@ -1,28 +1,49 @@
-"""Nonconformity scores and their exact interval inversion."""
+"""Nonconformity scores of both families, one per file, and their exact inversion.
+
+Regression scores (:class:`Score`: "absolute", "quantile", "scaled") give prediction intervals; classification
+scores (:class:`ClassScore`: "lac", "aps", "raps") give prediction sets. Every score registers its name in
+:mod:`confrf.scores.registry` at the bottom of its file.
+"""
 
 from __future__ import annotations
 
 from ..exceptions import InputError
 from .absolute import AbsoluteScore
-from .base import Score
+from .aps import APSScore
+from .base import ClassScore, Score
+from .lac import LACScore
 from .quantile import QuantileScore
+from .raps import RAPSScore
+from .registry import SCORES, ScoreSpec, make_score, register_score, score_names
 from .scaled import ScaledScore
-
-_REGISTRY = {"absolute": AbsoluteScore, "quantile": QuantileScore, "scaled": ScaledScore}
 
 
 def get_score(score: str | Score) -> Score:
-    """Resolve a score name (e.g. ``"absolute"``) or check a user object."""
+    """Resolve a regression score name (e.g. ``"absolute"``) or check a user object."""
     if isinstance(score, str):
         try:
-            return _REGISTRY[score]()
+            return make_score(score, "regression")
         except KeyError:
             raise InputError(
-                f"unknown score {score!r}; choose one of {sorted(_REGISTRY)} or pass a Score object."
+                f"unknown score {score!r}; choose one of {score_names('regression')} or pass a Score object."
             ) from None
     if isinstance(score, Score):
         return score
     raise InputError(f"score must be a name or an object with score(), interval(), center() and name; got {score!r}.")
 
 
-__all__ = ["Score", "AbsoluteScore", "QuantileScore", "ScaledScore", "get_score"]
+__all__ = [
+    "Score",
+    "ClassScore",
+    "AbsoluteScore",
+    "QuantileScore",
+    "ScaledScore",
+    "LACScore",
+    "APSScore",
+    "RAPSScore",
+    "SCORES",
+    "ScoreSpec",
+    "register_score",
+    "score_names",
+    "get_score",
+]

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..exceptions import InputError
 from .base import prediction_vector
+from .registry import ScoreSpec, register_score
 
 
 class AbsoluteScore:
@@ -56,3 +57,6 @@ class AbsoluteScore:
 
     def __hash__(self) -> int:
         return hash(type(self))
+
+
+register_score(ScoreSpec("absolute", AbsoluteScore, family="regression"))

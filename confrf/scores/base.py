@@ -82,6 +82,40 @@ class Score(Protocol):
         ...
 
 
+@runtime_checkable
+class ClassScore(Protocol):
+    """What every classification score provides.
+
+    Attributes
+    ----------
+    name : str
+        Short name shown in summaries.
+    randomized : bool
+        Whether the score uses one uniform U per row (then ``matrix`` gets ``u``).
+
+    Examples
+    --------
+    A user score, the negative log-probability:
+
+    >>> import numpy as np
+    >>> from confrf.classification import ClassScore
+    >>> class NegLog:
+    ...     name = "neglog"
+    ...     randomized = False
+    ...     def matrix(self, proba, u=None):
+    ...         return -np.log(np.clip(proba, 1e-12, None))
+    >>> isinstance(NegLog(), ClassScore)
+    True
+    """
+
+    name: str
+    randomized: bool
+
+    def matrix(self, proba: np.ndarray, u: np.ndarray | None = None) -> np.ndarray:
+        """(n, K) scores of every candidate label; ``u``: (n,) uniforms of a randomized score."""
+        ...
+
+
 def prediction_vector(pred: Any, score_name: str) -> np.ndarray:
     """One finite prediction per row, (n,) or (n, 1), or a clear error (e.g. a model returning (n, 2))."""
     try:

@@ -10,6 +10,7 @@ from ..exceptions import InputError
 from ..models import StatsmodelsRegressor, make_model, wrap_prefit
 from .base import prediction_pair
 from .fitting import StackedPredictor
+from .registry import ScoreSpec, register_score
 
 #: model shortcuts of the quantile score; "gbm" and "ols" are read as their quantile versions
 QUANTILE_SHORTCUTS = {"qr": "qr", "qgbm": "qgbm", "ols": "qr", "gbm": "qgbm"}
@@ -180,3 +181,6 @@ class QuantileScore:
 
     def __repr__(self) -> str:
         return f"QuantileScore(levels={self.levels!r})"
+
+
+register_score(ScoreSpec("quantile", QuantileScore, family="regression"))

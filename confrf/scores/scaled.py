@@ -11,6 +11,7 @@ from .._validation import check_int
 from ..exceptions import InputError
 from ..models import make_model, wrap_prefit
 from .base import prediction_pair
+from .registry import ScoreSpec, register_score
 
 #: default floor of sigma, as a share of the mean out-of-fold absolute residual
 RELATIVE_FLOOR = 0.01
@@ -142,3 +143,6 @@ class ScaledScore:
 
     def __repr__(self) -> str:
         return f"ScaledScore(sigma_model={self.sigma_model!r}, cv={self.cv}, floor={self.floor!r})"
+
+
+register_score(ScoreSpec("scaled", ScaledScore, family="regression"))
