@@ -104,6 +104,28 @@ def coverage_width(y: np.ndarray, bounds: np.ndarray) -> dict[str, float]:
     }
 
 
+def timed_pair(a: Callable[[], Any], b: Callable[[], Any], repeats: int) -> tuple[list[float], list[float]]:
+    """Time ``a()`` then ``b()`` back to back, ``repeats`` times (after one warm-up call each).
+
+    Interleaving puts both sides under the same background load, which on a
+    shared machine moves far more than the difference being measured.
+    """
+    a(), b()
+    ta: list[float] = []
+    tb: list[float] = []
+    for _ in range(repeats):
+        for fn, out in ((a, ta), (b, tb)):
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t0)
+            finally:
+                gc.enable()
+    return ta, tb
+
+
 # --------------------------------------------------------------- machine ----
 def background_cpu_busy(seconds: float = 1.0) -> float | None:
     """Share of all CPUs busy (any process) over ``seconds`` while this process sleeps.
@@ -372,6 +394,88 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "same_split_as_estimator": bool(same_split),
         "notes": notes,
     }
+
+
+def run_formula_ratio(args: argparse.Namespace) -> str:
+    """Issue 40's target: formula-path ``result.predict(newdata)`` against quantile-forest on the same forest.
+
+    One process, n_jobs=1 on both sides, the two predicts timed back to back
+    ``--repeats`` times. The forest of quantile-forest is grown with the
+    localizer's settings and seed on the localizer's growing rows, and is
+    checked to give the same leaves.
+    """
+    import confrf as cf
+
+    R, alpha = args.repeats, args.alpha
+    tr = make_sim(args.n_train, random_state=args.seed)
+    ca = make_sim(args.n_cal, random_state=args.seed + 1)
+    te = make_sim(args.n_test, random_state=args.seed + 2)
+    kw = {
+        k: getattr(args, k)
+        for k in ("n_estimators", "min_samples_leaf", "max_features")
+        if getattr(args, k) is not None
+    }
+    t0 = time.perf_counter()
+    res = cf.lcp_rf(tr.formula, data=tr.frame, calib=ca.frame, model="gbm", alpha=alpha, random_state=0, n_jobs=1, **kw)
+    fit_s = time.perf_counter() - t0
+    est = res.estimator
+    loc = est.localizer_
+    # the localizer's growing rows, as the estimator split them (checked through the leaves below)
+    Xc = res.design.transform(ca.frame)
+    V = est.score_.score(res.design.response(ca.frame), est.model_.predict(Xc))
+    perm = np.random.default_rng(estimator_seeds(0)[1]).permutation(Xc.shape[0])
+    grow = np.sort(perm[: int(round(est.localizer_size * Xc.shape[0]))])
+    settings = dict(
+        n_estimators=loc.n_trees,
+        min_samples_leaf=loc.min_samples_leaf_,
+        max_features=1.0 if loc.columns_ is not None else loc.max_features_,
+        max_depth=loc.max_depth,
+        bootstrap=loc.bootstrap,
+        random_state=estimator_seeds(0)[2],
+    )
+    qf = RandomForestQuantileRegressor(**settings, max_samples_leaf=None, n_jobs=1).fit(
+        loc._tree_input(Xc[grow]), V[grow]
+    )
+    Xt = res.design.transform(te.frame)
+    Xt_trees = loc._tree_input(Xt)
+    same = np.array_equal(
+        qf.apply(Xt_trees.astype(np.float32)).astype(np.int64) + loc.index_.node_offset[None, :], loc.leaves(Xt)
+    )
+    new = te.frame
+    q_level = 1.0 - alpha
+    t_lcp, t_qf = timed_pair(
+        lambda: res.predict(new),
+        lambda: qf.predict(Xt_trees, quantiles=q_level, weighted_quantile=True, weighted_leaves=True),
+        R,
+    )
+    t_design, _ = timed(lambda: res.design.transform(new), R, warmup=True)
+    t_array, _ = timed(lambda: est.predict_interval(Xt), R, warmup=True)
+    ratios = [a / b for a, b in zip(t_lcp, t_qf)]
+    med = statistics.median
+    ratio = med(t_lcp) / med(t_qf)
+    ms = lambda t: f"{med(t) * 1e3:.1f} [{min(t) * 1e3:.1f}, {max(t) * 1e3:.1f}]"  # noqa: E731
+    load = os.getloadavg()
+    L = [
+        f"## Formula-path predict vs quantile-forest, {args.n_cal:,} calibration rows",
+        "",
+        f"`{res.design.formula[:40]}...`, model gbm, {loc.n_trees} trees, leaf {loc.min_samples_leaf_}, "
+        f"max_features {loc.max_features_}; {loc.index_.n} conformal points; {args.n_test} test rows; n_jobs=1 on "
+        f"both sides; {R} repeats, interleaved in one process; load average {load[0]:.1f}. "
+        f"Same trees on both sides: {'yes' if same else 'NO'}. (fit {fit_s:.0f} s)",
+        "",
+        "| timing (ms): median [min, max] | value |",
+        "|---|---:|",
+        f"| LCP-RF `result.predict(newdata)` (formula path, end to end) | {ms(t_lcp)} |",
+        f"| quantile-forest `predict(quantiles={q_level:g}, weighted_leaves=True)`, full leaves | {ms(t_qf)} |",
+        f"| . of which LCP-RF `design.transform(newdata)` | {ms(t_design['all'])} |",
+        f"| . LCP-RF `estimator.predict_interval(X)` (array path, no formula) | {ms(t_array['all'])} |",
+        "",
+        f"Ratio of medians LCP-RF / quantile-forest: **{ratio:.2f}x** (target <= {TARGET_RATIO_VS_QF:g}x: "
+        f"{'PASS' if ratio <= TARGET_RATIO_VS_QF else 'FAIL'}); per-pair ratios median {med(ratios):.2f}, "
+        f"range [{min(ratios):.2f}, {max(ratios):.2f}].",
+        "",
+    ]
+    return "\n".join(L)
 
 
 # ---------------------------------------------------------------- report ----
@@ -652,9 +756,20 @@ def main(argv: list[str] | None = None) -> int:
         "--max-features", type=float, default=None, help="fixed share of features per split (default: tuned)"
     )
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    ap.add_argument(
+        "--formula-ratio",
+        action="store_true",
+        help="only issue 40's target: formula-path result.predict vs quantile-forest on the same forest, n_jobs=1, "
+        "timed back to back (prints a markdown section; writes nothing)",
+    )
     args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error("--repeats must be >= 1")
+    if args.formula_ratio:
+        if RandomForestQuantileRegressor is None:
+            ap.error("--formula-ratio needs quantile-forest")
+        print(run_formula_ratio(args))
+        return 0
     busy_before, load_before = background_cpu_busy(), os.getloadavg()
     t0 = time.perf_counter()
     res = run(args)

@@ -97,6 +97,11 @@ def _to_pandas(data: Any, what: str) -> pd.DataFrame:
     )
 
 
+#: NumPy dtype kinds (bool, int, uint, float) that prepare_columns leaves as they are
+_PLAIN_KINDS = "biuf"
+#: NumPy dtype kinds checked for NaN/inf as one float64 block (bool is never NaN/inf, and not checked for inf)
+_BLOCK_KINDS = "iuf"
+
 #: what pandas.api.types.infer_dtype calls an object column holding only numbers
 _NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
 #: ... and one holding only dates or times (datetime.date, datetime.time, Timestamp, timedelta, Period)
@@ -125,7 +130,12 @@ def prepare_columns(frame: pd.DataFrame, columns: list[str], what: str, bare: Se
       explicitly.
     """
     converted: dict[str, pd.Series] = {}
+    dtypes = frame.dtypes
     for name in columns:
+        dtype = dtypes[name]
+        # plain NumPy numbers and booleans pass every check below unchanged: skip the per-column lookups
+        if isinstance(dtype, np.dtype) and dtype.kind in _PLAIN_KINDS:
+            continue
         col = frame[name]
         if (
             pd.api.types.is_datetime64_any_dtype(col)
@@ -206,11 +216,61 @@ def bad_mask(col: pd.Series) -> np.ndarray:
     return bad
 
 
-def bad_rows(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, dict[str, int]]:
-    """Rows with NaN/inf in any of `columns`, and the count per offending column."""
-    mask = np.zeros(len(frame), dtype=bool)
+class NumericBlock:
+    """The NumPy-numeric columns of a frame as one float64 array (rows x columns), read once.
+
+    Shared by the NaN/inf check and the design matrix, so the columns are
+    converted once per call rather than once per use and per column.
+
+    Attributes
+    ----------
+    names : list of str
+        The block's columns, in the order asked for.
+    dtypes : list of numpy.dtype
+        Their dtypes before the cast to float64.
+    values : numpy.ndarray
+        Float64, shape ``(n_rows, len(names))``.
+    position : dict
+        Column name -> index into ``values``' columns.
+    """
+
+    def __init__(self, frame: pd.DataFrame, columns: list[str]) -> None:
+        dtypes = frame.dtypes
+        self.names: list[str] = []
+        self.dtypes: list[np.dtype] = []
+        for name in dict.fromkeys(columns):
+            dtype = dtypes[name]
+            if isinstance(dtype, np.dtype) and dtype.kind in _BLOCK_KINDS:
+                self.names.append(name)
+                self.dtypes.append(dtype)
+        self.position = {name: j for j, name in enumerate(self.names)}
+        if self.names:
+            self.values = frame[self.names].to_numpy(dtype=np.float64)
+        else:
+            self.values = np.empty((len(frame), 0), dtype=np.float64)
+
+
+def bad_rows(
+    frame: pd.DataFrame, columns: list[str], block: NumericBlock | None = None
+) -> tuple[np.ndarray, dict[str, int]]:
+    """Rows with NaN/inf in any of `columns`, and the count per offending column.
+
+    NumPy-numeric columns are checked together (``block``, built here if not
+    given); the others one by one with :func:`bad_mask`. The counts are in
+    the order of `columns`.
+    """
+    if block is None:
+        block = NumericBlock(frame, columns)
+    bad_block = ~np.isfinite(block.values)
+    mask = bad_block.any(axis=1)
+    counts = bad_block.sum(axis=0) if mask.any() else None
     per_col: dict[str, int] = {}
-    for name in columns:
+    for name in dict.fromkeys(columns):
+        j = block.position.get(name)
+        if j is not None:
+            if counts is not None and counts[j]:
+                per_col[name] = int(counts[j])
+            continue
         bad = bad_mask(frame[name])
         if bad.any():
             per_col[name] = int(bad.sum())
