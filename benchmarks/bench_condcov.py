@@ -194,6 +194,13 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             "confrf.localizers.sources:choose": _choose_base_training,
         },
     ),
+    "bt0": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
+            "confrf.localizers.sources:choose": _choose_base_training,
+        },
+    ),
     "few1": (
         {"localizer_data": "auto"},
         {
