@@ -3,7 +3,7 @@
 
 Usage (from the repository root)::
 
-    python benchmarks/bench_condcov.py                          # 4 models x n_cal 500..16000 x 3 seeds
+    python benchmarks/bench_condcov.py                          # 5 models x n_cal 500..16000 x 3 seeds
     python benchmarks/bench_condcov.py --models toy sim --n-cal 1000 --seeds 3
     python benchmarks/bench_condcov.py --methods "MAPIE CQR" "crepes normalized"   # only these rows
     python benchmarks/bench_condcov.py --report                 # tables from the stored JSON lines only
@@ -21,10 +21,19 @@ labelled rows. The peers share one base model per seed
 CQR: three quantile models of the same family). LCP-RF enters as a user calls
 it: ``ConformalRegressor(model=<the same unfitted model>).fit(training rows)
 .conformalize(calibration rows)`` (it refits the identical model); "LCP-RF auto"
-sets ``localizer_data="auto"``, so its forest may learn from the training rows'
-out-of-fold scores; "LCP-RF prefit" is the method on the shared fitted model with
-``prefit=True``: calibration rows only, which is also what the default
+sets ``localizer_data="auto"`` (the default since issue 36), so its forest may learn
+from the training rows' out-of-fold scores; "LCP-RF prefit" is the method on the shared
+fitted model with ``prefit=True``: calibration rows only, which is also what
 ``localizer_data="calibration"`` learns from.
+
+Rules side by side (``--variants NAME ...``): each name in ``VARIANTS`` maps to the
+estimator's options and to module attributes of confrf patched for that run only (the
+no-localization margin ``tuning.NO_LOCALIZATION_SE``, the source choice
+``sources.choose``, the localizer part's size ``lcp_rf.localizer_rows_with_training``);
+its rows are stored as "LCP-RF auto[NAME]", in the same row format::
+
+    python benchmarks/bench_condcov.py --methods "LCP-RF prefit" --variants nl2 nl1 few1 training \
+        --n-cal 500 1000 --n-eval 1000 --out benchmarks/results/condcov_rules.jsonl
 
 Models
     sim, toy: the paper's (``confrf.datasets``): Gaussian noise, sd driven by x1.
@@ -32,6 +41,8 @@ Models
         scale is driven by three features (0.2 + x3 + 0.8 x4 x5).
     bias: 5 features in [-1, 1], a mean that is smooth where the noise is large and wiggles fast
         (sin(12 x1)) where it is small (x1 > 0), so the base model's bias is large against the noise there.
+    homo: 10 uniform features, mean 2 sin(pi x1) + x2^2 + x3, Gaussian noise of constant sd 0.5: the noise does
+        not depend on x, so no localization is right (a rule that always localizes must not lose much here).
 
 Metrics (per model, n_cal, method: mean over seeds, and the s.e. of the first one)
     |CC-0.9| x 1000: mean over x of |CC(x) - 0.9|; q10(CC): the 10 % quantile of CC(x) over x;
@@ -70,7 +81,7 @@ import confrf as cf  # noqa: E402
 
 ALPHA = 0.1
 N_TRAIN = 2000
-MODELS = ("sim", "toy", "multi", "bias")
+MODELS = ("sim", "toy", "multi", "bias", "homo")
 N_CAL = (500, 1000, 4000, 16000)
 #: conditionalconformal solves one linear program per point: run up to this many calibration rows
 CC_MAX_CAL = 4000
@@ -130,7 +141,122 @@ MODEL_SPECS = {
         lambda X: np.where(X[:, 0] > 0, 0.1, 1.0) * (1 + 0.5 * np.abs(X[:, 2])),
         stats.norm(),
     ),
+    # the noise does not depend on x: no localization is right, and a rule that always localizes must not lose much
+    "homo": Model(
+        "homo",
+        10,
+        _uniform(0, 1, 10),
+        lambda X: 2 * np.sin(np.pi * X[:, 0]) + X[:, 1] ** 2 + X[:, 2],
+        lambda X: np.full(X.shape[0], 0.5),
+        stats.norm(),
+    ),
 }
+
+
+def _few_localizer_rows(n: int, n_training: int, localizer_size: float, alpha: float) -> int:
+    """localizer_rows_with_training with the floor ceil(10 / alpha) instead of 3 ceil(10 / alpha)."""
+    from confrf.calibrators.lcp_rf import min_localizer_points
+
+    full = int(round(localizer_size * n))
+    share = int(round(localizer_size * n * n / (n + n_training)))
+    return max(1, min(full, max(share, min_localizer_points(alpha))))
+
+
+def _choose_base_training(held_out: dict, localizes: dict, rows: dict) -> Any:
+    """sources.choose with the baseline "training" (not "pooled") while the localizer part is the smaller."""
+    from confrf.localizers import sources
+
+    if rows["calibration"] >= rows["training"] or any(v is None for v in held_out.values()):
+        return _ORIGINAL["confrf.localizers.sources:choose"](held_out, localizes, rows)
+    losses = held_out
+    common = np.all([np.isfinite(v) for v in losses.values()], axis=0)
+    scores = {s: float(np.mean(v[common])) for s, v in losses.items()}
+    base = "training"
+    better = [
+        s
+        for s in losses
+        if s != base and sources._paired_beats(losses[s][common], losses[base][common], sources.SOURCE_SE)
+    ]
+    best = base if not better else min(better, key=lambda s: (scores[s], sources.SOURCES.index(s)))
+    return sources.SourceChoice(best, rows, scores, localizes, f"variant baseline training -> {best}")
+
+
+#: named LCP-RF rules compared side by side (``--variants``): options of the estimator and module attributes
+#: patched for the run ("module:attribute" -> value); each row is stored as "LCP-RF auto[NAME]"
+VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "nl2": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
+    "nl1": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),
+    "nl0": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0}),
+    "bt1": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0,
+            "confrf.localizers.sources:choose": _choose_base_training,
+        },
+    ),
+    "bt0": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
+            "confrf.localizers.sources:choose": _choose_base_training,
+        },
+    ),
+    "few1": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0,
+            "confrf.calibrators.lcp_rf:localizer_rows_with_training": _few_localizer_rows,
+        },
+    ),
+    "fewbt1": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0,
+            "confrf.localizers.sources:choose": _choose_base_training,
+            "confrf.calibrators.lcp_rf:localizer_rows_with_training": _few_localizer_rows,
+        },
+    ),
+    "training": ({"localizer_data": "training"}, {}),
+    "calibration": ({"localizer_data": "calibration"}, {}),
+    "cal2": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
+    "cal1": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),
+    "cal0": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0}),
+}
+_ORIGINAL: dict[str, Any] = {}
+
+
+def _patched(patches: dict[str, Any]) -> Any:
+    """A context manager that sets the module attributes of ``patches`` and restores them."""
+    import contextlib
+    import importlib
+
+    @contextlib.contextmanager
+    def cm() -> Any:
+        old = {}
+        for key, value in patches.items():
+            mod, attr = key.split(":")
+            m = importlib.import_module(mod)
+            old[key] = getattr(m, attr)
+            _ORIGINAL.setdefault(key, old[key])
+            setattr(m, attr, value)
+        try:
+            yield
+        finally:
+            for key, value in old.items():
+                mod, attr = key.split(":")
+                setattr(importlib.import_module(mod), attr, value)
+
+    return cm()
+
+
+def variant(name: str) -> Callable[[Shared], tuple[np.ndarray, np.ndarray, dict]]:
+    options, patches = VARIANTS[name]
+
+    def run(sh: Shared) -> tuple[np.ndarray, np.ndarray, dict]:
+        with _patched(patches):
+            return lcp_rf(sh, False, dict(options))
+
+    return run
 
 
 def lcp_rf(sh: Shared, prefit: bool, options: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
@@ -174,7 +300,9 @@ def condconf(sh: Shared, points: int) -> tuple[np.ndarray, np.ndarray, dict[str,
     return m - t, m + t, {"points": points}
 
 
-def methods(n_cal: int, cc_points: int) -> dict[str, Callable[[Shared], tuple[np.ndarray, np.ndarray, dict]]]:
+def methods(
+    n_cal: int, cc_points: int, variants: list[str] = ()
+) -> dict[str, Callable[[Shared], tuple[np.ndarray, np.ndarray, dict]]]:
     def peer(fn: Callable[..., Any]) -> Callable[[Shared], tuple[np.ndarray, np.ndarray, dict]]:
         def run(sh: Shared) -> tuple[np.ndarray, np.ndarray, dict]:
             iv = fn(sh)
@@ -193,11 +321,19 @@ def methods(n_cal: int, cc_points: int) -> dict[str, Callable[[Shared], tuple[np
     }
     if n_cal <= CC_MAX_CAL and cc_points > 0:
         out["conditionalconformal"] = lambda sh: condconf(sh, cc_points)
+    out.update({f"LCP-RF auto[{v}]": variant(v) for v in variants})
     return out
 
 
 def run_cell(
-    model: Model, n_cal: int, seed: int, n_eval: int, cc_points: int, done: set, only: list[str] | None = None
+    model: Model,
+    n_cal: int,
+    seed: int,
+    n_eval: int,
+    cc_points: int,
+    done: set,
+    only: list[str] | None = None,
+    variants: list[str] = (),
 ) -> list[dict[str, Any]]:
     rng = np.random.default_rng([seed, n_cal, MODELS.index(model.name) if model.name in MODELS else 9])
     X_tr, y_tr = model.draw(rng, N_TRAIN)
@@ -207,8 +343,9 @@ def run_cell(
     sh = Shared(split, seed, ALPHA, 1)
     sh.fit_base()
     rows = []
-    for name, fn in methods(n_cal, cc_points).items():
-        if (model.name, n_cal, seed, name) in done or (only is not None and name not in only):
+    for name, fn in methods(n_cal, cc_points, variants).items():
+        chosen = only is None or name in only or name.startswith("LCP-RF auto[")
+        if (model.name, n_cal, seed, name) in done or not chosen:
             continue
         t0 = time.perf_counter()
         lwr, upr, info = fn(sh)
@@ -277,7 +414,8 @@ def report(rows: list[dict[str, Any]]) -> str:
             dn = d[d.n_cal == n]
             g = dn.groupby("method")
             best = g.dev.mean().min()
-            for name in [m for m in CERTIFIED if m in g.groups]:
+            named = sorted(m for m in g.groups if str(m).startswith("LCP-RF auto["))
+            for name in [m for m in CERTIFIED if m in g.groups] + named:
                 x = g.get_group(name)
                 k = len(x)
                 se = float(x.dev.std(ddof=1) / math.sqrt(k)) * 1000 if k > 1 else float("nan")
@@ -300,6 +438,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-eval", type=int, default=2000)
     ap.add_argument("--cc-points", type=int, default=200, help="conditionalconformal's evaluation points (0: skip)")
     ap.add_argument("--methods", nargs="+", default=None, help="run only these methods (default: all)")
+    ap.add_argument(
+        "--variants",
+        nargs="+",
+        default=[],
+        choices=list(VARIANTS),
+        help="also run these named LCP-RF rules (rows 'LCP-RF auto[NAME]'; see VARIANTS)",
+    )
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--report", action="store_true", help="only print the tables of --out")
     ap.add_argument("--doc", type=Path, default=None, help="also write the tables to this markdown file")
@@ -311,7 +456,9 @@ def main(argv: list[str] | None = None) -> int:
         for n_cal in args.n_cal:
             for model in args.models:
                 for seed in range(args.seeds):
-                    rows = run_cell(MODEL_SPECS[model], n_cal, seed, args.n_eval, args.cc_points, done, args.methods)
+                    rows = run_cell(
+                        MODEL_SPECS[model], n_cal, seed, args.n_eval, args.cc_points, done, args.methods, args.variants
+                    )
                     with args.out.open("a") as f:
                         f.writelines(json.dumps(r) + "\n" for r in rows)
     text = report([r for r in load(args.out) if r["model"] in args.models])

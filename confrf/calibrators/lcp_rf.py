@@ -486,7 +486,9 @@ register(
         options={
             "guarantee": "marginal",
             **dict.fromkeys(PAC_OPTIONS),
-            "localizer_data": "calibration",
+            # "auto": after fit on training rows the forest may learn from them (docs/benchmarks/condcov.md "Choosing
+            # the rule"); with a prefit model there are none and it is "calibration"
+            "localizer_data": "auto",
             "cv": 5,
             "scale": None,
             "shift_tuning": "calibration",
