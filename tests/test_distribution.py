@@ -28,6 +28,9 @@ from pathlib import Path
 
 import pytest
 
+# the sdist and the wheel are built once per session for all these tests: one pytest-xdist worker (--dist loadgroup)
+pytestmark = pytest.mark.xdist_group("distributions")
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "confrf"
 KERNELS = ("_forest", "_quantile", "_pvalue")

@@ -33,6 +33,8 @@ VIGNETTES = sorted((ROOT / "vignettes").glob("*.ipynb"))
 
 
 @pytest.mark.long  # a full Sphinx build, executing every page (the vignettes' runs are shared)
+# the build reads the notebooks that tests/test_vignettes.py executes (one session fixture): one xdist worker
+@pytest.mark.xdist_group("notebooks")
 def test_docs_build_without_warnings(tmp_path, vignette_runs):
     missing = [p for p in DOC_PACKAGES if importlib.util.find_spec(p) is None]
     assert not missing, f"the docs build needs {missing}: pip install '.[docs]'"

@@ -17,6 +17,9 @@ import pytest
 
 import confrf
 
+# the notebooks run once per session for these tests and the docs build (tests/test_docs.py): one xdist worker
+pytestmark = pytest.mark.xdist_group("notebooks")
+
 ROOT = Path(__file__).resolve().parent.parent
 VIGNETTES = sorted((ROOT / "vignettes").glob("*.ipynb"))
 
