@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from .shift.value import ShiftRatio
+
 #: most calibration design rows kept for the summary's diagnostics (a random subsample above)
 DIAGNOSTIC_ROWS = 20_000
 
@@ -41,7 +43,7 @@ def keep_calibration_rows(
     groups: Any,
     seed: int | None,
     n: int | None = None,
-    ratio: np.ndarray | None = None,
+    ratio: ShiftRatio | None = None,
 ) -> None:
     """Set ``est``'s ``calib_*`` attributes: the kept rows' design, scores, groups and ratios, and every score's ties.
 
