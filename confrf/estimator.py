@@ -7,7 +7,6 @@ Lifecycle: ``fit`` (base model) -> ``conformalize`` (calibration) ->
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -27,17 +26,16 @@ from ._validation import (
     feature_names,
     is_boolean,
 )
-from ._warnings import user_stacklevel
 from .calibrators import Calibrator, get_method, method_options
 from .calibrators.distribution import SignedDistribution, signed_parts, signed_scores
 from .calibrators.pvalue import calibrator_pvalues
 from .dask import DaskRows, conformalize_rows, is_dask_collection
-from .exceptions import InfiniteIntervalWarning, InputError, NotFittedError
+from .exceptions import InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
 from .shift.value import ShiftRatio, as_ratio, calibration_ratios, prediction_ratios
-from .shift.weighted import too_small_ess_message
+from .shift.weighted import warn_small_ess
 
 
 def _numeric_response(y: Any) -> np.ndarray:
@@ -291,10 +289,7 @@ class ConformalRegressor(ConformalEstimator):
         self.conformalize_time_ = time.perf_counter() - t0
         keep_calibration_rows(self, X, V, groups, seeds[3], ratio=w_cal)
         self.ratio_model_ = ratio_model
-        shift = self.calibrator_.shift_
-        message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
-        if message:
-            warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
+        warn_small_ess(self.calibrator_.shift_, self._alpha())
         return self
 
     @governs_threads

@@ -29,7 +29,7 @@ from ..formula.labels import response_levels
 from ..shift.guarantee import shift_guarantee
 from ..shift.ratio import RatioEstimator
 from ..shift.value import ShiftRatio, calibration_ratios, prediction_ratios
-from ..shift.weighted import too_small_ess_message
+from ..shift.weighted import warn_small_ess
 from .models import ProbaModel, is_statsmodels_results, make_classifier, prefit_classifier
 from .scores import CALIBRATION_STREAM, PREDICTION_STREAM, get_class_score, label_sets, uniforms
 
@@ -218,15 +218,7 @@ class ConformalClassifier(ConformalEstimator):
         self.calib_X_, self.calib_codes_, self.calib_scores_ = X, codes, V
         self.calib_counts_ = counts
         self.calib_ratio_, self.ratio_model_ = w_cal, ratio_model
-        shift = self.calibrator_.shift_
-        message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
-        if message:
-            warnings.warn(
-                # said for sets: an infinite threshold puts every class in the set
-                message.replace("infinite intervals", "full sets").replace("finite intervals", "finite thresholds"),
-                InfiniteIntervalWarning,
-                stacklevel=user_stacklevel(),
-            )
+        warn_small_ess(self.calibrator_.shift_, self._alpha(), sets=True)
         return self
 
     # -- prediction --------------------------------------------------------

@@ -18,11 +18,14 @@ imports no calibrator and no localizer: both import it.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._validation import min_calibration_size
+from .._warnings import user_stacklevel
+from ..exceptions import InfiniteIntervalWarning
 
 #: relative tolerance of the weighted comparison: accept while the computed mass < (1 - alpha + tol) * total.
 #: Only ever enlarges a set; at least 4 (n + 2) eps, which bounds the rounding error of a sum of n weights.
@@ -133,13 +136,24 @@ PAC_REFUSAL = (
 )
 
 
-def too_small_ess_message(ess: float, alpha: float) -> str | None:
-    """A warning when the calibration weights' effective sample size is too small for finite intervals."""
+def too_small_ess_message(ess: float, alpha: float, *, sets: bool = False) -> str | None:
+    """A warning when the calibration weights' effective sample size is too small for finite intervals.
+
+    ``sets``: said for prediction sets (an infinite threshold puts every class in the set).
+    """
     need = min_calibration_size(alpha)
     if ess >= need:
         return None
+    finite, infinite = ("finite thresholds", "full sets") if sets else ("finite intervals", "infinite intervals")
     return (
         f"the likelihood ratios leave an effective sample size of {ess:.1f} calibration points, fewer than the "
-        f"{need} needed for finite intervals at alpha={alpha:g}: expect many infinite intervals. Give more "
+        f"{need} needed for {finite} at alpha={alpha:g}: expect many {infinite}. Give more "
         "calibration data from where the target population lies, or a larger alpha."
     )
+
+
+def warn_small_ess(shift: ShiftWeights | None, alpha: float, *, sets: bool = False) -> None:
+    """After a calibration: :func:`too_small_ess_message` of its weights (None: unweighted) as a warning."""
+    message = None if shift is None else too_small_ess_message(shift.ess, alpha, sets=sets)
+    if message:
+        warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
