@@ -13,7 +13,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..exceptions import InputError
-from ..models import FormulaResultsAdapter, clone_seeded, wrap_prefit
+from ..models import SHORTCUTS, FormulaResultsAdapter, clone_seeded, wrap_prefit
+from ..scores.quantile import QUANTILE_SHORTCUTS
 
 CLASSIFIER_SHORTCUTS = ("gbm", "rf", "logit")
 #: tolerance on class probabilities (float32 models round; a row off by more is not a probability vector)
@@ -23,6 +24,16 @@ CLASSIFIER_NAMES = {
     "rf": "RandomForestClassifier",
     "logit": "Logit/MNLogit (statsmodels)",
 }
+
+
+def family_only_models(family: str) -> tuple[str, ...]:
+    """The model names that build a model of ``family`` only ("regression": point or quantile regressors).
+
+    A name both families take ("gbm", "rf") is in neither: the response decides what it builds.
+    """
+    regression = tuple(dict.fromkeys((*SHORTCUTS, *QUANTILE_SHORTCUTS)))
+    own, other = (regression, CLASSIFIER_SHORTCUTS) if family == "regression" else (CLASSIFIER_SHORTCUTS, regression)
+    return tuple(name for name in own if name not in other)
 
 
 class StatsmodelsLogit(ClassifierMixin, BaseEstimator):
