@@ -437,8 +437,7 @@ class ConformalRegressor(ConformalEstimator):
             if signed is None:
                 raise InputError(
                     "this fit kept no signed calibration scores (a score without interval_parts, Dask calibration "
-                    "data, a cross-conformal method or a fit from an older version); refit with score='absolute', "
-                    "'scaled' or 'quantile' in memory."
+                    "data or a cross-conformal method); refit with score='absolute', 'scaled' or 'quantile' in memory."
                 )
             dist = self.signed_distribution_ = SignedDistribution.from_calibrator(self.calibrator_, signed)
         return dist

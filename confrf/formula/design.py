@@ -398,8 +398,8 @@ class Design:
     def _direct_plan(self) -> list[tuple[str, ...]] | None:
         """Per kept design column, the numeric data columns it is the product of; None if any is more.
 
-        Read once from the fitted ModelSpec's structure and cached (not
-        pickled: a result saved by an older version rebuilds it).
+        Read once from the fitted ModelSpec's structure and cached; the cache
+        is not pickled (``__getstate__``): a loaded result rebuilds it on first use.
         """
         try:
             return self._direct_plan_cache
