@@ -165,6 +165,24 @@ class _PrefitStatsmodelsResults:
         return np.asarray(self.results.predict(exog), dtype=np.float64)
 
 
+#: the shortcuts both families take: scikit-learn's ensembles, as regressors or classifiers
+ENSEMBLE_SHORTCUTS = ("gbm", "rf")
+
+
+def ensemble_shortcut(model: str, task: str, random_state: int | None) -> Any:
+    """The unfitted scikit-learn ensemble of shortcut ``model`` ("gbm" or "rf") for ``task``.
+
+    ``task`` is "Regressor" or "Classifier". Both families use the same settings: histogram gradient
+    boosting's defaults, and a forest of 100 trees with at least 5 rows a leaf.
+    """
+    from sklearn import ensemble
+
+    if model == "gbm":
+        return getattr(ensemble, f"HistGradientBoosting{task}")(random_state=random_state)
+    forest = getattr(ensemble, f"RandomForest{task}")
+    return forest(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
+
+
 def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | None = None) -> Any:
     """An unfitted scikit-learn-style regressor for ``model``.
 
@@ -173,14 +191,8 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
     regressor, which is cloned.
     """
     if isinstance(model, str):
-        if model == "gbm":
-            from sklearn.ensemble import HistGradientBoostingRegressor
-
-            return HistGradientBoostingRegressor(random_state=random_state)
-        if model == "rf":
-            from sklearn.ensemble import RandomForestRegressor
-
-            return RandomForestRegressor(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
+        if model in ENSEMBLE_SHORTCUTS:
+            return ensemble_shortcut(model, "Regressor", random_state)
         if model == "ols":
             return StatsmodelsRegressor(fit_intercept=fit_intercept)
         raise InputError(

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..exceptions import InputError
-from ..models import SHORTCUTS, FormulaResultsAdapter, clone_seeded, wrap_prefit
+from ..models import ENSEMBLE_SHORTCUTS, SHORTCUTS, FormulaResultsAdapter, clone_seeded, ensemble_shortcut, wrap_prefit
 from ..scores.quantile import QUANTILE_SHORTCUTS
 
 CLASSIFIER_SHORTCUTS = ("gbm", "rf", "logit")
@@ -87,14 +87,8 @@ class StatsmodelsLogit(ClassifierMixin, BaseEstimator):
 def make_classifier(model: Any, *, fit_intercept: bool = True, random_state: int | None = None) -> Any:
     """An unfitted classifier: "gbm", "rf", "logit" or a scikit-learn classifier (cloned)."""
     if isinstance(model, str):
-        if model == "gbm":
-            from sklearn.ensemble import HistGradientBoostingClassifier
-
-            return HistGradientBoostingClassifier(random_state=random_state)
-        if model == "rf":
-            from sklearn.ensemble import RandomForestClassifier
-
-            return RandomForestClassifier(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
+        if model in ENSEMBLE_SHORTCUTS:
+            return ensemble_shortcut(model, "Classifier", random_state)
         if model == "logit":
             return StatsmodelsLogit(fit_intercept=fit_intercept)
         raise InputError(
