@@ -169,12 +169,19 @@ class _PrefitStatsmodelsResults:
 ENSEMBLE_SHORTCUTS = ("gbm", "rf")
 
 
-def ensemble_shortcut(model: str, task: str, random_state: int | None) -> Any:
-    """The unfitted scikit-learn ensemble of shortcut ``model`` ("gbm" or "rf") for ``task``.
+def shortcut_model(model: str, task: str, random_state: int | None, own: dict[str, Any], instead: str) -> Any:
+    """The unfitted model of shortcut name ``model`` for ``task`` ("Regressor" or "Classifier").
 
-    ``task`` is "Regressor" or "Classifier". Both families use the same settings: histogram gradient
-    boosting's defaults, and a forest of 100 trees with at least 5 rows a leaf.
+    "gbm" and "rf" are scikit-learn's ensembles, with the same settings in both families: histogram
+    gradient boosting's defaults, and a forest of 100 trees with at least 5 rows a leaf. ``own``: the
+    family's other names, each with a function that builds its model; ``instead``: what the error for
+    an unknown name offers besides the names.
     """
+    if model in own:
+        return own[model]()
+    if model not in ENSEMBLE_SHORTCUTS:
+        what = "model" if task == "Regressor" else task.lower()
+        raise InputError(f"unknown {what} {model!r}; use one of {[*ENSEMBLE_SHORTCUTS, *own]} or {instead}.")
     from sklearn import ensemble
 
     if model == "gbm":
@@ -191,14 +198,9 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
     regressor, which is cloned.
     """
     if isinstance(model, str):
-        if model in ENSEMBLE_SHORTCUTS:
-            return ensemble_shortcut(model, "Regressor", random_state)
-        if model == "ols":
-            return StatsmodelsRegressor(fit_intercept=fit_intercept)
-        raise InputError(
-            f"unknown model {model!r}; use one of {list(SHORTCUTS)} or a scikit-learn regressor "
-            "('qr' and 'qgbm' are quantile models, for score='quantile')."
-        )
+        ols = {"ols": lambda: StatsmodelsRegressor(fit_intercept=fit_intercept)}
+        quantile = "a scikit-learn regressor ('qr' and 'qgbm' are quantile models, for score='quantile')"
+        return shortcut_model(model, "Regressor", random_state, ols, quantile)
     if isinstance(model, type):
         fix = (
             f"model='ols' or StatsmodelsRegressor(model_class={model.__name__})"

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..exceptions import InputError
-from ..models import ENSEMBLE_SHORTCUTS, SHORTCUTS, FormulaResultsAdapter, clone_seeded, ensemble_shortcut, wrap_prefit
+from ..models import SHORTCUTS, FormulaResultsAdapter, clone_seeded, shortcut_model, wrap_prefit
 from ..scores.quantile import QUANTILE_SHORTCUTS
 
 CLASSIFIER_SHORTCUTS = ("gbm", "rf", "logit")
@@ -87,14 +87,8 @@ class StatsmodelsLogit(ClassifierMixin, BaseEstimator):
 def make_classifier(model: Any, *, fit_intercept: bool = True, random_state: int | None = None) -> Any:
     """An unfitted classifier: "gbm", "rf", "logit" or a scikit-learn classifier (cloned)."""
     if isinstance(model, str):
-        if model in ENSEMBLE_SHORTCUTS:
-            return ensemble_shortcut(model, "Classifier", random_state)
-        if model == "logit":
-            return StatsmodelsLogit(fit_intercept=fit_intercept)
-        raise InputError(
-            f"unknown classifier {model!r}; use one of {list(CLASSIFIER_SHORTCUTS)} or a scikit-learn "
-            "classifier with predict_proba."
-        )
+        logit = {"logit": lambda: StatsmodelsLogit(fit_intercept=fit_intercept)}
+        return shortcut_model(model, "Classifier", random_state, logit, "a scikit-learn classifier with predict_proba")
     if not hasattr(model, "fit"):
         raise InputError(
             f"model must be a name in {list(CLASSIFIER_SHORTCUTS)} or a classifier with fit() and "
