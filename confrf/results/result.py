@@ -22,7 +22,7 @@ from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import Design, as_frame
 from ..formula.transforms import response_transform
 from ..models import base_model
-from .base import ResultBase, _is_dask_collection, _multi_alpha_frame
+from .base import ResultBase, _is_dask_collection, _multi_alpha_frame, own_methods
 from .diagnostics import CalibrationDiagnostics, calibration_diagnostics
 from .distribution import DistributionMethods
 from .evaluation import Evaluation, evaluate
@@ -62,6 +62,7 @@ def check_interval(interval: Any) -> str:
     return interval
 
 
+@own_methods(LocalizerMethods, DistributionMethods, RegressionVocabulary, ResultBase)
 class ConformalResult(LocalizerMethods, DistributionMethods, RegressionVocabulary, ResultBase):
     """A fitted conformal model from :func:`confrf.conformal`.
 
@@ -121,21 +122,6 @@ class ConformalResult(LocalizerMethods, DistributionMethods, RegressionVocabular
         return self.__dict__
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' (lcp-rf, split-g, lcp-rf-g)."
-    # own attributes: the API page lists no inherited members
-    pac_report = ResultBase.pac_report
-    update = ResultBase.update
-    fitted = RegressionVocabulary.fitted
-    residuals = RegressionVocabulary.residuals
-    coef = RegressionVocabulary.coef
-    tidy = RegressionVocabulary.tidy
-    glance = RegressionVocabulary.glance
-    augment = RegressionVocabulary.augment
-    pvalue = DistributionMethods.pvalue
-    cdf = DistributionMethods.cdf
-    distribution = DistributionMethods.distribution
-    groups = LocalizerMethods.groups
-    forest_weights = LocalizerMethods.forest_weights
-    conditional_quantiles = LocalizerMethods.conditional_quantiles
 
     # -- basic facts -------------------------------------------------------
     @property
