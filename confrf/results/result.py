@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._formula_common import FitCall, FitRows
 from .._levels import resolve_alpha, warns_level_once
 from .._tables import Summary, frame_table, text_table, two_column_table
 from .._validation import check_alphas, check_bool
@@ -17,7 +16,6 @@ from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
 from ..calibrators.grouping import groups_shown
 from ..calibrators.shift import shift_guarantee
-from ..estimator import ConformalRegressor
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import Design, as_frame
 from ..formula.transforms import response_transform
@@ -89,28 +87,10 @@ class ConformalResult(LocalizerMethods, DistributionMethods, RegressionVocabular
     ['fit', 'lwr', 'upr']
     """
 
-    def __init__(
-        self,
-        *,
-        design: Design,
-        estimator: ConformalRegressor,
-        options: dict[str, Any],
-        nobs: dict[str, int],
-        random_state: Any,
-        group_labeler: Any = None,
-        response_scale: ResponseScale | None = None,
-        fit_call: FitCall | None = None,
-        rows: FitRows | None = None,
-    ) -> None:
-        super().__init__(
-            design=design,
-            estimator=estimator,
-            options=options,
-            nobs=nobs,
-            random_state=random_state,
-            fit_call=fit_call,
-            rows=rows,
-        )
+    def __init__(self, *, group_labeler: Any = None, response_scale: ResponseScale | None = None, **base: Any) -> None:
+        """``base``: the arguments of :class:`confrf.results.base.ResultBase` (``design``, ``estimator``, ...)."""
+        super().__init__(**base)
+        design: Design = self.design
         self.group_labeler = group_labeler  # reads user-given groups from raw rows (split-g / lcp-rf-g)
         if response_scale is None:  # no support; the transform read from the formula
             response_scale = ResponseScale(response_transform(design), None)
