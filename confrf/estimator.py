@@ -477,7 +477,10 @@ class ConformalRegressor(ConformalEstimator):
             raise NotFittedError("call conformalize() before asking for groups.")
         cal = self.calibrator_
         if not cal.has_groups:
-            raise InputError(f"method {self.method!r} has no groups; use method 'split-g' or 'lcp-rf-g'.")
+            from .calibrators.registry import group_methods
+
+            groupwise = " or ".join(map(repr, group_methods()))
+            raise InputError(f"method {self.method!r} has no groups; use method {groupwise}.")
         return cal.groups_of(X, **cal.label_kwargs(groups, X.shape[0]))
 
     # -- helpers -----------------------------------------------------------
