@@ -190,19 +190,23 @@ def _refuse_classification_settings(design: Design, model: Any, score: Any) -> N
     """
     from sklearn.base import is_classifier
 
+    from .classification.models import family_only_models
+    from .models import SHORTCUTS
     from .scores import ClassScore
-    from .scores.registry import score_family
+    from .scores.registry import score_family, score_names
 
     try:
         classifier = not isinstance(model, (str, type)) and is_classifier(model)
     except AttributeError:  # an object outside scikit-learn's estimator protocol (no tags): not a known classifier
         classifier = False
-    wrong = [f"model={model!r}"] if (isinstance(model, str) and model == "logit") or classifier else []
+    named = isinstance(model, str) and model in family_only_models("classification")
+    wrong = [f"model={model!r}"] if named or classifier else []
     wrong += [f"score={score!r}"] if score_family(score) == "classification" or isinstance(score, ClassScore) else []
     if wrong:
         raise InputError(
             f"the response {design.response_name!r} is numeric, so conformal() builds prediction intervals, but "
             f"{' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to classification. Use a regression model "
-            "('gbm', 'rf', 'ols' or a regressor) and score ('absolute', 'quantile', 'scaled'), or make the response a "
-            "class label (C(y) in the formula, or a categorical column) for prediction sets."
+            f"({', '.join(map(repr, SHORTCUTS))} or a regressor) and score "
+            f"({', '.join(map(repr, score_names('regression')))}), or make the response a class label (C(y) in the "
+            "formula, or a categorical column) for prediction sets."
         )

@@ -436,8 +436,7 @@ class ConformalRegressor(ConformalEstimator):
             if signed is None:
                 raise InputError(
                     "this fit kept no signed calibration scores (a score without interval_parts, Dask calibration "
-                    "data, a cross-conformal method or a fit from an older version); refit with score='absolute', "
-                    "'scaled' or 'quantile' in memory."
+                    "data or a cross-conformal method); refit with score='absolute', 'scaled' or 'quantile' in memory."
                 )
             dist = self.signed_distribution_ = SignedDistribution.from_calibrator(self.calibrator_, signed)
         return dist
@@ -477,7 +476,10 @@ class ConformalRegressor(ConformalEstimator):
             raise NotFittedError("call conformalize() before asking for groups.")
         cal = self.calibrator_
         if not cal.has_groups:
-            raise InputError(f"method {self.method!r} has no groups; use method 'split-g' or 'lcp-rf-g'.")
+            from .calibrators.registry import group_methods
+
+            groupwise = " or ".join(map(repr, group_methods()))
+            raise InputError(f"method {self.method!r} has no groups; use method {groupwise}.")
         return cal.groups_of(X, **cal.label_kwargs(groups, X.shape[0]))
 
     # -- helpers -----------------------------------------------------------

@@ -165,6 +165,31 @@ class _PrefitStatsmodelsResults:
         return np.asarray(self.results.predict(exog), dtype=np.float64)
 
 
+#: the shortcuts both families take: scikit-learn's ensembles, as regressors or classifiers
+ENSEMBLE_SHORTCUTS = ("gbm", "rf")
+
+
+def shortcut_model(model: str, task: str, random_state: int | None, own: dict[str, Any], instead: str) -> Any:
+    """The unfitted model of shortcut name ``model`` for ``task`` ("Regressor" or "Classifier").
+
+    "gbm" and "rf" are scikit-learn's ensembles, with the same settings in both families: histogram
+    gradient boosting's defaults, and a forest of 100 trees with at least 5 rows a leaf. ``own``: the
+    family's other names, each with a function that builds its model; ``instead``: what the error for
+    an unknown name offers besides the names.
+    """
+    if model in own:
+        return own[model]()
+    if model not in ENSEMBLE_SHORTCUTS:
+        what = "model" if task == "Regressor" else task.lower()
+        raise InputError(f"unknown {what} {model!r}; use one of {[*ENSEMBLE_SHORTCUTS, *own]} or {instead}.")
+    from sklearn import ensemble
+
+    if model == "gbm":
+        return getattr(ensemble, f"HistGradientBoosting{task}")(random_state=random_state)
+    forest = getattr(ensemble, f"RandomForest{task}")
+    return forest(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
+
+
 def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | None = None) -> Any:
     """An unfitted scikit-learn-style regressor for ``model``.
 
@@ -173,20 +198,9 @@ def make_model(model: Any, *, fit_intercept: bool = True, random_state: int | No
     regressor, which is cloned.
     """
     if isinstance(model, str):
-        if model == "gbm":
-            from sklearn.ensemble import HistGradientBoostingRegressor
-
-            return HistGradientBoostingRegressor(random_state=random_state)
-        if model == "rf":
-            from sklearn.ensemble import RandomForestRegressor
-
-            return RandomForestRegressor(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
-        if model == "ols":
-            return StatsmodelsRegressor(fit_intercept=fit_intercept)
-        raise InputError(
-            f"unknown model {model!r}; use one of {list(SHORTCUTS)} or a scikit-learn regressor "
-            "('qr' and 'qgbm' are quantile models, for score='quantile')."
-        )
+        ols = {"ols": lambda: StatsmodelsRegressor(fit_intercept=fit_intercept)}
+        quantile = "a scikit-learn regressor ('qr' and 'qgbm' are quantile models, for score='quantile')"
+        return shortcut_model(model, "Regressor", random_state, ols, quantile)
     if isinstance(model, type):
         fix = (
             f"model='ols' or StatsmodelsRegressor(model_class={model.__name__})"

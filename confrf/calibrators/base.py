@@ -149,7 +149,7 @@ class Calibrator(ABC):
             return {}
         if not self.uses_labels:
             raise InputError(
-                "groups= labels apply only to methods 'split-g' and 'lcp-rf-g' with options={'groups': 'labels'}."
+                f"groups= labels apply only to methods {_named(' and ')} with options={{'groups': 'labels'}}."
             )
         return {"labels": check_group_labels(groups, n_rows)}
 
@@ -226,7 +226,7 @@ class Calibrator(ABC):
 
     def groups_of(self, X: np.ndarray, labels: Any = None) -> np.ndarray:
         """Group name of every row of X (the calibrators that have groups)."""
-        raise InputError(f"method {self.name!r} has no groups; use method 'split-g' or 'lcp-rf-g'.")
+        raise InputError(f"method {self.name!r} has no groups; use method {_named(' or ')}.")
 
     def forest_localizer(self) -> ForestLocalizer:
         """The fitted forest localizer whose weights give the thresholds (an error for a method without one)."""
@@ -270,3 +270,10 @@ def random_split(
     if n_first < 2:
         raise InputError(f"the {part} has {n_first} point(s); give more calibration data or a larger {option}.")
     return np.sort(perm[:n_first]), np.sort(perm[n_first:])
+
+
+def _named(joined_by: str) -> str:
+    """The methods that calibrate within groups, quoted and joined: "'split-g' or 'lcp-rf-g'"."""
+    from .registry import group_methods  # the registry imports this module
+
+    return joined_by.join(map(repr, group_methods()))

@@ -76,6 +76,16 @@ class CrossCalibrator(Calibrator):
     def _bounds(self, X: np.ndarray, alpha: float, n_threads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(lower, upper, level) at the rows of X."""
 
+    def _fit_subsets(
+        self, X: np.ndarray, y: np.ndarray, subsets: Sequence[np.ndarray], score: Any, **fit_args: Any
+    ) -> None:
+        """The score's models on every row subset, in order (``models_``), and the seconds taken (``fit_seconds_``).
+
+        ``fit_args``: those of :meth:`fit` (``model``, ``alpha``, ...), passed to :func:`fit_models`.
+        """
+        self.score = score
+        self.models_, self.fit_seconds_ = fit_models(score, X, y, subsets=subsets, n_jobs=self.n_jobs, **fit_args)
+
     def cross_fit(self, X: np.ndarray, y: np.ndarray, **fit_args: Any) -> np.ndarray:
         """:meth:`fit`, then the out-of-fold scores (the estimator's calibration scores)."""
         return self.fit(X, y, **fit_args).scores_
@@ -136,30 +146,22 @@ def fit_models(
     model: Any,
     subsets: Sequence[np.ndarray],
     *,
-    alpha: float,
-    random_state: int | None,
-    fit_intercept: bool,
     n_jobs: int | None,
     sample_weight: np.ndarray | None = None,
+    **fit_args: Any,
 ) -> tuple[list[Any], float]:
     """The score's model(s) fitted on ``X[s], y[s]`` for every row subset s, in order, and the seconds taken.
 
     ``sample_weight``: case weights of the rows (each model gets those of its
-    rows). Statsmodels results drop their copy of the data (``remove_data``):
-    a jackknife+ fit keeps n models, which must not keep n copies of the data.
+    rows); ``fit_args``: ``alpha``, ``random_state`` and ``fit_intercept`` of
+    :func:`confrf.scores.fitting.fit_score_models`. Statsmodels results drop
+    their copy of the data (``remove_data``): a jackknife+ fit keeps n models,
+    which must not keep n copies of the data.
     """
 
     def one(rows: np.ndarray) -> Any:
-        fitted = fit_score_models(
-            score,
-            X[rows],
-            y[rows],
-            model,
-            alpha=alpha,
-            random_state=random_state,
-            fit_intercept=fit_intercept,
-            **({} if sample_weight is None else {"sample_weight": sample_weight[rows]}),
-        )
+        weights = {} if sample_weight is None else {"sample_weight": sample_weight[rows]}
+        fitted = fit_score_models(score, X[rows], y[rows], model, **fit_args, **weights)
         _drop_data(fitted)
         return fitted
 

@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import check_int, seed_entropy
 from ..exceptions import InputError
 from .base import Guarantee
-from .cross import IN_PRACTICE, KIND_2ALPHA, CrossCalibrator, fit_models, row_step, stacked_predictions
+from .cross import IN_PRACTICE, KIND_2ALPHA, CrossCalibrator, row_step, stacked_predictions
 from .cross_bounds import fold_sorted_scores, interval_bounds
 from .registry import MethodSpec, register
 
@@ -63,32 +63,20 @@ class CVPlusCalibrator(CrossCalibrator):
         self.jackknife = jackknife
         self.name = "jackknife+" if jackknife else "cv+"
 
-    def fit(self, X, y, *, score, model, alpha, random_state, fit_intercept, sample_weight=None) -> CVPlusCalibrator:
+    def fit(self, X, y, *, score, alpha, **fit_args) -> CVPlusCalibrator:
         n = X.shape[0]
         folds, spare = self._folds(X, y)
         K = len(folds)
         if n - min(f.shape[0] for f in folds) < 2:
             raise InputError(f"{n} rows in {K} folds leave a fold model fewer than 2 training rows; give more rows.")
         self._check_scores(n - spare.shape[0], alpha, f"{n} rows in {K} folds")
-        self.score = score
         everyone = np.ones(n, dtype=bool)
         subsets = []
         for f in folds:
             keep = everyone.copy()
             keep[f] = False
             subsets.append(np.flatnonzero(keep))
-        self.models_, self.fit_seconds_ = fit_models(
-            score,
-            X,
-            y,
-            model,
-            subsets,
-            alpha=alpha,
-            random_state=random_state,
-            fit_intercept=fit_intercept,
-            n_jobs=self.n_jobs,
-            sample_weight=sample_weight,
-        )
+        self._fit_subsets(X, y, subsets, score, alpha=alpha, **fit_args)
         rows = np.concatenate(folds)
         group = np.repeat(np.arange(K), [f.shape[0] for f in folds])
         R = np.empty(rows.shape[0])

@@ -9,7 +9,7 @@ import numpy as np
 from .._validation import check_int, seed_entropy
 from ..exceptions import InputError
 from .base import Guarantee
-from .cross import IN_PRACTICE, KIND_2ALPHA, CrossCalibrator, fit_models, row_step, stacked_predictions
+from .cross import IN_PRACTICE, KIND_2ALPHA, CrossCalibrator, row_step, stacked_predictions
 from .cross_bounds import interval_bounds
 from .registry import MethodSpec, register
 
@@ -83,9 +83,7 @@ class JackknifeABCalibrator(CrossCalibrator):
             raise InputError(f"replace must be True (bootstrap bags) or False (subsamples), got {replace!r}.")
         self.replace = bool(replace)
 
-    def fit(
-        self, X, y, *, score, model, alpha, random_state, fit_intercept, sample_weight=None
-    ) -> JackknifeABCalibrator:
+    def fit(self, X, y, *, score, alpha, **fit_args) -> JackknifeABCalibrator:
         n = X.shape[0]
         m = n if self.bag_size is None else int(self.bag_size)
         if not self.replace and m >= n:
@@ -102,19 +100,7 @@ class JackknifeABCalibrator(CrossCalibrator):
         self.p_keep_ = p
         B = int(rng.binomial(self.n_tilde_, p))
         bags = [rng.integers(0, n, size=m) if self.replace else rng.choice(n, size=m, replace=False) for _ in range(B)]
-        self.score = score
-        self.models_, self.fit_seconds_ = fit_models(
-            score,
-            X,
-            y,
-            model,
-            bags,
-            alpha=alpha,
-            random_state=random_state,
-            fit_intercept=fit_intercept,
-            n_jobs=self.n_jobs,
-            sample_weight=sample_weight,
-        )
+        self._fit_subsets(X, y, bags, score, alpha=alpha, **fit_args)
         out_of_bag = np.ones((n, B), dtype=bool)
         for b, bag in enumerate(bags):
             out_of_bag[bag, b] = False

@@ -69,14 +69,9 @@ def _unkey(k: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class Correction:
-    """A correction chosen on D2 and the numbers behind it.
-
-    ``k``: the order statistic (binomial) or the D2 count needed (Hoeffding);
-    ``a_hat`` is ``inf`` when every interval is infinite; ``covered``: D2 points
-    covered at ``a_hat``; ``d2_infinite``: share of D2 points whose interval at
-    ``a_hat`` is infinite (an estimate of that share on new points).
-    """
+class PACNumbers:
+    """What every training-conditional correction states: its bound and form, alpha and delta, the D2 size n2,
+    the count k and epsilon (the D2 coverage beyond 1 - alpha that the bound asks for)."""
 
     bound: str
     form: str
@@ -85,6 +80,18 @@ class Correction:
     n2: int
     k: int
     epsilon: float
+
+
+@dataclass(frozen=True, eq=False)
+class Correction(PACNumbers):
+    """A correction chosen on D2 and the numbers behind it.
+
+    ``k``: the order statistic (binomial) or the D2 count needed (Hoeffding);
+    ``a_hat`` is ``inf`` when every interval is infinite; ``covered``: D2 points
+    covered at ``a_hat``; ``d2_infinite``: share of D2 points whose interval at
+    ``a_hat`` is infinite (an estimate of that share on new points).
+    """
+
     a_hat: float
     covered: int
     d2_infinite: float

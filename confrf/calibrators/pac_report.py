@@ -13,7 +13,7 @@ from .._format import format_value
 from .._report import Report
 from .._tables import Summary, frame_table, text_table, two_column_table
 from .grouping import groups_shown
-from .pac_correction import Correction
+from .pac_correction import Correction, PACNumbers
 
 IID = (
     "if the calibration and test points are i.i.d. (independent draws from one distribution; "
@@ -22,7 +22,7 @@ IID = (
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class PACReport(Report):
+class PACReport(Report, PACNumbers):
     """What the training-conditional calibration chose and what it guarantees.
 
     ``print(report)`` shows it as a report (the settings, what was reached,
@@ -82,13 +82,6 @@ class PACReport(Report):
     """
 
     method: str
-    bound: str
-    form: str
-    alpha: float
-    delta: float
-    n2: int
-    k: int
-    epsilon: float
     K: int | None
     target: float
     required_count: int

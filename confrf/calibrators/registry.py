@@ -115,6 +115,11 @@ def class_methods() -> list[str]:
     return sorted(name for name, spec in METHODS.items() if spec.classification)
 
 
+def group_methods() -> list[str]:
+    """The methods that calibrate within groups (they have a ``groups`` option), in registration order."""
+    return [name for name, spec in METHODS.items() if "groups" in spec.options]
+
+
 def shift_methods() -> list[str]:
     """The methods whose calibrators weight for covariate shift (``shift=True``), sorted."""
     return sorted(name for name, spec in METHODS.items() if spec.shift)

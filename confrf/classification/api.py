@@ -19,8 +19,10 @@ from ..exceptions import InputError
 from ..formula import as_frame
 from ..formula.labels import LabelDesign
 from ..models import adapt_formula_results
+from ..scores.registry import score_family, score_names
 from ..shift.setup import refuse_case_weights
 from .estimator import ConformalClassifier
+from .models import CLASSIFIER_SHORTCUTS, family_only_models
 from .result import ClassificationResult
 
 
@@ -92,8 +94,8 @@ def conformal_sets(
 
 def _refuse_regression_settings(design: LabelDesign, model: Any, score: Any) -> None:
     """A regression model or score with a class-label response: say why, and both ways out."""
-    wrong = [f"model={model!r}"] if isinstance(model, str) and model in ("ols", "qr", "qgbm") else []
-    wrong += [f"score={score!r}"] if isinstance(score, str) and score in ("absolute", "quantile", "scaled") else []
+    wrong = [f"model={model!r}"] if isinstance(model, str) and model in family_only_models("regression") else []
+    wrong += [f"score={score!r}"] if score_family(score) == "regression" else []
     if wrong:
         name = design.response_name
         # pd.to_numeric leaves a bool column bool (still a label): name the conversion that gives numbers
@@ -106,6 +108,6 @@ def _refuse_regression_settings(design: LabelDesign, model: Any, score: Any) -> 
         raise InputError(
             f"the response {name!r} is {what}, so cf.conformal() and its aliases (lcp_rf, split_cp, qrf_tc) build "
             f"prediction sets, but {' and '.join(wrong)} belong{'s' if len(wrong) == 1 else ''} to regression. Use a "
-            "classifier ('gbm', 'rf', 'logit' or one with predict_proba) and a classification score ('lac', 'aps', "
-            f"'raps'), or {numbers}."
+            f"classifier ({', '.join(map(repr, CLASSIFIER_SHORTCUTS))} or one with predict_proba) and a "
+            f"classification score ({', '.join(map(repr, score_names('classification')))}), or {numbers}."
         )

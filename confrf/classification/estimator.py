@@ -23,7 +23,7 @@ from .._parallel import governs_threads
 from .._validation import as_float_matrix, min_calibration_size
 from .._warnings import user_stacklevel
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
-from ..calibrators.registry import class_methods
+from ..calibrators.registry import METHODS, class_methods
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..formula.labels import response_levels
 from ..shift.guarantee import shift_guarantee
@@ -370,7 +370,11 @@ class ConformalClassifier(ConformalEstimator):
     @property
     def mondrian_(self) -> bool:
         """Class-conditional calibration (groups = the label)."""
-        return self.method in ("split-g", "lcp-rf-g") and self._groups() == LABEL
+        return self._calibrates_per_class() and self._groups() == LABEL
+
+    def _calibrates_per_class(self) -> bool:
+        """The method can take the class label as its groups (it has a Mondrian title in the registry)."""
+        return self.method in METHODS and bool(METHODS[self.method].mondrian_title)
 
     def _groups(self) -> Any:
         return (self.options or {}).get("groups", LABEL)
@@ -383,7 +387,7 @@ class ConformalClassifier(ConformalEstimator):
                 f"method {self.method!r} is not offered for classification; choose one of {class_methods()}."
             )
         opts = method_options(self.method, self.options)
-        if self.method in ("split-g", "lcp-rf-g"):
+        if self._calibrates_per_class():
             groups = self._groups()
             if groups == "labels":
                 raise InputError(

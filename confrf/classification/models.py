@@ -13,7 +13,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..exceptions import InputError
-from ..models import FormulaResultsAdapter, clone_seeded, wrap_prefit
+from ..models import SHORTCUTS, FormulaResultsAdapter, clone_seeded, shortcut_model, wrap_prefit
+from ..scores.quantile import QUANTILE_SHORTCUTS
 
 CLASSIFIER_SHORTCUTS = ("gbm", "rf", "logit")
 #: tolerance on class probabilities (float32 models round; a row off by more is not a probability vector)
@@ -23,6 +24,16 @@ CLASSIFIER_NAMES = {
     "rf": "RandomForestClassifier",
     "logit": "Logit/MNLogit (statsmodels)",
 }
+
+
+def family_only_models(family: str) -> tuple[str, ...]:
+    """The model names that build a model of ``family`` only ("regression": point or quantile regressors).
+
+    A name both families take ("gbm", "rf") is in neither: the response decides what it builds.
+    """
+    regression = tuple(dict.fromkeys((*SHORTCUTS, *QUANTILE_SHORTCUTS)))
+    own, other = (regression, CLASSIFIER_SHORTCUTS) if family == "regression" else (CLASSIFIER_SHORTCUTS, regression)
+    return tuple(name for name in own if name not in other)
 
 
 class StatsmodelsLogit(ClassifierMixin, BaseEstimator):
@@ -76,20 +87,8 @@ class StatsmodelsLogit(ClassifierMixin, BaseEstimator):
 def make_classifier(model: Any, *, fit_intercept: bool = True, random_state: int | None = None) -> Any:
     """An unfitted classifier: "gbm", "rf", "logit" or a scikit-learn classifier (cloned)."""
     if isinstance(model, str):
-        if model == "gbm":
-            from sklearn.ensemble import HistGradientBoostingClassifier
-
-            return HistGradientBoostingClassifier(random_state=random_state)
-        if model == "rf":
-            from sklearn.ensemble import RandomForestClassifier
-
-            return RandomForestClassifier(n_estimators=100, min_samples_leaf=5, random_state=random_state, n_jobs=1)
-        if model == "logit":
-            return StatsmodelsLogit(fit_intercept=fit_intercept)
-        raise InputError(
-            f"unknown classifier {model!r}; use one of {list(CLASSIFIER_SHORTCUTS)} or a scikit-learn "
-            "classifier with predict_proba."
-        )
+        logit = {"logit": lambda: StatsmodelsLogit(fit_intercept=fit_intercept)}
+        return shortcut_model(model, "Classifier", random_state, logit, "a scikit-learn classifier with predict_proba")
     if not hasattr(model, "fit"):
         raise InputError(
             f"model must be a name in {list(CLASSIFIER_SHORTCUTS)} or a classifier with fit() and "

@@ -12,18 +12,17 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from .._levels import resolve_alpha, warns_level_once
-from .._validation import check_alpha
+from .._levels import warns_level_once
 from ..exceptions import InputError
 from ..formula import as_frame
-from ..results.plots import _axes, _coverage, _pyplot
+from ..results.plots import PlotsBase, _axes, _coverage, _coverage_points, _pyplot
 from ..results.report import method_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from .result import ClassificationResult
 
 
-class ClassPlots:
+class ClassPlots(PlotsBase):
     """``result.plot()`` (the panel), ``.set_sizes(data)``, ``.coverage(test)``, ``.alpha_tilde(data)``.
 
     Examples
@@ -38,11 +37,7 @@ class ClassPlots:
     'set size'
     """
 
-    def __init__(self, result: ClassificationResult) -> None:
-        self.result = result
-
-    def _alpha(self, alpha: Any, level: Any) -> float:
-        return check_alpha(resolve_alpha(alpha, level, self.result.alpha))
+    result: ClassificationResult
 
     @warns_level_once
     def __call__(
@@ -71,16 +66,9 @@ class ClassPlots:
         >>> len(res.plot().axes)
         4
         """
-        from ..results.rstyle import fit_frames
-
         a = self._alpha(alpha, level)
         res = self.result
-        if data is None:
-            frame = fit_frames(res, "calibration")[0][0]
-            where = f"the {len(frame)} calibration rows (they set the thresholds: not a held-out check)"
-        else:
-            frame = data
-            where = f"{len(frame)} held-out rows"
+        frame, where = self._panel_rows(data)
         fig, axes = _pyplot().subplots(2, 2, figsize=figsize)
         self.set_sizes(frame, alpha=a, ax=axes[0, 0])
         self.coverage(frame, by="class", alpha=a, ax=axes[0, 1], conf_level=conf_level)
@@ -129,21 +117,7 @@ class ClassPlots:
         ax = _axes(ax)
         ev = self.result.evaluate(test, alpha=a, conf_level=conf_level)
         tab = ev.by_class if by == "class" else ev.by_size[ev.by_size["n"] > 0]
-        x = np.arange(len(tab))
-        cov = tab["coverage"].to_numpy(dtype=float)
-        ax.errorbar(
-            x,
-            cov,
-            yerr=[cov - tab["ci_lower"].to_numpy(dtype=float), tab["ci_upper"].to_numpy(dtype=float) - cov],
-            fmt="o",
-            color="tab:blue",
-            capsize=3,
-        )
-        ax.axhline(1 - a, color="tab:red", ls="--", label=f"target {_coverage(a)}")
-        ax.set_xticks(x)
-        ax.set_xticklabels([str(c) for c in tab.index])
-        ax.set_xlabel("true class" if by == "class" else "set size")
-        ax.set_ylabel("coverage")
+        _coverage_points(ax, tab, a, "true class" if by == "class" else "set size")
         ax.set_title(f"{method_label(self.result)}: coverage by {'class' if by == 'class' else 'set size'}")
         ax.legend(loc="lower right", fontsize="small")
         return ax
@@ -158,18 +132,11 @@ class ClassPlots:
     ) -> Any:
         """Histogram of alpha-tilde (the localizer's level at each threshold; per class for class-conditional sets)."""
         a = self._alpha(alpha, level)
-        ax = _axes(ax)
         res = self.result
         frame = as_frame(data, "data")
         X = res.design.transform(frame)
         d = res.estimator.predict_details(X, a, progress=False, likelihood_ratio=res._ratios(frame, X))
-        ax.hist(np.ravel(d["level"]), bins=bins, color="tab:green", alpha=0.8)
-        ax.axvline(1 - a, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {_coverage(a)}")
-        ax.set_xlabel("LCP level alpha-tilde (coverage side, near 1 - alpha)")
-        ax.set_ylabel("thresholds")
-        ax.set_title(f"{method_label(res)}: alpha-tilde")
-        ax.legend(loc="best", fontsize="small")
-        return ax
+        return self._level_histogram(_axes(ax), np.ravel(d["level"]), a, bins, "thresholds")
 
     def intervals(self, *args: Any, **kwargs: Any) -> NoReturn:
         """Not for prediction sets: the error names ``plot.set_sizes(data)`` and ``predict(data)``."""

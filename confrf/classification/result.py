@@ -16,7 +16,7 @@ from .._warnings import user_stacklevel
 from ..calibrators import Guarantee, get_method
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import as_frame
-from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame
+from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame, own_methods
 from ..results.diagnostics import calibration_ess, distribution_row, level_note, shown_levels
 from ..results.report import add_assumptions, add_header
 from ..shift.section import add_shift_section, predict_shift_facts
@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .plots import ClassPlots
 
 
+@own_methods(ClassificationVocabulary, ResultBase)
 class ClassificationResult(ClassificationVocabulary, ResultBase):
     """A fitted conformal classifier from :func:`confrf.conformal` with a class-label response.
 
@@ -54,15 +55,6 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
     """
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' with 'lcp-rf'."
-    # own attributes: the API page lists no inherited members
-    pac_report = ResultBase.pac_report
-    update = ResultBase.update
-    fitted = ClassificationVocabulary.fitted
-    residuals = ClassificationVocabulary.residuals
-    coef = ClassificationVocabulary.coef
-    tidy = ClassificationVocabulary.tidy
-    glance = ClassificationVocabulary.glance
-    augment = ClassificationVocabulary.augment
 
     @property
     def levels(self) -> list:

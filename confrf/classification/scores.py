@@ -17,12 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import seed_entropy
-from ..exceptions import InputError
 from ..scores.aps import APSScore
 from ..scores.base import ClassScore
 from ..scores.lac import LACScore
 from ..scores.raps import RAPSScore
-from ..scores.registry import make_score, score_names
+from ..scores.registry import resolve_score
 
 #: random streams of the randomized scores' uniforms (``SeedSequence`` spawn keys)
 CALIBRATION_STREAM, PREDICTION_STREAM = 0, 1
@@ -32,21 +31,7 @@ __all__ = ["ClassScore", "LACScore", "APSScore", "RAPSScore", "get_class_score",
 
 def get_class_score(score: str | ClassScore) -> ClassScore:
     """Resolve a score name ("lac", "aps", "raps") or check a user :class:`ClassScore`."""
-    if isinstance(score, str):
-        try:
-            return make_score(score, "classification")
-        except KeyError:
-            raise InputError(
-                f"unknown classification score {score!r}; choose one of {score_names('classification')} "
-                "(e.g. APSScore(randomized=True), RAPSScore(lam=0.01, k_reg=2)) or pass a ClassScore "
-                "object."
-            ) from None
-    if isinstance(score, ClassScore):
-        return score
-    raise InputError(
-        f"a classification score must be a name in {score_names('classification')} or an object with matrix(proba, "
-        f"u), name and randomized; got {score!r}."
-    )
+    return resolve_score(score, "classification", ClassScore)
 
 
 def uniforms(score: ClassScore, n: int, stream: int, fallback_seed: int | None) -> np.ndarray | None:

@@ -1,4 +1,4 @@
-"""The choices of --method and --score: the names in the library's registries.
+"""The choices of --method, --score and --model: the names in the library's registries and shortcut lists.
 
 A given value is checked against the registry itself, so a method or score
 that another module registered is accepted. ``--help`` lists the live
@@ -6,21 +6,26 @@ registry once it is loaded; before that (``confrf fit --help`` in a fresh
 process) it reads the built-in names from the registration lines of the
 package's own files (``register(MethodSpec("name", ...))`` in
 ``calibrators/``, ``register_score(ScoreSpec("name", ...))`` in ``scores/``),
+and --model's from the shortcut tuples of the model modules (:data:`_MODEL_LISTS`),
 so that it imports no numerical library and no list is written twice.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-#: the choices of --model (the models are not registered: confrf.models builds them by name)
-MODEL_NAMES = ("gbm", "rf", "ols", "qr", "qgbm", "logit")
-
 PACKAGE = Path(__file__).resolve().parent.parent
+#: where the model shortcuts are named (they are not registered: the modules build them by name): file, tuple or dict
+_MODEL_LISTS = (
+    ("models.py", "SHORTCUTS"),
+    ("scores/quantile.py", "QUANTILE_SHORTCUTS"),
+    ("classification/models.py", "CLASSIFIER_SHORTCUTS"),
+)
 #: a registration at the start of a line (not an example in a docstring): its name, and the rest of the call
 _METHOD_LINE = re.compile(r'^register\(\s*MethodSpec\(\s*"([^"]+)"', re.MULTILINE)
 _SCORE_LINE = re.compile(r'^register_score\(\s*ScoreSpec\(\s*"([^"]+)"([^\n]*)', re.MULTILINE)
@@ -47,6 +52,26 @@ def builtin_scores() -> dict[str, str]:
             family = _FAMILY.search(m.group(2))
             out[m.group(1)] = family.group(1) if family else "regression"  # ScoreSpec's default family
     return out
+
+
+def builtin_models() -> tuple[str, ...]:
+    """The model shortcut names of both families (regressors, quantile pairs, classifiers), read without importing."""
+    names: dict[str, None] = {}
+    for file, variable in _MODEL_LISTS:
+        tree = ast.parse((PACKAGE / file).read_text(encoding="utf-8"))
+        found = [
+            node.value
+            for node in tree.body
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == variable for t in node.targets)
+        ]
+        if len(found) != 1:
+            raise LookupError(f"confrf/{file} should name its model shortcuts once, in {variable} = ...")
+        names.update(dict.fromkeys(ast.literal_eval(found[0])))
+    return tuple(names)
+
+
+#: the choices of --model
+MODEL_NAMES = builtin_models()
 
 
 def ordered_scores(families: dict[str, str]) -> tuple[str, ...]:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
+from typing import Any
 
 from .choices import MODEL_NAMES, RegisteredMethods, RegisteredScores
 from .common import PROG, UsageError
@@ -17,43 +15,41 @@ from .predict import predict
 
 
 # -- argument types and file checks --------------------------------------------------
+def _number(text: str, convert: Callable[[str], Any], wanted: str, valid: Callable[[Any], bool], invalid: str) -> Any:
+    """``convert(text)``, else argparse's error: "must be ``wanted``" when it is no number, and ``invalid``
+    (formatted with ``text`` and ``value``) when ``valid`` refuses the value."""
+    try:
+        value = convert(text)
+    except (ValueError, InvalidOperation):
+        raise argparse.ArgumentTypeError(f"must be {wanted}, got {text!r}") from None
+    if not valid(value):
+        raise argparse.ArgumentTypeError(invalid.format(text=text, value=value))
+    return value
+
+
 def _probability(text: str) -> Decimal:
     """A number in (0, 1), kept exact: --level 0.9 gives alpha 0.1 exactly, not 0.09999999999999998."""
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
-    if not (value.is_finite() and 0 < value < 1):
-        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
-    return value
+    in_unit = lambda v: v.is_finite() and 0 < v < 1
+    return _number(text, Decimal, "a number in (0, 1)", in_unit, "must be in (0, 1), got {text}")
 
 
 def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
+    return _number(text, float, "a positive number", lambda v: v > 0, "must be a positive number, got {text}")
 
 
 def _n_jobs(text: str) -> int:
     from .._validation import check_n_jobs
     from ..exceptions import InputError
 
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be an integer (1, 2, ... threads; -1: all cores), got {text!r}"
-        ) from None
-    try:
-        return check_n_jobs(value)  # the library's own rule
-    except InputError:
-        raise argparse.ArgumentTypeError(
-            f"{value} is not a number of threads; use 1, 2, ... or -1 for all cores"
-        ) from None
+    def valid(value: int) -> bool:
+        try:
+            check_n_jobs(value)  # the library's own rule
+        except InputError:
+            return False
+        return True
+
+    wanted = "an integer (1, 2, ... threads; -1: all cores)"
+    return _number(text, int, wanted, valid, "{value} is not a number of threads; use 1, 2, ... or -1 for all cores")
 
 
 class _HelpFormatter(argparse.HelpFormatter):

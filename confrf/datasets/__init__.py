@@ -14,6 +14,7 @@ Catalogue
 Sources and licences of the embedded files: ``README.md`` in this folder.
 """
 
+from ._folded import folded_normal_quantile
 from ._real import (
     DIAMONDS_LEVELS,
     STAR_FIRST_GRADE_COLUMNS,
@@ -22,17 +23,9 @@ from ._real import (
     load_diamonds,
     load_star,
 )
-from ._simulate import (
-    SimulatedData,
-    folded_normal_quantile,
-    make_sim,
-    make_toy,
-    sim_mean,
-    sim_sd,
-    simulate,
-    toy_mean,
-    toy_sd,
-)
+from ._sim_models import sim_mean, sim_sd, toy_mean, toy_sd
+from ._simdata import SimulatedData
+from ._simulate import make_sim, make_toy, simulate
 
 __all__ = [
     "SimulatedData",

@@ -23,23 +23,9 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import InputError
-from ._folded import folded_normal_quantile  # re-exported: part of this module's public names
 from ._sim_checks import RandomState, _check_n, _rng
 from ._sim_models import sim_mean, sim_sd, toy_mean, toy_sd
 from ._simdata import SimulatedData
-
-__all__ = [
-    "SimulatedData",
-    "make_sim",
-    "make_toy",
-    "simulate",
-    "sim_mean",
-    "sim_sd",
-    "toy_mean",
-    "toy_sd",
-    "folded_normal_quantile",
-]
-
 
 # --------------------------------------------------------------------------
 # Simulators

@@ -29,167 +29,30 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .monotone import (
+    BARE,
+    FUNCTIONS,
+    INF,
+    NOT_MONOTONE,
+    NotInvertible,
+    Step,
+    affine,
+    exponential,
+    power,
+    reciprocal,
+)
 from .parse import parse_expression
 
 __all__ = ["ResponseTransform", "response_transform"]
 
-INF = math.inf
-
-
-class NotInvertible(Exception):
-    """The left-hand side is not a transform this module can invert (the message says why)."""
-
-
-def _pow_inv(p: float) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda v: np.power(v, 1.0 / p)
-
-
-@dataclass(frozen=True)
-class Step:
-    """One strictly monotone map on the interval [dom_lo, dom_hi], with its inverse."""
-
-    text: str
-    forward: Callable[[np.ndarray], np.ndarray]
-    inverse: Callable[[np.ndarray], np.ndarray]
-    increasing: bool
-    dom_lo: float = -INF
-    dom_hi: float = INF
-
-    @property
-    def range(self) -> tuple[float, float]:
-        with np.errstate(all="ignore"):
-            a, b = (float(self.forward(np.array([v], dtype=float))[0]) for v in (self.dom_lo, self.dom_hi))
-        return (a, b) if self.increasing else (b, a)
-
-    def image(self, a: float, b: float) -> tuple[float, float]:
-        """g([a, b] within the domain), as (low, high)."""
-        a, b = max(a, self.dom_lo), min(b, self.dom_hi)
-        with np.errstate(all="ignore"):
-            fa, fb = (float(self.forward(np.array([v], dtype=float))[0]) for v in (a, b))
-        return (fa, fb) if self.increasing else (fb, fa)
-
-    def invert(self, v: np.ndarray) -> np.ndarray:
-        """g^-1 of v clipped to g's range; the range's ends go to the domain's ends exactly."""
-        lo, hi = self.range
-        vc = np.clip(v, lo, hi)
-        with np.errstate(all="ignore"):
-            out = np.asarray(self.inverse(vc), dtype=np.float64)
-        at_lo, at_hi = (self.dom_lo, self.dom_hi) if self.increasing else (self.dom_hi, self.dom_lo)
-        return np.where(vc <= lo, at_lo, np.where(vc >= hi, at_hi, out))
-
-
-@dataclass(frozen=True)
-class _Monotone:
-    """A step monotone on its whole domain."""
-
-    step: Step
-
-    def resolve(self, a: float, b: float) -> Step:
-        return self.step
-
-
-@dataclass(frozen=True)
-class _Pieces:
-    """A function monotone on each of a few pieces: which one applies is read from the argument's range."""
-
-    text: str
-    pieces: tuple[Step, ...]
-
-    def resolve(self, a: float, b: float) -> Step:
-        for piece in self.pieces:
-            if piece.dom_lo <= a and b <= piece.dom_hi:
-                return piece
-        raise NotInvertible(
-            f"{self.text} is monotone only where its argument keeps one sign, and the argument may range over "
-            f"[{a:g}, {b:g}]"
-        )
-
-
-def _affine(text: str, a: float, b: float) -> _Monotone:
-    if a == 0 or not math.isfinite(a) or not math.isfinite(b):
-        raise NotInvertible(f"{text} multiplies the response by {a:g}, which is not invertible")
-    return _Monotone(Step(text, lambda v: v * a + b, lambda v: (v - b) / a, a > 0))
-
-
-def _power(text: str, p: float) -> Any:
-    if not math.isfinite(p) or p == 0:
-        raise NotInvertible(f"{text} is constant or undefined (power {p:g})")
-    if p == 1:
-        return None
-    f: Callable[[np.ndarray], np.ndarray] = lambda v: np.power(v, p)  # noqa: E731
-    if p == int(p):
-        if int(p) % 2:  # odd: one piece over the reals (p < 0: each side of 0)
-            odd_inv: Callable[[np.ndarray], np.ndarray] = lambda v: np.sign(v) * np.power(np.abs(v), 1.0 / p)  # noqa: E731
-            if p > 0:
-                return _Monotone(Step(text, f, odd_inv, True))
-            return _Pieces(text, (Step(text, f, odd_inv, False, 0.0, INF), Step(text, f, odd_inv, False, -INF, -0.0)))
-        neg_inv: Callable[[np.ndarray], np.ndarray] = lambda v: -np.power(v, 1.0 / p)  # noqa: E731
-        return _Pieces(text, (Step(text, f, _pow_inv(p), p > 0, 0.0, INF), Step(text, f, neg_inv, p < 0, -INF, -0.0)))
-    return _Monotone(Step(text, f, _pow_inv(p), p > 0, 0.0, INF))  # numpy gives NaN below 0
-
-
-def _reciprocal(text: str, c: float) -> _Pieces:
-    if c == 0 or not math.isfinite(c):
-        raise NotInvertible(f"{text} is constant")
-    f: Callable[[np.ndarray], np.ndarray] = lambda v: c / v  # noqa: E731
-    return _Pieces(text, (Step(text, f, f, c < 0, 0.0, INF), Step(text, f, f, c < 0, -INF, -0.0)))
-
-
-def _exponential(text: str, c: float) -> _Monotone:
-    if not (c > 0 and c != 1 and math.isfinite(c)):
-        raise NotInvertible(f"{text} with base {c:g} is not invertible (the base must be positive and not 1)")
-    lc = math.log(c)
-    return _Monotone(Step(text, lambda v: np.power(c, v), lambda v: np.log(v) / lc, c > 1))
-
-
-def _m(text: str, f: Any, inv: Any, lo: float = -INF, hi: float = INF, increasing: bool = True) -> _Monotone:
-    return _Monotone(Step(text, f, inv, increasing, lo, hi))
-
-
-#: numpy functions (called as np.f) that are monotone on their domain, with inverses and domains
-_FUNCTIONS: dict[str, Callable[[str], Any]] = {
-    "log": lambda t: _m(t, np.log, np.exp, 0.0),
-    "log2": lambda t: _m(t, np.log2, np.exp2, 0.0),
-    "log10": lambda t: _m(t, np.log10, lambda v: np.power(10.0, v), 0.0),
-    "log1p": lambda t: _m(t, np.log1p, np.expm1, -1.0),
-    "exp": lambda t: _m(t, np.exp, np.log),
-    "exp2": lambda t: _m(t, np.exp2, np.log2),
-    "exp10": lambda t: _m(t, lambda v: np.power(10.0, v), np.log10),  # formulaic's (numpy has none)
-    "expm1": lambda t: _m(t, np.expm1, np.log1p),
-    "sqrt": lambda t: _m(t, np.sqrt, np.square, 0.0),
-    "cbrt": lambda t: _m(t, np.cbrt, lambda v: np.power(v, 3)),
-    "sinh": lambda t: _m(t, np.sinh, np.arcsinh),
-    "arcsinh": lambda t: _m(t, np.arcsinh, np.sinh),
-    "tanh": lambda t: _m(t, np.tanh, np.arctanh),
-    "arctanh": lambda t: _m(t, np.arctanh, np.tanh, -1.0, 1.0),
-    "arctan": lambda t: _m(t, np.arctan, np.tan),
-    "arcsin": lambda t: _m(t, np.arcsin, np.sin, -1.0, 1.0),
-    "negative": lambda t: _affine(t, -1.0, 0.0),
-    "square": lambda t: _power(t, 2.0),
-    "reciprocal": lambda t: _reciprocal(t, 1.0),
-    "abs": lambda t: _Pieces(
-        t, (Step(t, np.abs, lambda v: v, True, 0.0), Step(t, np.abs, np.negative, False, dom_hi=-0.0))
-    ),
-    "cosh": lambda t: _Pieces(
-        t, (Step(t, np.cosh, np.arccosh, True, 0.0), Step(t, np.cosh, lambda v: -np.arccosh(v), False, dom_hi=-0.0))
-    ),
-}
-_FUNCTIONS["absolute"] = _FUNCTIONS["fabs"] = _FUNCTIONS["abs"]
-#: formulaic's transforms usable without "np." in a formula
-_BARE = {"log", "log2", "log10", "exp", "exp2", "exp10"}
-#: numpy functions a user may try that are not monotone (a clearer refusal than "unknown")
-_NOT_MONOTONE = {"sin", "cos", "tan", "sign", "round", "floor", "ceil", "rint", "trunc", "mod", "fmod", "clip"}
+#: formulaic's stateful transforms: affine, with the center and scale learned at fit
 _STATEFUL = {"center", "scale", "standardize"}
+#: the constants a left-hand side may name (np.pi, np.e)
 _CONSTANTS = {"pi": math.pi, "e": math.e}
-_KNOWN = (
-    "np.log, np.log1p, np.log2, np.log10, np.exp, np.expm1, np.sqrt, np.cbrt, np.arcsinh, np.tanh, "
-    "I(y ** p), I(c * y + b), I(1 / y), center(y), scale(y)"
-)
 
 
 class _Reader:
@@ -247,7 +110,7 @@ class _Reader:
             return []
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
             inner = self.chain(node.operand)
-            return inner + ([_affine(text, -1.0, 0.0)] if isinstance(node.op, ast.USub) else [])
+            return inner + ([affine(text, -1.0, 0.0)] if isinstance(node.op, ast.USub) else [])
         if isinstance(node, ast.BinOp):
             return self._binop(node, text)
         if isinstance(node, ast.Call):
@@ -263,32 +126,32 @@ class _Reader:
             inner = self.chain(node.left)
             c = right
             if isinstance(op, ast.Add):
-                return inner + [_affine(text, 1.0, c)]
+                return inner + [affine(text, 1.0, c)]
             if isinstance(op, ast.Sub):
-                return inner + [_affine(text, 1.0, -c)]
+                return inner + [affine(text, 1.0, -c)]
             if isinstance(op, ast.Mult):
-                return inner + [_affine(text, c, 0.0)]
+                return inner + [affine(text, c, 0.0)]
             if isinstance(op, ast.Div):
                 if c == 0:
                     raise NotInvertible(f"{text!r} divides by zero")
-                return inner + [_affine(text, 1.0 / c, 0.0)]
+                return inner + [affine(text, 1.0 / c, 0.0)]
             if isinstance(op, ast.Pow):
-                step = _power(text, c)
+                step = power(text, c)
                 return inner + ([] if step is None else [step])
         else:  # c (op) y
             assert left is not None
             inner = self.chain(node.right)
             c = left
             if isinstance(op, ast.Add):
-                return inner + [_affine(text, 1.0, c)]
+                return inner + [affine(text, 1.0, c)]
             if isinstance(op, ast.Sub):
-                return inner + [_affine(text, -1.0, c)]
+                return inner + [affine(text, -1.0, c)]
             if isinstance(op, ast.Mult):
-                return inner + [_affine(text, c, 0.0)]
+                return inner + [affine(text, c, 0.0)]
             if isinstance(op, ast.Div):
-                return inner + [_reciprocal(text, c)]
+                return inner + [reciprocal(text, c)]
             if isinstance(op, ast.Pow):
-                return inner + [_exponential(text, c)]
+                return inner + [exponential(text, c)]
         raise NotInvertible(f"the operator in {text!r} is not one confrf can invert (+, -, *, /, **)")
 
     def _call(self, node: ast.Call, text: str) -> list[Any]:
@@ -309,14 +172,14 @@ class _Reader:
             p = self.constant(node.args[1])
             if p is None:
                 raise NotInvertible(f"{text!r} raises the response to a non-constant power")
-            step = _power(text, p)
+            step = power(text, p)
             return self.chain(node.args[0]) + ([] if step is None else [step])
-        if (bare and name not in _BARE) or name not in _FUNCTIONS:
-            why = "is not monotone" if name in _NOT_MONOTONE else "is not one of the transforms confrf can invert"
+        if (bare and name not in BARE) or name not in FUNCTIONS:
+            why = "is not monotone" if name in NOT_MONOTONE else "is not one of the transforms confrf can invert"
             raise NotInvertible(f"{'np.' if not bare else ''}{name} {why}")
         if len(node.args) != 1 or node.keywords:
             raise NotInvertible(f"{text!r} passes arguments confrf cannot read besides the response")
-        return self.chain(node.args[0]) + [_FUNCTIONS[name](text)]
+        return self.chain(node.args[0]) + [FUNCTIONS[name](text)]
 
     def _stateful(self, node: ast.Call, name: str, text: str) -> list[Any]:
         key = "".join(text.split())
@@ -330,7 +193,7 @@ class _Reader:
         scale = found[0].get("scale")
         center = 0.0 if center is None else float(center)
         scale = 1.0 if scale is None else float(scale)
-        return self.chain(node.args[0]) + [_affine(text, 1.0 / scale, -center / scale)]
+        return self.chain(node.args[0]) + [affine(text, 1.0 / scale, -center / scale)]
 
 
 def _module(node: ast.AST) -> bool:
@@ -356,7 +219,7 @@ class ResponseTransform:
     Examples
     --------
     >>> import numpy as np
-    >>> g = ResponseTransform("np.log(y)", "y", [_FUNCTIONS["log"]("np.log(y)").step])
+    >>> g = ResponseTransform("np.log(y)", "y", [FUNCTIONS["log"]("np.log(y)").step])
     >>> lwr, upr = g.inverse_interval(np.array([0.0]), np.array([1.0]))
     >>> round(float(lwr[0]), 6), round(float(upr[0]), 6)
     (1.0, 2.718282)
@@ -497,6 +360,3 @@ def response_transform(
                 "data (a column or name shadows a numpy function?), so it is not used to map intervals back"
             )
     return g
-
-
-KNOWN_TRANSFORMS = _KNOWN

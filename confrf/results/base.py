@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
@@ -40,6 +42,27 @@ def _multi_alpha_frame(
 def _is_dask_collection(obj: Any) -> bool:
     # no dask import unless the object comes from dask
     return type(obj).__module__.split(".")[0] in ("dask", "dask_expr")
+
+
+_Class = TypeVar("_Class", bound=type)
+
+
+def own_methods(*mixins: type) -> Callable[[_Class], _Class]:
+    """Class decorator: the public methods of ``mixins`` become the class's own attributes.
+
+    The API pages list no inherited members, so a result's methods that live in its mixins (R's
+    vocabulary, the distribution and localizer views, ``pac_report``, ``update``) are made its own;
+    a method the class defines itself is kept.
+    """
+
+    def adopt(cls: _Class) -> _Class:
+        for mixin in mixins:
+            for name, value in vars(mixin).items():
+                if inspect.isfunction(value) and not name.startswith("_") and name not in vars(cls):
+                    setattr(cls, name, value)
+        return cls
+
+    return adopt
 
 
 class ResultBase:

@@ -19,6 +19,7 @@ from .evaluation import held_out_rows
 from .report import method_label
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .base import ResultBase
     from .result import ConformalResult
 
 
@@ -43,7 +44,48 @@ def _axes(ax: Any) -> Any:
     return ax
 
 
-class ResultPlots:
+def _coverage_points(ax: Any, table: pd.DataFrame, alpha: float, xlabel: str, label: str | None = None) -> None:
+    """Coverage per row of ``table`` (``coverage``, ``ci_lower``, ``ci_upper``) with its exact CI, and the target."""
+    pos = np.arange(table.shape[0])
+    cov = table["coverage"].to_numpy(dtype=float)
+    err = np.vstack([cov - table["ci_lower"].to_numpy(dtype=float), table["ci_upper"].to_numpy(dtype=float) - cov])
+    ax.errorbar(pos, cov, yerr=err, fmt="o", color="tab:blue", capsize=3, label=label)
+    ax.axhline(1 - alpha, color="tab:red", ls="--", lw=1, label=f"target {_coverage(alpha)}")
+    ax.set_xticks(pos, [str(i) for i in table.index])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("coverage")
+
+
+class PlotsBase:
+    """What the plots of both families share: the result, the level asked, the panel's rows, alpha-tilde's histogram."""
+
+    def __init__(self, result: ResultBase) -> None:
+        self.result = result
+
+    def _alpha(self, alpha: Any, level: Any) -> float:
+        return check_alpha(resolve_alpha(alpha, level, self.result.alpha))
+
+    def _panel_rows(self, data: Any) -> tuple[Any, str]:
+        """The diagnostic panel's rows and how its title names them: ``data``, else the calibration rows."""
+        from .rstyle import fit_frames
+
+        if data is None:
+            frame = fit_frames(self.result, "calibration")[0][0]
+            return frame, f"the {len(frame)} calibration rows (they set the thresholds: not a held-out check)"
+        return data, f"{len(data)} held-out rows"
+
+    def _level_histogram(self, ax: Any, levels: np.ndarray, alpha: float, bins: int, counted: str) -> Any:
+        """Histogram of alpha-tilde, with 1 - alpha marked; ``counted`` names what the bars count."""
+        ax.hist(levels, bins=bins, color="tab:green", alpha=0.8)
+        ax.axvline(1 - alpha, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {_coverage(alpha)}")
+        ax.set_xlabel("LCP level alpha-tilde (coverage side, near 1 - alpha)")
+        ax.set_ylabel(counted)
+        ax.set_title(f"{method_label(self.result)}: alpha-tilde")
+        ax.legend(loc="best", fontsize="small")
+        return ax
+
+
+class ResultPlots(PlotsBase):
     """The plots of one fitted result: ``result.plot(test)`` is the diagnostic panel, ``result.plot.<kind>`` one plot.
 
     Examples
@@ -58,11 +100,7 @@ class ResultPlots:
     'x1'
     """
 
-    def __init__(self, result: ConformalResult) -> None:
-        self.result = result
-
-    def _alpha(self, alpha: Any, level: Any) -> float:
-        return check_alpha(resolve_alpha(alpha, level, self.result.alpha))
+    result: ConformalResult
 
     @warns_level_once
     def __call__(
@@ -112,18 +150,13 @@ class ResultPlots:
         >>> len(fig.axes)
         4
         """
-        from .rstyle import fit_frames
-
         a = self._alpha(alpha, level)
         res = self.result
-        if data is None:
-            frame = fit_frames(res, "calibration")[0][0]
-            where = f"the {len(frame)} calibration rows (they set the thresholds: not a held-out check)"
-        else:
-            frame = pd.DataFrame(data) if isinstance(data, dict) else data
-            if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
+        if data is not None:
+            data = pd.DataFrame(data) if isinstance(data, dict) else data
+            if not isinstance(data, pd.DataFrame) or len(data) == 0:
                 raise InputError("data must be a non-empty pandas DataFrame with the response.")
-            where = f"{len(frame)} held-out rows"
+        frame, where = self._panel_rows(data)
         if len(frame) > max_points:
             frame = frame.sample(max_points, random_state=random_state)
             where += f" ({max_points} drawn)"
@@ -265,14 +298,7 @@ class ResultPlots:
         else:
             table = coverage_by_width(rows["covered"], rows["width"], level=level)
             xlabel = "width decile (1 = narrowest)"
-        pos = np.arange(table.shape[0])
-        cov = table["coverage"].to_numpy(dtype=float)
-        err = np.vstack([cov - table["ci_lower"].to_numpy(dtype=float), table["ci_upper"].to_numpy(dtype=float) - cov])
-        ax.errorbar(pos, cov, yerr=err, fmt="o", capsize=3, label=f"coverage ({level:.0%} exact CI)")
-        ax.axhline(1 - a, color="tab:red", ls="--", lw=1, label=f"target {_coverage(a)}")
-        ax.set_xticks(pos, [str(i) for i in table.index])
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("coverage")
+        _coverage_points(ax, table, a, xlabel, label=f"coverage ({level:.0%} exact CI)")
         ax.set_ylim(min(0.5, float(np.nanmin(table["ci_lower"]))) - 0.02, 1.02)
         ax.set_title(f"{method_label(res)}: held-out coverage by {by.replace('_', ' ')}")
         ax.legend(loc="lower left", fontsize="small")
@@ -301,15 +327,8 @@ class ResultPlots:
     ) -> Any:
         """Histogram of alpha-tilde (the localizer's level at the threshold), with 1 - alpha marked."""
         a = self._alpha(alpha, level)
-        ax = _axes(ax)
         pred = self.result.predict(data, a, details=True)
-        ax.hist(pred["level"].to_numpy(), bins=bins, color="tab:green", alpha=0.8)
-        ax.axvline(1 - a, color="tab:red", ls="--", lw=1, label=f"1 - alpha = {_coverage(a)}")
-        ax.set_xlabel("LCP level alpha-tilde (coverage side, near 1 - alpha)")
-        ax.set_ylabel("rows")
-        ax.set_title(f"{method_label(self.result)}: alpha-tilde")
-        ax.legend(loc="best", fontsize="small")
-        return ax
+        return self._level_histogram(_axes(ax), pred["level"].to_numpy(), a, bins, "rows")
 
     def pit(self, test: Any, *, ax: Any = None, bins: int = 10, random_state: int | None = 0) -> Any:
         """Histogram of the randomized PIT F(y-) + U (F(y) - F(y-)) of the predictive distribution on ``test``.

@@ -9,21 +9,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._formula_common import FitCall, FitRows
 from .._levels import resolve_alpha, warns_level_once
 from .._tables import Summary, frame_table, text_table, two_column_table
 from .._validation import check_alphas, check_bool
 from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
 from ..calibrators.grouping import groups_shown
-from ..estimator import ConformalRegressor
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import Design, as_frame
 from ..formula.transforms import response_transform
 from ..models import base_model
 from ..shift.guarantee import shift_guarantee
 from ..shift.section import add_shift_section, predict_shift_facts
-from .base import ResultBase, _is_dask_collection, _multi_alpha_frame
+from .base import ResultBase, _is_dask_collection, _multi_alpha_frame, own_methods
 from .diagnostics import CalibrationDiagnostics, calibration_diagnostics
 from .distribution import DistributionMethods
 from .evaluation import Evaluation, evaluate
@@ -62,6 +60,7 @@ def check_interval(interval: Any) -> str:
     return interval
 
 
+@own_methods(LocalizerMethods, DistributionMethods, RegressionVocabulary, ResultBase)
 class ConformalResult(LocalizerMethods, DistributionMethods, RegressionVocabulary, ResultBase):
     """A fitted conformal model from :func:`confrf.conformal`.
 
@@ -88,28 +87,10 @@ class ConformalResult(LocalizerMethods, DistributionMethods, RegressionVocabular
     ['fit', 'lwr', 'upr']
     """
 
-    def __init__(
-        self,
-        *,
-        design: Design,
-        estimator: ConformalRegressor,
-        options: dict[str, Any],
-        nobs: dict[str, int],
-        random_state: Any,
-        group_labeler: Any = None,
-        response_scale: ResponseScale | None = None,
-        fit_call: FitCall | None = None,
-        rows: FitRows | None = None,
-    ) -> None:
-        super().__init__(
-            design=design,
-            estimator=estimator,
-            options=options,
-            nobs=nobs,
-            random_state=random_state,
-            fit_call=fit_call,
-            rows=rows,
-        )
+    def __init__(self, *, group_labeler: Any = None, response_scale: ResponseScale | None = None, **base: Any) -> None:
+        """``base``: the arguments of :class:`confrf.results.base.ResultBase` (``design``, ``estimator``, ...)."""
+        super().__init__(**base)
+        design: Design = self.design
         self.group_labeler = group_labeler  # reads user-given groups from raw rows (split-g / lcp-rf-g)
         if response_scale is None:  # no support; the transform read from the formula
             response_scale = ResponseScale(response_transform(design), None)
@@ -121,21 +102,6 @@ class ConformalResult(LocalizerMethods, DistributionMethods, RegressionVocabular
         return self.__dict__
 
     _PAC_HINT = "use method='qrf-tc' or guarantee='pac' (lcp-rf, split-g, lcp-rf-g)."
-    # own attributes: the API page lists no inherited members
-    pac_report = ResultBase.pac_report
-    update = ResultBase.update
-    fitted = RegressionVocabulary.fitted
-    residuals = RegressionVocabulary.residuals
-    coef = RegressionVocabulary.coef
-    tidy = RegressionVocabulary.tidy
-    glance = RegressionVocabulary.glance
-    augment = RegressionVocabulary.augment
-    pvalue = DistributionMethods.pvalue
-    cdf = DistributionMethods.cdf
-    distribution = DistributionMethods.distribution
-    groups = LocalizerMethods.groups
-    forest_weights = LocalizerMethods.forest_weights
-    conditional_quantiles = LocalizerMethods.conditional_quantiles
 
     # -- basic facts -------------------------------------------------------
     @property

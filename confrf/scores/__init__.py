@@ -7,29 +7,19 @@ scores (:class:`ClassScore`: "lac", "aps", "raps") give prediction sets. Every s
 
 from __future__ import annotations
 
-from ..exceptions import InputError
 from .absolute import AbsoluteScore
 from .aps import APSScore
 from .base import ClassScore, Score
 from .lac import LACScore
 from .quantile import QuantileScore
 from .raps import RAPSScore
-from .registry import SCORES, ScoreSpec, make_score, register_score, score_names
+from .registry import SCORES, ScoreSpec, register_score, resolve_score, score_names
 from .scaled import ScaledScore
 
 
 def get_score(score: str | Score) -> Score:
     """Resolve a regression score name (e.g. ``"absolute"``) or check a user object."""
-    if isinstance(score, str):
-        try:
-            return make_score(score, "regression")
-        except KeyError:
-            raise InputError(
-                f"unknown score {score!r}; choose one of {score_names('regression')} or pass a Score object."
-            ) from None
-    if isinstance(score, Score):
-        return score
-    raise InputError(f"score must be a name or an object with score(), interval(), center() and name; got {score!r}.")
+    return resolve_score(score, "regression", Score)
 
 
 __all__ = [

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..exceptions import InputError
+
 #: the two families of responses: numeric (prediction intervals) and class labels (prediction sets)
 FAMILIES = ("regression", "classification")
 
@@ -74,3 +76,32 @@ def make_score(name: str, family: str) -> Any:
     if spec is None or spec.family != family:
         raise KeyError(name)
     return spec.factory()
+
+
+#: per family: the refusal of an unknown name and of an object that is not a score ({score}: what was given,
+#: {names}: the family's registered names)
+_REFUSALS = {
+    "regression": (
+        "unknown score {score!r}; choose one of {names} or pass a Score object.",
+        "score must be a name or an object with score(), interval(), center() and name; got {score!r}.",
+    ),
+    "classification": (
+        "unknown classification score {score!r}; choose one of {names} (e.g. APSScore(randomized=True), "
+        "RAPSScore(lam=0.01, k_reg=2)) or pass a ClassScore object.",
+        "a classification score must be a name in {names} or an object with matrix(proba, u), name and "
+        "randomized; got {score!r}.",
+    ),
+}
+
+
+def resolve_score(score: Any, family: str, kind: type) -> Any:
+    """A new score of ``family`` by name, or ``score`` itself when it is a ``kind``; an InputError otherwise."""
+    unknown, not_a_score = _REFUSALS[family]
+    if isinstance(score, str):
+        try:
+            return make_score(score, family)
+        except KeyError:
+            raise InputError(unknown.format(score=score, names=score_names(family))) from None
+    if isinstance(score, kind):
+        return score
+    raise InputError(not_a_score.format(score=score, names=score_names(family)))
