@@ -41,12 +41,14 @@ def keep_calibration_rows(
     groups: Any,
     seed: int | None,
     n: int | None = None,
-    ratio: np.ndarray | None = None,
+    ratio: Any = None,
 ) -> None:
     """Set ``est``'s ``calib_*`` attributes: the kept rows' design, scores, groups and ratios, and every score's ties.
 
     ``calib_rows_`` holds the kept positions (None: all rows). ``n`` given: X
-    holds those rows already (taken from Dask partitions).
+    holds those rows already (taken from Dask partitions). ``ratio``: the rows'
+    :class:`confrf.shift.ShiftRatio` (None: unweighted); typed Any because this
+    module sits below ``shift/`` in the import layering.
     """
     taken = n is not None
     n = V.shape[0] if n is None else n

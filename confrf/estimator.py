@@ -7,7 +7,6 @@ Lifecycle: ``fit`` (base model) -> ``conformalize`` (calibration) ->
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -27,16 +26,16 @@ from ._validation import (
     feature_names,
     is_boolean,
 )
-from ._warnings import user_stacklevel
 from .calibrators import Calibrator, get_method, method_options
 from .calibrators.distribution import SignedDistribution, signed_parts, signed_scores
 from .calibrators.pvalue import calibrator_pvalues
-from .calibrators.shift import calibration_ratios, check_ratio, prediction_ratios, too_small_ess_message
 from .dask import DaskRows, conformalize_rows, is_dask_collection
-from .exceptions import InfiniteIntervalWarning, InputError, NotFittedError
+from .exceptions import InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
 from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
+from .shift.value import ShiftRatio, as_ratio, calibration_ratios, prediction_ratios
+from .shift.weighted import warn_small_ess
 
 
 def _numeric_response(y: Any) -> np.ndarray:
@@ -185,7 +184,7 @@ class ConformalRegressor(ConformalEstimator):
         score = get_score(self.score)
         kw: dict[str, Any] = dict(alpha=self._alpha(), random_state=seeds[0], fit_intercept=self.fit_intercept)
         if sample_weight is not None:
-            kw["sample_weight"] = check_ratio(sample_weight, X.shape[0], "the training rows", name="sample_weight")
+            kw["sample_weight"] = as_ratio(sample_weight, X.shape[0], "the training rows", name="sample_weight").values
         # a refit voids the calibration
         stale_names = ("calibrator_", "calib_X_", "calib_scores_", "calib_groups_", "calib_rows_", "calib_ratio_")
         for stale in stale_names + ("ratio_model_", "calib_score_ties_"):
@@ -290,10 +289,7 @@ class ConformalRegressor(ConformalEstimator):
         self.conformalize_time_ = time.perf_counter() - t0
         keep_calibration_rows(self, X, V, groups, seeds[3], ratio=w_cal)
         self.ratio_model_ = ratio_model
-        shift = self.calibrator_.shift_
-        message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
-        if message:
-            warnings.warn(message, InfiniteIntervalWarning, stacklevel=user_stacklevel())
+        warn_small_ess(self.calibrator_.shift_, self._alpha())
         return self
 
     @governs_threads
@@ -367,33 +363,36 @@ class ConformalRegressor(ConformalEstimator):
         a, n_jobs, chunk_size, progress = self._predict_args(alpha, level, n_jobs, chunk_size, progress, "intervals")
         labels = self.calibrator_.label_kwargs(groups, X.shape[0])
         w = self._test_ratios(X, likelihood_ratio)
-        if w is not None:
-            labels = {**labels, "likelihood_ratio": w}  # cut into chunks with the rows, like the labels
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
             # scikit-learn refuses 0 rows: predict one calibration row for the keys and dtypes, keep none
             one: dict[str, np.ndarray] = {}
             if self.calib_groups_ is not None:
                 one = {k: np.asarray(self.calib_groups_)[:1] for k in labels}
-            if w is not None:
-                assert self.calib_ratio_ is not None  # new rows have ratios only after a weighted calibration
-                one["likelihood_ratio"] = self.calib_ratio_[:1]
-            return {k: v[:0] for k, v in self._predict_rows(self.calib_X_[:1], a, one).items()}
+            # new rows have ratios only after a weighted calibration: then one calibration row's own
+            one_w = None if w is None else self.calib_ratio_[:1]
+            return {k: v[:0] for k, v in self._predict_rows(self.calib_X_[:1], a, one, one_w).items()}
         return self._predict_chunks(
-            lambda rows: self._predict_rows(X[rows], a, {k: v[rows] for k, v in labels.items()}),
+            lambda rows: self._predict_rows(
+                X[rows], a, {k: v[rows] for k, v in labels.items()}, None if w is None else w[rows]
+            ),
             X.shape[0],
             n_jobs,
             chunk_size,
             progress,
         )
 
-    def _test_ratios(self, X: np.ndarray, likelihood_ratio: Any) -> np.ndarray | None:
-        """The new rows' likelihood ratios after a weighted calibration (None after an unweighted one), checked."""
+    def _test_ratios(self, X: np.ndarray, likelihood_ratio: Any) -> ShiftRatio | None:
+        """The new rows' likelihood ratios after a weighted calibration (None after an unweighted one)."""
         return prediction_ratios(self, X, likelihood_ratio)
 
-    def _predict_rows(self, X: np.ndarray, a: float, labels: dict[str, Any]) -> dict[str, np.ndarray]:
+    def _predict_rows(
+        self, X: np.ndarray, a: float, labels: dict[str, Any], ratio: ShiftRatio | None = None
+    ) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
-        rows = self.calibrator_.predict_rows(X, a, interval=lambda t: self.score_.interval(pred, t), **labels)
+        rows = self.calibrator_.predict_rows(
+            X, a, interval=lambda t: self.score_.interval(pred, t), likelihood_ratio=ratio, **labels
+        )
         return {"fit": self.score_.center(pred), **rows}
 
     def predict_interval(self, X: Any, alpha: float | None = None, groups: Any = None, **kwargs: Any) -> np.ndarray:

@@ -11,8 +11,8 @@ from reference_pvalue import lcp_pvalue_reference, weighted_lcp_pvalue_reference
 import confrf as cf
 from confrf import _kernels
 from confrf.calibrators.pvalue import count_pvalue, mass_pvalue
-from confrf.calibrators.shift import ShiftWeights
 from confrf.exceptions import InputError
+from confrf.shift.weighted import ShiftWeights
 
 
 def _index(cal, V, mult=None):

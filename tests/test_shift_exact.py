@@ -18,12 +18,12 @@ from test_lcp_exact import _random_forest_leaves, _random_instance, _to_weights
 from confrf import _kernels, lcp_threshold
 from confrf._validation import required_count
 from confrf.calibrators import LCPForestCalibrator, SplitCalibrator
-from confrf.calibrators.shift import ShiftWeights, distinct_cumulative
 from confrf.localizers.leaf_index import LeafIndex
 from confrf.localizers.weighted import ForestShiftIndex
+from confrf.shift.weighted import ShiftWeights, distinct_cumulative
 
 ALPHAS = ["0.05", "0.1", "0.2", "0.5"]
-SLACK = Fraction(1, 10**9)  # the tolerance the code states (calibrators/shift.py: SHIFT_TOL)
+SLACK = Fraction(1, 10**9)  # the tolerance the code states (shift/weighted.py: SHIFT_TOL)
 WEIGHTS = [0.0, 0.5, 1.0, 2.0, 3.0]
 
 

@@ -22,7 +22,7 @@ import confrf as cf
 from confrf.classification import ConformalClassifier
 from confrf.exceptions import InfiniteIntervalWarning, InputError
 
-SLACK = Fraction(1, 10**9)  # calibrators/shift.py: SHIFT_TOL
+SLACK = Fraction(1, 10**9)  # shift/weighted.py: SHIFT_TOL
 RATIOS = [0.5, 1.0, 2.0, 3.0]
 
 

@@ -429,7 +429,8 @@ def test_weighted_tuning_scores_are_the_target_populations_simulated_calibration
     """With likelihood ratios, a candidate's score is recomputed from its definition: the conformal fold weighted
     by its ratios, the weighted exact thresholds with each test point's own w(x), and each test point's loss (and
     infinite interval) counted w(x) / mean(w) times."""
-    from confrf.localizers.weighted import ForestShiftIndex, weighted_forest_thresholds, weighted_requirement
+    from confrf.localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
+    from confrf.shift.weighted import weighted_requirement
 
     n = 900
     X, V = _data(n, seed=3)

@@ -12,10 +12,11 @@ import numpy as np
 from .._validation import min_calibration_size
 from ..exceptions import InputError, NotFittedError
 from ..localizers.forest import ForestLocalizer
+from ..shift.value import ShiftRatio
 from .grouping import check_group_labels
 
 if TYPE_CHECKING:
-    from .shift import ShiftWeights  # which imports this module
+    from ..shift.weighted import ShiftWeights
 
 #: the score's inversion at the predicted rows: thresholds t -> (lower, upper) bounds
 Inversion = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -160,13 +161,14 @@ class Calibrator(ABC):
         alpha: float,
         rng: np.random.Generator,
         labels: Any = None,
-        likelihood_ratio: np.ndarray | None = None,
+        likelihood_ratio: ShiftRatio | np.ndarray | None = None,
     ) -> Calibrator:
         """The estimators' calibration entry: ``calibrate`` with the keywords given (None: not given).
 
         ``labels`` (from :meth:`label_kwargs`, or class codes) go only to a
-        calibrator that ``uses_labels``; ``likelihood_ratio`` only to one that
-        ``supports_shift``, else the refusal says why and what to use.
+        calibrator that ``uses_labels``; ``likelihood_ratio`` (a :class:`confrf.shift.ShiftRatio`,
+        or numbers the calibrator reads) only to one that ``supports_shift``, else the refusal says why and
+        what to use.
         """
         kw: dict[str, Any] = {} if labels is None else {"labels": labels}
         if likelihood_ratio is not None:
@@ -208,7 +210,7 @@ class Calibrator(ABC):
         *,
         interval: Inversion | None = None,
         labels: Any = None,
-        likelihood_ratio: np.ndarray | None = None,
+        likelihood_ratio: ShiftRatio | np.ndarray | None = None,
     ) -> dict[str, np.ndarray]:
         """The per-row prediction entry: ``t``, ``closed``, ``level`` for the rows of X (after ``prepare(alpha)``).
 

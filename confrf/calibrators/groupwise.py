@@ -33,12 +33,13 @@ from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..localizers.forest import ForestLocalizer
 from ..localizers.graph import GRAPH_GROUPINGS, cluster_graph, weight_graph
 from ..localizers.regions import WeightRegions
+from ..shift.value import new_row_ratios, ratio_values
+from ..shift.weighted import ShiftWeights
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split, threshold_rows
 from .forest_setup import make_forest_localizer
 from .forest_source import TrainingPart, check_localizer_data, forest_settings, training_options, uses_training
 from .grouping import REST, Grouping, _label_index, check_group_labels, units_to_keep
 from .registry import get_variant
-from .shift import ShiftWeights, check_ratio, new_row_ratios
 
 #: values of ``groups=`` at the array level (the formula API also takes columns, terms and callables)
 GROUPINGS = (*GRAPH_GROUPINGS, "labels")
@@ -178,7 +179,7 @@ class GroupwiseCalibrator(TrainingPart, Calibrator):
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
         labels = self._labels(labels, n)
-        w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
+        w = None if likelihood_ratio is None else ratio_values(likelihood_ratio, n, "the calibration rows")
         merge = self._merge_size(alpha)
         forest = self._uses_forest()
         # the training part (disjoint from the calibration set) learns the forest and the groups

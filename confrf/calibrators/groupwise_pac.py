@@ -33,6 +33,7 @@ import pandas as pd
 
 from .._validation import as_float_matrix, as_float_vector, check_fraction
 from ..exceptions import InputError
+from ..shift.weighted import PAC_REFUSAL
 from .base import Guarantee
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .groupwise import REST, group_kwargs
@@ -42,7 +43,6 @@ from .pac_bounds import binomial_k, min_d2_size, open_unit
 from .pac_correction import ForestPACMap, binomial_correction
 from .pac_report import IID, PACReport, shown
 from .registry import register_variant
-from .shift import PAC_REFUSAL
 from .split_g import SplitGroupCalibrator
 
 

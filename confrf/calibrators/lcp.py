@@ -22,7 +22,8 @@ import scipy.sparse as sp
 from .._tolerance import TIE_TOL
 from .._validation import as_float_array, required_count
 from ..exceptions import InputError
-from .shift import ShiftWeights, check_ratio
+from ..shift.value import ratio_values
+from ..shift.weighted import ShiftWeights
 
 
 class LCPThreshold(NamedTuple):
@@ -98,7 +99,7 @@ def lcp_threshold(weights: object, scores: object, alpha: float, likelihood_rati
     Cost O(nnz + n log n). Weight sums closer than ``1e-10`` count as ties,
     which can only make the set larger than the exact one; with
     ``likelihood_ratio`` a score is rejected only once the weighted count
-    reaches (1 - alpha + 1e-9) times the total (``calibrators.shift.SHIFT_TOL``).
+    reaches (1 - alpha + 1e-9) times the total (``confrf.shift.weighted.SHIFT_TOL``).
 
     Examples
     --------
@@ -119,7 +120,7 @@ def lcp_threshold(weights: object, scores: object, alpha: float, likelihood_rati
     m_req = required_count(alpha, n)
     shift, req = None, float(m_req)
     if likelihood_ratio is not None:
-        w = check_ratio(likelihood_ratio, n + 1, "the n calibration points and the test point")
+        w = ratio_values(likelihood_ratio, n + 1, "the n calibration points and the test point")
         shift = ShiftWeights(w[:n])
         if shift.constant is not None and w[n] == shift.constant:
             shift = None  # every p_i is 1/(n+1): the exact integer rule

@@ -12,10 +12,11 @@ import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..localizers.kernel import KernelLocalizer
+from ..shift.value import new_row_ratios, ratio_values
+from ..shift.weighted import ShiftWeights
 from ._reference import ReferenceData
 from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register
-from .shift import ShiftWeights, check_ratio, new_row_ratios
 
 
 class KernelLCPCalibrator(ReferenceData, Calibrator):
@@ -78,7 +79,7 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
     def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> KernelLCPCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
-        w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, X.shape[0], "the calibration rows")
+        w = None if likelihood_ratio is None else ratio_values(likelihood_ratio, X.shape[0], "the calibration rows")
         rng = np.random.default_rng(rng)
         Xr, Vr, conf = self._take_reference(X, V, rng, alpha)
         self.localizer.fit_reference(Xr, Vr, alpha=alpha, n_calibration=int(conf.shape[0]), rng=rng)

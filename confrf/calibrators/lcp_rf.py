@@ -17,11 +17,12 @@ from ..localizers.forest import ForestLocalizer, check_forest_backend, check_max
 from ..localizers.sources import grow_from_sources
 from ..localizers.tuning import TUNE
 from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
+from ..shift.value import new_row_ratios, ratio_values
+from ..shift.weighted import ShiftWeights
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
 from .rows import ArrayRows, CalibrationRows
-from .shift import ShiftWeights, check_ratio, new_row_ratios
 
 #: a tuned honest LCP-RF localizes only from MIN_LOCALIZER_ALPHA / alpha localizer points on (100 at alpha = 0.1)
 MIN_LOCALIZER_ALPHA = 10
@@ -149,7 +150,7 @@ class LCPForestCalibrator(Calibrator):
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
         n = X.shape[0]
-        w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, n, "the calibration rows")
+        w = None if likelihood_ratio is None else ratio_values(likelihood_ratio, n, "the calibration rows")
         target_tuning = self.shift_tuning == "target"
         if self.needs_reference and self._reference is None:
             raise InputError(
@@ -323,7 +324,7 @@ class LCPForestCalibrator(Calibrator):
         out = copy.copy(self)
         w = None
         if likelihood_ratio is not None:
-            w = check_ratio(likelihood_ratio, self.n_calibration_, "the calibration rows")[self.conformal_rows_]
+            w = ratio_values(likelihood_ratio, self.n_calibration_, "the calibration rows")[self.conformal_rows_]
         out._set_ratios(w)
         return out
 

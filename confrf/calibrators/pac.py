@@ -49,6 +49,7 @@ from .._validation import as_float_matrix, as_float_vector, check_fraction, chec
 from .._warnings import user_stacklevel
 from ..exceptions import InfiniteIntervalWarning, InputError, PACTargetWarning
 from ..localizers.forest import ForestLocalizer
+from ..shift.weighted import PAC_REFUSAL
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .forest_source import TrainingPart, check_localizer_data, forest_settings, training_options, uses_training
@@ -56,7 +57,6 @@ from .pac_bounds import BOUNDS, _hoeffding_epsilon, min_d2_size, open_unit, pac_
 from .pac_correction import Correction, ForestPACMap, binomial_correction, hoeffding_correction
 from .pac_report import PACReport, make_report
 from .registry import MethodSpec, register, register_variant
-from .shift import PAC_REFUSAL
 
 PAC_FORMS = ("inflated", "paper")
 BASES = {"qrf": "qrf-tc", "lcp": "lcp-rf"}

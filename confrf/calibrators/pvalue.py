@@ -22,9 +22,9 @@ from .._parallel import kernel_threads
 from .._tolerance import TIE_TOL
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError
-from ..localizers.weighted import SHIFT_TOL
+from ..shift.value import new_row_ratios
+from ..shift.weighted import ShiftWeights, shift_tolerance
 from .base import Calibrator
-from .shift import ShiftWeights, new_row_ratios
 
 
 def count_pvalue(count: np.ndarray, n: int) -> np.ndarray:
@@ -35,11 +35,11 @@ def count_pvalue(count: np.ndarray, n: int) -> np.ndarray:
 def mass_pvalue(mass: np.ndarray, shift: ShiftWeights, w_test: np.ndarray) -> np.ndarray:
     """min(1, 1 + tol - M / T), T = sum_j w_j + w(x): above alpha exactly when M < (1 - alpha + tol) T.
 
-    tol is the weighted rule's (:func:`confrf.localizers.weighted.weighted_requirement`); T = 0 (no weight
+    tol is the weighted rule's (:func:`confrf.shift.weighted.shift_tolerance`); T = 0 (no weight
     anywhere) rejects nothing: p = 1.
     """
     total = float(shift.total) + np.asarray(w_test, dtype=np.float64)
-    tol = max(SHIFT_TOL, 4.0 * (int(shift.n) + 2) * np.finfo(np.float64).eps)
+    tol = shift_tolerance(shift.n)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = 1.0 + tol - np.asarray(mass, dtype=np.float64) / total
     return np.where(total > 0, np.minimum(p, 1.0), 1.0)

@@ -16,10 +16,11 @@ import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector, check_fraction
 from ..localizers.kernel import NadarayaWatsonLocalizer
+from ..shift.value import new_row_ratios, ratio_values
+from ..shift.weighted import ShiftWeights, distinct_cumulative, weighted_split_thresholds
 from ._reference import ReferenceData
 from .base import Calibrator, Guarantee, Thresholds
 from .registry import MethodSpec, register
-from .shift import ShiftWeights, check_ratio, distinct_cumulative, new_row_ratios, weighted_split_thresholds
 from .split import split_threshold
 
 
@@ -73,7 +74,7 @@ class SLCPCalibrator(ReferenceData, Calibrator):
     def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> SLCPCalibrator:
         X = as_float_matrix(X, "X")
         V = as_float_vector(scores, "scores")
-        w = None if likelihood_ratio is None else check_ratio(likelihood_ratio, X.shape[0], "the calibration rows")
+        w = None if likelihood_ratio is None else ratio_values(likelihood_ratio, X.shape[0], "the calibration rows")
         rng = np.random.default_rng(rng)
         Xr, Vr, conf = self._take_reference(X, V, rng, alpha)
         self.localizer.fit(Xr, Vr, rng=rng)

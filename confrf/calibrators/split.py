@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import as_float_vector, required_count
+from ..shift.value import new_row_ratios, ratio_values
+from ..shift.weighted import ShiftWeights, distinct_cumulative, weighted_split_thresholds
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size
 from .registry import MethodSpec, register
-from .shift import ShiftWeights, check_ratio, distinct_cumulative, new_row_ratios, weighted_split_thresholds
 
 
 class SplitCalibrator(Calibrator):
@@ -32,7 +33,7 @@ class SplitCalibrator(Calibrator):
         self.sorted_scores_ = V[order]
         self.shift_ = None
         if likelihood_ratio is not None:  # weighted split conformal (Tibshirani et al., 2019)
-            w = check_ratio(likelihood_ratio, V.shape[0], "the calibration rows")[order]
+            w = ratio_values(likelihood_ratio, V.shape[0], "the calibration rows")[order]
             self.shift_ = ShiftWeights(w)
             self._distinct = distinct_cumulative(self.sorted_scores_, w)
         return self

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from ..shift.weighted import distinct_cumulative, weighted_split_thresholds
 from .groupwise import _GROUPWISE, GroupwiseCalibrator, _make, _split_g_settings
 from .registry import MethodSpec, register
-from .shift import distinct_cumulative, weighted_split_thresholds
 from .split import split_threshold
 
 

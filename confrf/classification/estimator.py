@@ -24,10 +24,12 @@ from .._validation import as_float_matrix, min_calibration_size
 from .._warnings import user_stacklevel
 from ..calibrators import Calibrator, GroupwiseCalibrator, Guarantee, get_method, method_options
 from ..calibrators.registry import METHODS, class_methods
-from ..calibrators.shift import calibration_ratios, prediction_ratios, shift_guarantee, too_small_ess_message
 from ..exceptions import InfiniteIntervalWarning, InputError, NotFittedError
 from ..formula.labels import response_levels
+from ..shift.guarantee import shift_guarantee
 from ..shift.ratio import RatioEstimator
+from ..shift.value import ShiftRatio, calibration_ratios, prediction_ratios
+from ..shift.weighted import warn_small_ess
 from .models import ProbaModel, is_statsmodels_results, make_classifier, prefit_classifier
 from .scores import CALIBRATION_STREAM, PREDICTION_STREAM, get_class_score, label_sets, uniforms
 
@@ -216,15 +218,7 @@ class ConformalClassifier(ConformalEstimator):
         self.calib_X_, self.calib_codes_, self.calib_scores_ = X, codes, V
         self.calib_counts_ = counts
         self.calib_ratio_, self.ratio_model_ = w_cal, ratio_model
-        shift = self.calibrator_.shift_
-        message = None if shift is None else too_small_ess_message(shift.ess, self._alpha())
-        if message:
-            warnings.warn(
-                # said for sets: an infinite threshold puts every class in the set
-                message.replace("infinite intervals", "full sets").replace("finite intervals", "finite thresholds"),
-                InfiniteIntervalWarning,
-                stacklevel=user_stacklevel(),
-            )
+        warn_small_ess(self.calibrator_.shift_, self._alpha(), sets=True)
         return self
 
     # -- prediction --------------------------------------------------------
@@ -267,7 +261,9 @@ class ConformalClassifier(ConformalEstimator):
         self.calibrator_.prepare(a)  # per-alpha state first: the chunks then only read it
         if X.shape[0] == 0:
             # classifiers refuse 0 rows: predict one calibration row for the keys and dtypes, keep none
-            w1 = None if w is None else np.ones(1)  # any ratio: the row is only there for the keys and dtypes
+            w1 = (
+                None if w is None else ShiftRatio(np.ones(1))
+            )  # any ratio: the row is only there for the keys and dtypes
             one = self._predict_rows(self.calib_X_[:1], a, uniforms(self.score_, 1, PREDICTION_STREAM, 0), w1)
             return {k: v[:0] for k, v in one.items()}
         u = uniforms(self.score_, X.shape[0], PREDICTION_STREAM, self._seeds()[3])
@@ -287,7 +283,7 @@ class ConformalClassifier(ConformalEstimator):
         return self.predict_details(self.calib_X_, alpha, progress=False, likelihood_ratio=ratio)
 
     def _predict_rows(
-        self, X: np.ndarray, a: float, u: np.ndarray | None, w: np.ndarray | None = None
+        self, X: np.ndarray, a: float, u: np.ndarray | None, w: ShiftRatio | None = None
     ) -> dict[str, np.ndarray]:
         proba = self.model_.proba(X)
         S = self.score_.matrix(proba, u)

@@ -19,7 +19,8 @@ from ..formula import as_frame
 from ..results.base import ResultBase, _is_dask_collection, _multi_alpha_frame, own_methods
 from ..results.diagnostics import calibration_ess, distribution_row, level_note, shown_levels
 from ..results.report import add_assumptions, add_header
-from ..results.shift_section import add_shift_section, predict_shift_facts
+from ..shift.section import add_shift_section, predict_shift_facts
+from ..shift.value import ShiftRatio
 from .evaluation import ClassEvaluation, evaluate_sets, set_facts
 from .models import base_classifier, classifier_name
 from .rstyle import ClassificationVocabulary
@@ -195,7 +196,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
             self._warn_infinite(d["t"], a)
         return _multi_alpha_frame(frames, alphas, shared=("pred",)) if several else frames[0]
 
-    def _ratios(self, newdata: pd.DataFrame, X: np.ndarray) -> np.ndarray | None:
+    def _ratios(self, newdata: pd.DataFrame, X: np.ndarray) -> ShiftRatio | None:
         """The likelihood ratios of new rows under covariate shift (None without)."""
         return None if self.shift is None else self.shift.ratios(newdata, X)
 

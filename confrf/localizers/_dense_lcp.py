@@ -58,7 +58,7 @@ def dense_lcp_thresholds(
     shift_w, req : (n,) and (B,), optional
         Covariate shift: the calibration points' likelihood ratios, and per
         test row the weighted count at which a score is rejected
-        (:meth:`confrf.calibrators.shift.ShiftWeights.requirement`); the
+        (:meth:`confrf.shift.weighted.ShiftWeights.requirement`); the
         count of points with pi_i < theta is then their summed ratio.
 
     Returns

@@ -86,10 +86,11 @@ import numpy as np
 
 from .._parallel import kernel_threads
 from .._validation import min_calibration_size, required_count
+from ..shift.weighted import weighted_requirement
 from . import screening
 from .screening import SCREENED
 from .tuning_result import ForestTuning
-from .weighted import ForestShiftIndex, weighted_forest_thresholds, weighted_requirement
+from .weighted import ForestShiftIndex, weighted_forest_thresholds
 
 #: the value of ``min_samples_leaf`` that asks for tuning
 TUNE = "tune"

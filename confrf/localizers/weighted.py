@@ -5,6 +5,12 @@ count: the weight of the points whose p2 lies below theta is a prefix sum of the
 weights taken in ascending p2 order (one binary search), and only the test
 point's m leaf-mates need a correction, so a test point still costs
 O(m log m + log n log m).
+
+The rule itself (the requirement and its tolerance) lives in
+:mod:`confrf.shift.weighted`; this module stays with the localizers because it
+lays the weights out in a :class:`LeafIndex`'s order and reads the forest's
+leaves, and ``shift/`` sits below ``localizers/`` in the import layering
+(tests/test_import_graph.py): the localizers' tuning imports the rule from it.
 """
 
 from __future__ import annotations
@@ -19,28 +25,6 @@ from .leaf_index import LeafIndex
 
 if TYPE_CHECKING:  # pragma: no cover - tuning.py imports this module, and forest.py imports tuning.py
     from .forest import ForestLocalizer
-
-#: relative tolerance of the weighted comparison: accept while the computed mass < (1 - alpha + tol) * total.
-#: Only ever enlarges a set; at least 4 (n + 2) eps, which bounds the rounding error of a sum of n weights.
-SHIFT_TOL = 1e-9
-
-
-def weighted_requirement(alpha: float, total: float, n: int, w_test: np.ndarray) -> np.ndarray:
-    """(1 - alpha + tol)(total + w(x)) per test row: a score is rejected once its weighted count reaches it.
-
-    ``total``: the sum of the n conformal points' ratios; tol = max(SHIFT_TOL,
-    4 (n + 2) eps), docs/theory.md ("Tolerance"). +inf where no point carries
-    weight (a group of zero ratios and w(x) = 0): no evidence, nothing is rejected.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> float(weighted_requirement(0.5, 3.0, 3, np.array([1.0]))[0]) > 2.0
-    True
-    """
-    tot = float(total) + np.asarray(w_test, dtype=np.float64)
-    tol = max(SHIFT_TOL, 4.0 * (int(n) + 2) * np.finfo(np.float64).eps)
-    return np.where(tot > 0, (1.0 - float(alpha) + tol) * tot, np.inf)
 
 
 @dataclass(frozen=True)
@@ -65,7 +49,7 @@ def weighted_forest_thresholds(
     """Weighted exact LCP-RF thresholds (t, closed, level) for rows of X, in score units.
 
     ``req``: per row, the weighted count at which a score is rejected
-    (:func:`weighted_requirement`).
+    (:func:`confrf.shift.weighted.weighted_requirement`).
     """
     idx = localizer.index_
     if idx is None:

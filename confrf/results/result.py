@@ -15,11 +15,12 @@ from .._validation import check_alphas, check_bool
 from .._warnings import user_stacklevel
 from ..calibrators import Guarantee
 from ..calibrators.grouping import groups_shown
-from ..calibrators.shift import shift_guarantee
 from ..exceptions import InfiniteIntervalWarning, InputError
 from ..formula import Design, as_frame
 from ..formula.transforms import response_transform
 from ..models import base_model
+from ..shift.guarantee import shift_guarantee
+from ..shift.section import add_shift_section, predict_shift_facts
 from .base import ResultBase, _is_dask_collection, _multi_alpha_frame, own_methods
 from .diagnostics import CalibrationDiagnostics, calibration_diagnostics
 from .distribution import DistributionMethods
@@ -30,7 +31,6 @@ from .reject import check_max_width, rejected
 from .report import add_diagnostics, add_header
 from .response_scale import ResponseScale, add_response_scale
 from .rstyle import RegressionVocabulary
-from .shift_section import add_shift_section, predict_shift_facts
 
 
 def _predict_frame(d: dict[str, np.ndarray], index: pd.Index, details: bool, max_width: float | None) -> pd.DataFrame:

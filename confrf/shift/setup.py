@@ -19,6 +19,7 @@ from ..exceptions import InputError
 from ..formula.frame import as_training_frame
 from .ratio import RatioEstimator
 from .source import RatioSource
+from .value import ShiftRatio
 
 #: the options this module takes out of ``conformal(**options)``, and their defaults
 SHIFT_OPTIONS = {"likelihood_ratio": None, "shift": None, "shift_model": "logit", "shift_clip": 0.01, "weights": None}
@@ -89,12 +90,12 @@ class ShiftSetup:
         assert self.source is not None  # a known ratio when none is estimated
         return f"known: {self.source.describe()}"
 
-    def ratios(self, newdata: pd.DataFrame, X: np.ndarray) -> np.ndarray:
-        """The ratios of new rows (``X``: their design)."""
+    def ratios(self, newdata: pd.DataFrame, X: np.ndarray) -> ShiftRatio:
+        """The ratios of new rows (``X``: their design), read and checked here, where they enter."""
         if self.estimator is not None:
-            return self.estimator(X)
+            return ShiftRatio.read(self.estimator(X), X.shape[0], "the new rows", allow_all_zero=True)
         assert self.source is not None  # a known ratio when none is estimated
-        return self.source(newdata, "newdata", allow_all_zero=True)
+        return self.source.read(newdata, "newdata", allow_all_zero=True)
 
 
 def refuse_unweighted(refusal: str | None, opts: dict[str, Any]) -> None:
@@ -117,8 +118,12 @@ def resolve_shift(
     X_tr: np.ndarray,
     X_cal: np.ndarray,
     seed: int | None,
-) -> tuple[np.ndarray | None, Any, ShiftSetup | None]:
-    """(case weights of the training rows, ``likelihood_ratio`` for ``conformalize``, the setup for the result)."""
+) -> tuple[ShiftRatio | None, Any, ShiftSetup | None]:
+    """(case weights of the training rows, ``likelihood_ratio`` for ``conformalize``, the setup for the result).
+
+    The case weights and a known ratio come read and checked (:class:`ShiftRatio`); an estimated ratio comes as
+    the fitted :class:`RatioEstimator`, a function of design rows the estimator evaluates (and checks) once.
+    """
     weights = None
     if opts.get("weights") is not None:
         if train_rows is None:
@@ -126,11 +131,11 @@ def resolve_shift(
                 "weights= are case weights for fitting the base model, but prefit=True fits nothing; drop weights= "
                 "(for covariate shift between calibration and new rows use likelihood_ratio= or shift=)."
             )
-        weights = RatioSource(opts["weights"], name="weights")(train_rows, "the training rows")
+        weights = RatioSource(opts["weights"], name="weights").read(train_rows, "the training rows")
     lo, hi = (X_cal.min(axis=0), X_cal.max(axis=0)) if X_cal.shape[0] else (np.empty(0), np.empty(0))
     if opts.get("likelihood_ratio") is not None:
         source = RatioSource(opts["likelihood_ratio"])
-        return weights, source(calib_rows, "the calibration rows"), ShiftSetup(source, None, lo, hi)
+        return weights, source.read(calib_rows, "the calibration rows"), ShiftSetup(source, None, lo, hi)
     if opts.get("shift") is not None:
         if train_rows is None:
             raise InputError(

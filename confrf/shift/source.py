@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..calibrators.shift import check_ratio
 from ..exceptions import InputError
 from ..formula.row_values import evaluate_expression, refuse_unpicklable
+from .value import ShiftRatio
 
 
 class RatioSource:
@@ -72,7 +72,11 @@ class RatioSource:
         return self.__dict__
 
     def __call__(self, frame: Any, what: str = "data", allow_all_zero: bool = False) -> np.ndarray:
-        """One checked number per row of ``frame``."""
+        """One checked number per row of ``frame``: :meth:`read`'s values."""
+        return self.read(frame, what, allow_all_zero).values
+
+    def read(self, frame: Any, what: str = "data", allow_all_zero: bool = False) -> ShiftRatio:
+        """One checked number per row of ``frame``, as the :class:`ShiftRatio` the estimators carry."""
         if isinstance(frame, dict):
             frame = pd.DataFrame(frame)
         if not isinstance(frame, pd.DataFrame):
@@ -96,7 +100,7 @@ class RatioSource:
             raise InputError(
                 f"{self.name}={self.label!r} of {what} must be numbers; it holds {values[:3].tolist()} ..."
             ) from None
-        return check_ratio(
+        return ShiftRatio.read(
             values, len(frame), f"{what} ({self.label!r})", name=self.name, allow_all_zero=allow_all_zero
         )
 

@@ -9,17 +9,20 @@ size is too small for finite intervals at the fitted alpha.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._tables import Summary, _fmt, text_table, two_column_table
-from ..calibrators.shift import too_small_ess_message
-from ..shift.setup import outside_range
+from .setup import outside_range
+from .value import ShiftRatio
+from .weighted import too_small_ess_message
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .base import ResultBase
+#: a fitted result of either family (``ConformalResult``, ``ClassificationResult``): read for ``estimator``,
+#: ``alpha``, ``shift`` (the :class:`confrf.shift.setup.ShiftSetup`) and ``_last_predict``. Not typed as
+#: ``confrf.results.base.ResultBase``: results/ imports this package, which sits below it.
+Result = Any
 
 
 def finite_ratio_limit(total: float, alpha: float) -> float:
@@ -31,12 +34,12 @@ def finite_ratio_limit(total: float, alpha: float) -> float:
     return alpha / (1.0 - alpha) * total
 
 
-def predict_shift_facts(result: ResultBase, X: np.ndarray, ratios: np.ndarray) -> dict[str, Any]:
+def predict_shift_facts(result: Result, X: np.ndarray, ratios: ShiftRatio) -> dict[str, Any]:
     """Of the rows just predicted: how many lie outside the calibration range, how many ratios force +inf."""
     shift = getattr(result.estimator.calibrator_, "shift_", None)
     forced = None
     if shift is not None and getattr(result.estimator.calibrator_, "group_shift_", None) is None:
-        forced = int(np.count_nonzero(ratios > finite_ratio_limit(shift.total, result.alpha)))
+        forced = int(np.count_nonzero(ratios.values > finite_ratio_limit(shift.total, result.alpha)))
     return {
         "outside_range": int(np.count_nonzero(outside_range(X, result.shift.range_lo, result.shift.range_hi))),
         "forced_infinite": forced,
@@ -47,7 +50,7 @@ def _share(count: int | None, n: int) -> float | None:
     return None if count is None or not n else count / n
 
 
-def add_shift_section(s: Summary, result: ResultBase) -> None:
+def add_shift_section(s: Summary, result: Result) -> None:
     """Section "shift": the ratio's source and the weights' facts, with a warning when too few points carry weight."""
     setup = result.shift
     shift = getattr(result.estimator.calibrator_, "shift_", None)
