@@ -11,8 +11,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import stats
 from reference import forest_lcp_matrix
+from scipy import stats
 
 import confrf as cf
 import confrf.localizers.sources as sources
