@@ -20,13 +20,31 @@ def pytest_addoption(parser):
     parser.addoption("--mc-reps", type=int, default=None, help="repetitions of the Monte Carlo tests")
 
 
+@pytest.hookimpl(trylast=True)  # after -k/-m deselection: only a build that will run counts
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--long"):
+        _pages_left_to_the_build(items)
         return
     skip = pytest.mark.skip(reason="long (expensive) test: run with --long")
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
+
+
+def _pages_left_to_the_build(items):
+    """With the documentation build selected, a page it executes (code cells only, nothing else checked on
+    its namespace) is not also run by ``test_page_code_runs``: the build fails on any cell's error."""
+    if not any(item.name == "test_docs_build_without_warnings" for item in items):
+        return
+    from test_docs import CHECKS, _rel, code_blocks
+
+    for item in items:
+        if item.originalname != "test_page_code_runs":
+            continue
+        path = item.callspec.params["path"]
+        runs = [b for b in code_blocks(path) if b["run"]]
+        if runs and all(b["kind"] == "code-cell" for b in runs) and _rel(path) not in CHECKS:
+            item.add_marker(pytest.mark.skip(reason="executed by the documentation build in this session"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -157,9 +157,9 @@ def _group_draws(method, reps, n_cal, n_test, alpha, seed, options):
         gc = None if labels is None else labels(Xc)
         gt = None if labels is None else labels(Xt)
         reg.conformalize(Xc, cal.y, groups=gc)
-        lo, hi = reg.predict_interval(Xt, groups=gt).T
+        d = reg.predict_details(Xt, groups=gt)  # intervals and each row's group from one pass
+        lo, hi, g = d["lwr"], d["upr"], d["group"]
         cover = test.conditional_coverage(None, lo, hi)
-        g = reg.predict_groups(Xt, groups=gt)
         worst.append(min(cover[g == name].mean() for name in np.unique(g) if (g == name).sum() >= 200))
         overall.append(cover.mean())
         share_inf.append(np.mean(np.isinf(hi)))
