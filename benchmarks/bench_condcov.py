@@ -178,6 +178,15 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "nl0": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0, **_POOLED, **_UNGATED}),
     "bt1": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0, **_TRAINING, **_UNGATED}),
     "bt0": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0, **_TRAINING, **_UNGATED}),
+    "bt0se2": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
+            "confrf.localizers.sources:SOURCE_SE": 2.0,
+            **_TRAINING,
+            **_UNGATED,
+        },
+    ),
     "few1": (
         {"localizer_data": "auto"},
         {

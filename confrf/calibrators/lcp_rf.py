@@ -201,7 +201,8 @@ class LCPForestCalibrator(Calibrator):
             )
         if self.choose_source and (target_tuning or not self.localizer.honest):
             # "auto": the training part only competes for an honest, unweighted tuning; else the localizer part's rule
-            self._reference = None
+            # (a deferred training score is never computed, and nothing says the forest learned from it)
+            self._reference, self.localizer_source_ = None, "calibration"
         if target_tuning and self._reference is not None and not self.choose_source:
             raise InputError(
                 "shift_tuning='target' weights the forest's tuning by the growing rows' likelihood ratios, and the "
