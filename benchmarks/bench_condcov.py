@@ -20,16 +20,20 @@ labelled rows. The peers share one base model per seed
 (``HistGradientBoostingRegressor(random_state=seed)`` on the training rows;
 CQR: three quantile models of the same family). LCP-RF enters as a user calls
 it: ``ConformalRegressor(model=<the same unfitted model>).fit(training rows)
-.conformalize(calibration rows)`` (it refits the identical model); "LCP-RF auto"
-sets ``localizer_data="auto"`` (the default since issue 36), so its forest may learn
-from the training rows' out-of-fold scores; "LCP-RF prefit" is the method on the shared
-fitted model with ``prefit=True``: calibration rows only, which is also what
+.conformalize(calibration rows)`` (it refits the identical model). "LCP-RF default"
+passes no option: ``localizer_data="auto"``, the default since issue 36, whose forest may learn
+from the training rows' out-of-fold scores while the localizer part is below
+``lcp_rf.TRAINING_GATE`` rows (baseline source: the training part while the localizer part is
+the smaller); "LCP-RF auto" passes ``localizer_data="auto"`` (the stored rows of that name were
+run before the gate, with the pooled baseline: rule ``nl0``); "LCP-RF prefit" is the method on
+the shared fitted model with ``prefit=True``: calibration rows only, which is also what
 ``localizer_data="calibration"`` learns from.
 
 Rules side by side (``--variants NAME ...``): each name in ``VARIANTS`` maps to the
 estimator's options and to module attributes of confrf patched for that run only (the
-no-localization margin ``tuning.NO_LOCALIZATION_SE``, the source choice
-``sources.choose``, the localizer part's size ``lcp_rf.localizer_rows_with_training``);
+no-localization margin ``tuning.NO_LOCALIZATION_SE``, the source baseline
+``sources.SMALL_PART_BASELINE``, the gate ``lcp_rf.TRAINING_GATE`` (lifted for the named
+"auto" rules), the localizer part's size ``lcp_rf.localizer_rows_with_training``);
 its rows are stored as "LCP-RF auto[NAME]", in the same row format::
 
     python benchmarks/bench_condcov.py --methods "LCP-RF prefit" --variants nl2 nl1 few1 training \
@@ -162,43 +166,25 @@ def _few_localizer_rows(n: int, n_training: int, localizer_size: float, alpha: f
     return max(1, min(full, max(share, min_localizer_points(alpha))))
 
 
-def _choose_base_training(held_out: dict, localizes: dict, rows: dict) -> Any:
-    """sources.choose with the baseline "training" (not "pooled") while the localizer part is the smaller."""
-    from confrf.localizers import sources
-
-    if rows["calibration"] >= rows["training"] or any(v is None for v in held_out.values()):
-        return _ORIGINAL["confrf.localizers.sources:choose"](held_out, localizes, rows)
-    losses = held_out
-    common = np.all([np.isfinite(v) for v in losses.values()], axis=0)
-    scores = {s: float(np.mean(v[common])) for s, v in losses.items()}
-    base = "training"
-    better = [
-        s
-        for s in losses
-        if s != base and sources._paired_beats(losses[s][common], losses[base][common], sources.SOURCE_SE)
-    ]
-    best = base if not better else min(better, key=lambda s: (scores[s], sources.SOURCES.index(s)))
-    return sources.SourceChoice(best, rows, scores, localizes, f"variant baseline training -> {best}")
-
+_POOLED = {"confrf.localizers.sources:SMALL_PART_BASELINE": "pooled"}  # the nl rules' baseline (before the gate)
+_TRAINING = {"confrf.localizers.sources:SMALL_PART_BASELINE": "training"}  # the bt rules' (the default's since then)
+_UNGATED = {"confrf.calibrators.lcp_rf:TRAINING_GATE": 10**12}  # the rules before the gate compared at every size
 
 #: named LCP-RF rules compared side by side (``--variants``): options of the estimator and module attributes
 #: patched for the run ("module:attribute" -> value); each row is stored as "LCP-RF auto[NAME]"
 VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
-    "nl2": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
-    "nl1": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),
-    "nl0": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0}),
-    "bt1": (
-        {"localizer_data": "auto"},
-        {
-            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0,
-            "confrf.localizers.sources:choose": _choose_base_training,
-        },
-    ),
-    "bt0": (
+    "nl2": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0, **_POOLED, **_UNGATED}),
+    "nl1": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0, **_POOLED, **_UNGATED}),
+    "nl0": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0, **_POOLED, **_UNGATED}),
+    "bt1": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0, **_TRAINING, **_UNGATED}),
+    "bt0": ({"localizer_data": "auto"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0, **_TRAINING, **_UNGATED}),
+    "bt0se2": (
         {"localizer_data": "auto"},
         {
             "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
-            "confrf.localizers.sources:choose": _choose_base_training,
+            "confrf.localizers.sources:SOURCE_SE": 2.0,
+            **_TRAINING,
+            **_UNGATED,
         },
     ),
     "few1": (
@@ -206,14 +192,17 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {
             "confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0,
             "confrf.calibrators.lcp_rf:localizer_rows_with_training": _few_localizer_rows,
+            **_POOLED,
+            **_UNGATED,
         },
     ),
     "fewbt1": (
         {"localizer_data": "auto"},
         {
             "confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0,
-            "confrf.localizers.sources:choose": _choose_base_training,
             "confrf.calibrators.lcp_rf:localizer_rows_with_training": _few_localizer_rows,
+            **_TRAINING,
+            **_UNGATED,
         },
     ),
     "training": ({"localizer_data": "training"}, {}),
@@ -272,6 +261,7 @@ def lcp_rf(sh: Shared, prefit: bool, options: dict[str, Any]) -> tuple[np.ndarra
     loc = cal.localizer
     info = {
         "source": getattr(cal, "localizer_source_", "calibration"),
+        "note": getattr(cal, "training_note_", None),
         "localizes": not loc.pooled,
         "n_grow": int(cal.n_grow_),
         "n_conformal": int(cal.n_conformal_),
@@ -311,6 +301,7 @@ def methods(
         return run
 
     out: dict[str, Callable[[Shared], tuple[np.ndarray, np.ndarray, dict]]] = {
+        "LCP-RF default": lambda sh: lcp_rf(sh, False, {}),
         "LCP-RF auto": lambda sh: lcp_rf(sh, False, {"localizer_data": "auto"}),
         "LCP-RF prefit": lambda sh: lcp_rf(sh, True, {}),
         "LCP-RF localizer_data=training": lambda sh: lcp_rf(sh, False, {"localizer_data": "training"}),
@@ -384,6 +375,7 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 CERTIFIED = (
+    "LCP-RF default",
     "LCP-RF auto",
     "LCP-RF prefit",
     "LCP-RF localizer_data=training",

@@ -262,6 +262,8 @@ class ConformalEstimator(EstimatorChecks, BaseEstimator):
         """The training part that ``fit`` kept (methods that learn from it) goes to the calibrator first."""
         X_ref, V_ref = getattr(self, "train_X_", None), getattr(self, "train_scores_", None)
         if X_ref is not None and V_ref is not None:
+            if callable(V_ref) and not calibrator.defers_reference:
+                V_ref = V_ref()  # scores deferred by fit (localizer_data="auto"), for a calibrator that needs them now
             calibrator.set_reference(X_ref, V_ref, source=f"training part ({self.train_cv_}-fold out-of-fold scores)")
 
     def _predict_args(

@@ -124,10 +124,11 @@ def conformal(
         (None: one thread for everything confrf runs, the base model's OpenMP
         and BLAS pools included; -1: all cores; see the guide's "Threads").
         Method options: ``guarantee`` ("marginal" or "pac"),
-        ``localizer_data`` ("calibration": the localizer part of the
-        calibration set; "training": the training part's ``cv``-fold
-        out-of-fold scores; "auto": either or both, chosen on held-out
-        localizer rows) and ``scale``
+        ``localizer_data`` ("auto", the default: below 2,500 localizer
+        rows the localizer part, the training part's ``cv``-fold out-of-fold
+        scores or both, chosen on held-out localizer rows, and from there on
+        the localizer part; "calibration": the localizer part of the
+        calibration set; "training": the out-of-fold scores) and ``scale``
         ("tune": chosen with the forest settings; "none": the weights
         localize the scores ``abs(y - mu)``; "forest": they localize
         ``abs(y - mu) / sigma(x)``, sigma the forest's prediction of the

@@ -33,7 +33,7 @@ from .dask import DaskRows, conformalize_rows, is_dask_collection
 from .exceptions import InputError, NotFittedError
 from .localizers import ForestLocalizer
 from .scores import get_score
-from .scores.fitting import fit_score_models, out_of_fold_scores, prefit_score_models
+from .scores.fitting import DeferredScores, fit_score_models, out_of_fold_scores, prefit_score_models
 from .shift.value import ShiftRatio, as_ratio, calibration_ratios, prediction_ratios
 from .shift.weighted import warn_small_ess
 
@@ -191,14 +191,21 @@ class ConformalRegressor(ConformalEstimator):
             self.__dict__.pop(stale, None)
         self.model_ = fit_score_models(score, X, y, self.model, **kw)
         self.score_ = score  # predict() works between fit and conformalize, as the docstring promises
-        self.train_X_ = self.train_scores_ = None
+        self.train_X_ = None
+        # the training part's out-of-fold scores: an array, or DeferredScores (computed when conformalize needs them)
+        self.train_scores_: np.ndarray | DeferredScores | None = None
         opts = method_options(self.method, self.options)
         if spec.fits_models:
             self._cross_fit(X, y, score, kw, seeds)
         elif spec.uses_training(opts):
             # the method learns from the training part: keep it, with out-of-fold (not in-sample) scores
             cv = opts["cv"]
-            self.train_X_, self.train_scores_ = X, out_of_fold_scores(score, X, y, self.model, cv=cv, **kw)
+            if opts.get("localizer_data") == "auto":
+                # "auto" decides from the calibration set's size whether the training rows teach the forest: the
+                # cv out-of-fold fits wait for that decision (conformalize), so a large calibration never pays them
+                self.train_X_, self.train_scores_ = X, DeferredScores(score, X, y, self.model, cv=cv, **kw)
+            else:
+                self.train_X_, self.train_scores_ = X, out_of_fold_scores(score, X, y, self.model, cv=cv, **kw)
             self.train_cv_ = cv
         self.fit_time_ = time.perf_counter() - t0
         self.n_features_in_ = X.shape[1]

@@ -172,3 +172,104 @@ def test_marginal_coverage_with_each_source(source, forced):
     print(f"source {source}: coverage {cover:.4f} (se {se:.4f}) over {reps} draws")
     assert cover >= 1 - alpha - 3 * se, (source, cover, se)
     assert cover <= 1 - alpha + 0.06, (source, cover)  # not trivially wide
+
+
+# --- the default (localizer_data="auto", size-gated) ---
+
+
+def test_auto_is_the_default_and_the_gate_reads_the_sizes_only():
+    from confrf.calibrators.lcp_rf import TRAINING_GATE, gated_localizer_rows
+
+    assert METHODS["lcp-rf"].options["localizer_data"] == "auto"
+    assert gated_localizer_rows(2 * TRAINING_GATE - 2, 0.5, None) == TRAINING_GATE - 1
+    assert gated_localizer_rows(2 * TRAINING_GATE, 0.5, None) == TRAINING_GATE
+    assert gated_localizer_rows(10**6, 0.5, 1000) == 1000  # the cap of max_localizer_size is the part
+    spec = METHODS["lcp-rf"]
+    cal = spec.factory(_Est(), dict(spec.options), 0)
+    assert cal.choose_source
+    assert cal._why_not_training(2 * TRAINING_GATE - 2, 0.1) is None
+    assert f"{TRAINING_GATE:,} >= {TRAINING_GATE:,} rows" in cal._why_not_training(2 * TRAINING_GATE, 0.1)
+
+
+def test_the_source_baseline_is_the_training_part_while_the_localizer_part_is_smaller():
+    """Pooled beats training by less than SOURCE_SE paired s.e.: training is kept (the rule bt0; with the pooled
+    baseline of the rule nl0, pooled would be kept); with the localizer part the larger, the calibration part is the
+    baseline, and the lowest of the sources that beat it wins."""
+    rng = np.random.default_rng(0)
+    train = rng.exponential(size=200)
+    held_out = {"calibration": train + 0.5, "training": train, "pooled": train - 0.01 + 0.3 * np.tile([1.0, -1.0], 100)}
+    localizes = dict.fromkeys(held_out, True)
+    small = sources.choose(held_out, localizes, {"calibration": 300, "training": 2000, "pooled": 2300})
+    assert small.chosen == "training" and "baseline" in small.reason
+    large = sources.choose(held_out, localizes, {"calibration": 3000, "training": 2000, "pooled": 5000})
+    assert large.chosen == "pooled" and "beat the baseline (calibration)" in large.reason  # then the lowest wins
+
+
+def _default_fit(X, y, n_train, **kw):
+    est = cf.ConformalRegressor(model="ols", n_estimators=10, random_state=0, **kw).fit(X[:n_train], y[:n_train])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConfrfWarning)
+        return est.conformalize(X[n_train:], y[n_train:])
+
+
+def test_above_the_gate_the_default_is_the_calibration_rule_and_never_fits_the_training_folds(monkeypatch):
+    import confrf.calibrators.lcp_rf as lcp_rf
+
+    monkeypatch.setattr(lcp_rf, "TRAINING_GATE", 200)  # a small gate keeps the test fast; the rule is the same
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(1000, 3))
+    y = X[:, 0] + (0.1 + 2 * X[:, 0]) * rng.normal(size=1000)
+    est = _default_fit(X, y, 400)  # 600 calibration rows: a localizer part of 300 >= 200
+    ref = _default_fit(X, y, 400, options={"localizer_data": "calibration"})
+    assert not est.train_scores_.computed  # the out-of-fold fits never ran
+    Xt = rng.uniform(size=(50, 3))
+    np.testing.assert_array_equal(est.predict_interval(Xt), ref.predict_interval(Xt))
+    np.testing.assert_array_equal(est.calibrator_.conformal_rows_, ref.calibrator_.conformal_rows_)
+    grown = est.calibrator_.describe()["forest_grown_on"]
+    assert grown.startswith("localizer part of the calibration set (300 rows)")
+    assert "training rows not considered: the localizer part has 300 >= 200 rows" in grown
+    # below the gate the same data compare the sources (the deferred scores are computed then)
+    monkeypatch.setattr(lcp_rf, "TRAINING_GATE", 301)
+    small = _default_fit(X, y, 400)
+    assert small.train_scores_.computed and small.localizer_.source_choice_ is not None
+    assert small.calibrator_.training_note_ is None
+
+
+def test_the_default_below_the_gate_equals_auto_and_keeps_the_conformal_points_unseen():
+    """Below the gate the default is "auto" exactly (same deferred out-of-fold scores, same choice); the source and
+    the forest do not move when the conformal points change (the guarantee's premise)."""
+    rng = np.random.default_rng(6)
+    X = rng.uniform(size=(1600, 3))
+    y = X[:, 0] + (0.1 + 2 * X[:, 0]) * rng.normal(size=1600)
+    est = _default_fit(X, y, 800)
+    auto = _default_fit(X, y, 800, options={"localizer_data": "auto"})
+    Xt = rng.uniform(size=(40, 3))
+    np.testing.assert_array_equal(est.predict_interval(Xt), auto.predict_interval(Xt))
+    choice = est.localizer_.source_choice_
+    assert choice == auto.localizer_.source_choice_
+    grown = est.calibrator_.describe()["forest_grown_on"]
+    assert f"{choice.chosen} ({choice.rows[choice.chosen]:,} rows)" in grown and choice.reason in grown
+    conf = 800 + np.sort(est.calibrator_.conformal_rows_)
+    X2, y2 = X.copy(), y.copy()
+    X2[conf] = rng.uniform(0.0, 0.05, size=(conf.shape[0], 3))
+    y2[conf] = 10 + rng.exponential(size=conf.shape[0])
+    moved = _default_fit(X2, y2, 800)
+    np.testing.assert_array_equal(800 + np.sort(moved.calibrator_.conformal_rows_), conf)
+    assert moved.localizer_.source_choice_ == choice
+    np.testing.assert_array_equal(est.localizer_.leaves(Xt), moved.localizer_.leaves(Xt))
+
+
+def test_without_a_training_part_the_default_is_unchanged():
+    """A prefit model has no training part: the default grows on the localizer part, with no source note."""
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(7)
+    X = rng.uniform(size=(900, 3))
+    y = X[:, 0] + (0.1 + 2 * X[:, 0]) * rng.normal(size=900)
+    model = LinearRegression().fit(X[:300], y[:300])
+    kw = dict(model=model, prefit=True, n_estimators=10, random_state=0)
+    a = cf.ConformalRegressor(**kw).conformalize(X[300:], y[300:])
+    b = cf.ConformalRegressor(**kw, options={"localizer_data": "calibration"}).conformalize(X[300:], y[300:])
+    Xt = rng.uniform(size=(30, 3))
+    np.testing.assert_array_equal(a.predict_interval(Xt), b.predict_interval(Xt))
+    assert a.calibrator_.training_note_ is None and "forest_grown_on" not in a.calibrator_.describe()

@@ -313,7 +313,9 @@ def test_bad_configurations(sim):
 
 
 def test_marginal_lcp_rf_is_unchanged_by_default(sim):
-    kw = dict(data=sim.frame.head(1200), model="ols", random_state=0, n_estimators=20)
+    # localizer_data="calibration" (the default before issue 36) keeps the sizes pinned below; the guarantee's
+    # default is what is tested
+    kw = dict(data=sim.frame.head(1200), model="ols", random_state=0, n_estimators=20, localizer_data="calibration")
     a = cf.lcp_rf(sim.formula, **kw)
     b = cf.lcp_rf(sim.formula, guarantee="marginal", **kw)
     assert a.guarantee.kind == "marginal" and set(a.nobs) == {"train", "localizer", "conformal"}

@@ -124,6 +124,10 @@ class Calibrator(ABC):
         """
 
     # -- optional hooks: the estimators' entries, with the defaults of a plain calibrator ------------------
+    #: whether :meth:`set_reference` takes the scores as a callable, called only if they are used (LCP-RF's
+    #: ``localizer_data="auto"``: the training rows' out-of-fold fits run only below its size gate)
+    defers_reference: bool = False
+
     def set_reference(self, X: np.ndarray, scores: np.ndarray, source: str = "training part") -> None:
         """Learn from training rows: ``X`` and their out-of-fold ``scores`` (before ``conformalize``).
 

@@ -7,7 +7,8 @@ place it is set):
 - "training": the training part's out-of-fold scores (the estimator's ``fit`` keeps them, option
   ``cv`` folds, and hands them to :meth:`TrainingPart.set_reference`); every calibration row that
   the localizer part would have taken is then a conformal point (D1 for PAC);
-- "auto": LCP-RF chooses the source by the simulated calibrations of its leaf-size tuning
+- "auto" (the default): LCP-RF chooses the source by the simulated calibrations of its leaf-size tuning
+  (below ``lcp_rf.TRAINING_GATE`` localizer rows)
   (:mod:`confrf.localizers.sources`). These methods do not tune their leaves (ceil(sqrt n), every
   feature: :func:`confrf.calibrators.forest_setup.make_forest_localizer`), and with one fixed leaf
   size the tuning simulates nothing to compare sources by, so "auto" grows on the localizer part
@@ -117,7 +118,7 @@ class TrainingPart:
         text = f"localizer part of the calibration set ({n_grow:,} rows)"
         if self.localizer_data == "auto":
             text += (
-                "; localizer_data='auto' chooses a source by LCP-RF's leaf-size tuning, which this method does not "
-                "use (give localizer_data='training' to grow on the training part)"
+                "; localizer_data='auto' (the default) compares sources only for LCP-RF's tuned forest "
+                "(localizer_data='training' grows this one on the training part)"
             )
         return text

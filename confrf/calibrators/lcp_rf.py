@@ -54,6 +54,21 @@ def localizer_rows_with_training(n: int, n_training: int, localizer_size: float,
     return max(1, min(full, max(share, 3 * min_localizer_points(alpha))))
 
 
+#: ``localizer_data="auto"`` (the default) lets the training rows compete only while the localizer part that the
+#: calibration rows alone would give (``localizer_size * n``, capped) is below this many rows. Below it the training
+#: rows helped on the exact conditional-coverage benchmark (docs/benchmarks/condcov.md: n_cal 500-4,000, localizer
+#: parts of 250-2,000 rows); with 8,000 localizer rows the calibration rows alone were best, and at the real data
+#: sets' sizes (California, diamonds: 5,000-13,000 localizer rows) the out-of-fold fits and three source tunings
+#: made the fit 3-5 times slower. Read from sizes only, never a score: the gate keeps the guarantee exact.
+TRAINING_GATE = 2_500
+
+
+def gated_localizer_rows(n: int, localizer_size: float, max_localizer_size: int | None) -> int:
+    """The localizer part the calibration rows alone give (``localizer_size * n``, capped): what the gate reads."""
+    rows = int(round(localizer_size * n))
+    return rows if max_localizer_size is None else min(rows, max_localizer_size)
+
+
 #: ``max_localizer_size="auto"``: the forest grows on at most this many rows (its growing cost is bounded; the
 #: other rows become conformal points). At the peer benchmark's sizes and up to 100,000 calibration rows with
 #: ``localizer_size=0.5`` it does not bind.
@@ -104,7 +119,11 @@ class LCPForestCalibrator(Calibrator):
         grows on (the localizer part, the training part or both) by the
         tuning's simulated calibrations on the localizer part
         (:mod:`confrf.localizers.sources`; ``localizer_data="auto"``) instead
-        of always growing on the training part (``localizer_data="training"``).
+        of always growing on the training part (``localizer_data="training"``),
+        while the localizer part is below ``TRAINING_GATE`` rows; from there
+        on the forest grows on the localizer part and the training scores are
+        never computed (they may be handed as a callable, called only when
+        the gate is open).
 
     Notes
     -----
@@ -135,16 +154,39 @@ class LCPForestCalibrator(Calibrator):
         self._reference: tuple[np.ndarray, np.ndarray] | None = None
         self.localizer_source_ = "calibration"
         self.choose_source = choose_source
+        #: why "auto" left the training rows out (None: it considered them, or there were none)
+        self.training_note_: str | None = None
         #: set by the factory for localizer_data="training": calibrating without a training part is an error
         self.needs_reference = False
 
+    #: ``set_reference`` takes the scores as a callable too (the estimator's deferred out-of-fold scores)
+    defers_reference = True
+
     def set_reference(self, X, scores, source: str = "training part") -> None:
-        """Grow the forest on (X, scores), data disjoint from the calibration set, instead of a share of it."""
-        X, V = as_float_matrix(X, "training X"), as_float_vector(scores, "training scores")
+        """Grow the forest on (X, scores), data disjoint from the calibration set, instead of a share of it.
+
+        ``scores`` may be a callable returning them: it is called only if the forest may learn from the
+        training rows (always for ``localizer_data="training"``; for "auto" while the gate is open).
+        """
+        X = as_float_matrix(X, "training X")
+        if not callable(scores):
+            scores = self._check_reference(X, scores)
+        self._reference = (X, scores)
+        self.localizer_source_ = source
+
+    @staticmethod
+    def _check_reference(X: np.ndarray, scores: Any) -> np.ndarray:
+        V = as_float_vector(scores, "training scores")
         if X.shape[0] != V.shape[0]:
             raise InputError(f"training X has {X.shape[0]} rows but {V.shape[0]} scores.")
-        self._reference = (X, V)
-        self.localizer_source_ = source
+        return V
+
+    def _reference_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The training part with its scores (a deferred one computed now), used once: not kept."""
+        assert self._reference is not None
+        Xr, Vr = self._reference
+        self._reference = None
+        return Xr, self._check_reference(Xr, Vr() if callable(Vr) else Vr)
 
     def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> LCPForestCalibrator:
         X = as_float_matrix(X, "X")
@@ -160,7 +202,8 @@ class LCPForestCalibrator(Calibrator):
             )
         if self.choose_source and (target_tuning or not self.localizer.honest):
             # "auto": the training part only competes for an honest, unweighted tuning; else the localizer part's rule
-            self._reference = None
+            # (a deferred training score is never computed, and nothing says the forest learned from it)
+            self._reference, self.localizer_source_ = None, "calibration"
         if target_tuning and self._reference is not None and not self.choose_source:
             raise InputError(
                 "shift_tuning='target' weights the forest's tuning by the growing rows' likelihood ratios, and the "
@@ -209,7 +252,7 @@ class LCPForestCalibrator(Calibrator):
         if self._reference is not None and self.choose_source:
             return self._calibrate_choosing_source(rows, alpha, rng)
         if self._reference is not None:
-            Xr, Vr = self._reference
+            Xr, Vr = self._reference_rows()  # used once; not kept in the fitted object
             if Xr.shape[1] != rows.n_features:
                 raise InputError(
                     f"the training part has {Xr.shape[1]} columns, the calibration data {rows.n_features}."
@@ -219,7 +262,6 @@ class LCPForestCalibrator(Calibrator):
                 keep = np.sort(rng.permutation(Xr.shape[0])[: self.max_localizer_size])
                 Xr, Vr = Xr[keep], Vr[keep]
             conf = np.arange(n)
-            self._reference = None  # used once; not kept in the fitted object
         elif self._too_small_to_localize(n, alpha):
             check_conformal_size(n, alpha, "calibration set")
             self.localizer.skip(
@@ -258,17 +300,18 @@ class LCPForestCalibrator(Calibrator):
         so the conformal points stay unseen until they are indexed.
         """
         n = rows.n
-        Xr, Vr = self._reference  # type: ignore[misc]
-        self._reference = None  # used once; not kept in the fitted object
+        why_not = self._why_not_training(n, alpha)
+        if why_not is not None:
+            # the localizer part's rule, as without training rows; a deferred training score is never computed
+            self._reference, self.localizer_source_ = None, "calibration"
+            self.training_note_ = f"training rows not considered: {why_not}"
+            return self.calibrate_rows(rows, alpha=alpha, rng=rng)
+        Xr, Vr = self._reference_rows()  # used once; not kept in the fitted object
         if Xr.shape[1] != rows.n_features:
             raise InputError(f"the training part has {Xr.shape[1]} columns, the calibration data {rows.n_features}.")
         if self.max_localizer_size is not None and Xr.shape[0] > self.max_localizer_size:
             keep = np.sort(rng.permutation(Xr.shape[0])[: self.max_localizer_size])
             Xr, Vr = Xr[keep], Vr[keep]
-        if self._too_small_to_localize(n, alpha) or self.localizer.min_samples_leaf != TUNE:
-            # too few rows, or a leaf size given by the user: the localizer part's rule, as without training rows
-            self.localizer_source_ = "calibration"
-            return self.calibrate_rows(rows, alpha=alpha, rng=rng)
         n_loc = localizer_rows_with_training(n, Xr.shape[0], self.localizer_size, alpha)
         grow, conf = random_split(
             n, n_loc / n, rng, "localizer part", "localizer_size", max_first=self.max_localizer_size
@@ -286,6 +329,20 @@ class LCPForestCalibrator(Calibrator):
         self.n_calibration_, self.conformal_rows_ = n, conf.astype(np.int32 if n < 2**31 else np.int64)
         self._set_ratios(None)
         return self
+
+    def _why_not_training(self, n: int, alpha: float) -> str | None:
+        """Why "auto" grows on the localizer part without comparing sources (None: it compares them); sizes only."""
+        part = gated_localizer_rows(n, self.localizer_size, self.max_localizer_size)
+        if part >= TRAINING_GATE:
+            return (
+                f"the localizer part has {part:,} >= {TRAINING_GATE:,} rows (localizer_data='auto' compares sources "
+                "below that; decided from the sizes alone)"
+            )
+        if self.localizer.min_samples_leaf != TUNE:
+            return "a leaf size was given (min_samples_leaf), so there is no tuning to compare sources by"
+        if self._too_small_to_localize(n, alpha):
+            return f"the localizer part would be below ceil(10/alpha) = {min_localizer_points(alpha)} rows"
+        return None
 
     def _too_small_to_localize(self, n: int, alpha: float) -> bool:
         # only when the leaf size is tuned (an explicit one asks for a forest), from the sizes alone
@@ -403,6 +460,13 @@ class LCPForestCalibrator(Calibrator):
             )
         elif self.localizer_source_ != "calibration":
             out["forest_grown_on"] = self.localizer_source_
+        elif self.training_note_ is not None:
+            grown = (
+                "nothing (no localization, decided from the sizes alone)"
+                if getattr(self.localizer, "skipped_", None)
+                else f"localizer part of the calibration set ({self.n_grow_:,} rows)"
+            )
+            out["forest_grown_on"] = f"{grown}; {self.training_note_}"
         return out
 
 
@@ -487,10 +551,10 @@ register(
         options={
             "guarantee": "marginal",
             **dict.fromkeys(PAC_OPTIONS),
-            # "auto" (the forest may learn from the training rows) is an option, not the default: it costs 5 out-of-fold
-            # model fits and three source tunings (fit 3-5x slower at 20,000-50,000 rows) and its gains are measured
-            # at 1,000 calibration rows or fewer (docs/benchmarks/condcov.md "Choosing the rule")
-            "localizer_data": "calibration",
+            # "auto": the training rows compete only while the localizer part is below TRAINING_GATE rows (their
+            # out-of-fold fits run only then), so large calibrations cost what "calibration" costs
+            # (docs/benchmarks/condcov.md "Choosing the rule")
+            "localizer_data": "auto",
             "cv": 5,
             "scale": None,
             "shift_tuning": "calibration",

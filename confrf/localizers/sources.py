@@ -19,7 +19,7 @@ localization); then each source's choice is scored by simulated calibrations
 on the same held-out localizer points (the localizer part's tuning folds; the
 simulated forest grows on the growing fold, the training rows or both), and
 the losses are compared point by point: the baseline (read from the sizes:
-"pooled" while the localizer part is smaller than the training part, else
+the training part while the localizer part is smaller than it, else
 "calibration") is replaced only by a source that beats it by more than
 ``SOURCE_SE`` paired standard errors (then the lowest mean loss wins). A
 training part unlike the calibration rows predicts the held-out localizer
@@ -47,8 +47,11 @@ from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tun
 
 #: where the forest may grow
 SOURCES = ("calibration", "training", "pooled")
-#: another source replaces the localizer part only if it beats it by this many paired standard errors
+#: another source replaces the baseline only if it beats it by this many paired standard errors
 SOURCE_SE = 1.0
+#: the baseline while the localizer part is smaller than the training part (else "calibration"): the training part
+#: alone (docs/benchmarks/condcov.md, "Choosing the rule": rule ``bt0`` against ``nl0``, whose baseline was "pooled")
+SMALL_PART_BASELINE = "training"
 
 
 @dataclass(frozen=True)
@@ -96,11 +99,12 @@ def _paired_beats(a: np.ndarray, b: np.ndarray, se_rule: float) -> bool:
 def choose(held_out: dict[str, np.ndarray | None], localizes: dict[str, bool], rows: dict[str, int]) -> SourceChoice:
     """The source to grow on, from each source's held-out losses on the localizer part (None: not simulated).
 
-    The baseline is read from the sizes: "pooled" while the localizer part is smaller than the training part
-    (the training rows carry the learning; the few held-out localizer rows rarely separate the sources by much),
-    else "calibration" (the simulated forests grow on a third of the localizer part, fewer rows than the final
-    one, so the simulation understates it most). Another source replaces the baseline only if it beats it by more
-    than SOURCE_SE paired standard errors, then the lowest mean loss wins.
+    The baseline is read from the sizes: ``SMALL_PART_BASELINE`` ("training") while the localizer part is
+    smaller than the training part (the training rows carry the learning; the few held-out localizer rows
+    rarely separate the sources by much, and pooling them in added little), else "calibration" (the simulated
+    forests grow on a third of the localizer part, fewer rows than the final one, so the simulation understates
+    it most). Another source replaces the baseline only if it beats it by more than SOURCE_SE paired standard
+    errors, then the lowest mean loss wins.
     """
     if any(v is None for v in held_out.values()):
         reason = "the localizer part is too small to compare sources on held-out rows; the localizer part's rule"
@@ -108,7 +112,7 @@ def choose(held_out: dict[str, np.ndarray | None], localizes: dict[str, bool], r
     losses = {s: v for s, v in held_out.items() if v is not None}
     common = np.all([np.isfinite(v) for v in losses.values()], axis=0)
     scores = {s: float(np.mean(v[common])) for s, v in losses.items()}
-    base = "pooled" if rows["calibration"] < rows["training"] else "calibration"
+    base = SMALL_PART_BASELINE if rows["calibration"] < rows["training"] else "calibration"
     better = [s for s in losses if s != base and _paired_beats(losses[s][common], losses[base][common], SOURCE_SE)]
     if not better:
         reason = (

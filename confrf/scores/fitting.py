@@ -122,12 +122,8 @@ def out_of_fold_scores(
     >>> out_of_fold_scores(get_score("absolute"), X, y, "ols", cv=5, alpha=0.1, random_state=0).shape
     (50,)
     """
-    check_int(cv, "cv", minimum=2, hint="folds of the out-of-fold training scores")
     n = X.shape[0]
-    if n < cv:
-        raise InputError(
-            f"the training part has {n} row(s), fewer than cv={cv} folds; give more training data or a smaller cv."
-        )
+    check_folds(cv, n)
     out = np.empty(n, dtype=np.float64)
     for tr, te in KFold(int(cv), shuffle=True, random_state=random_state).split(X):
         fitted = fit_score_models(
@@ -142,3 +138,51 @@ def out_of_fold_scores(
         )
         out[te] = score.score(y[te], fitted.predict(X[te]))
     return out
+
+
+def check_folds(cv: Any, n: int) -> None:
+    """``cv``: an integer >= 2 and at most the ``n`` training rows (the folds of the out-of-fold scores)."""
+    check_int(cv, "cv", minimum=2, hint="folds of the out-of-fold training scores")
+    if n < cv:
+        raise InputError(
+            f"the training part has {n} row(s), fewer than cv={cv} folds; give more training data or a smaller cv."
+        )
+
+
+class DeferredScores:
+    """The training rows' out-of-fold scores, computed on the first call and then kept.
+
+    For a method that decides at calibration time whether the training rows teach its forest
+    (LCP-RF's ``localizer_data="auto"``: only while the calibration set is small), so that a fit whose
+    calibration set is large never pays the ``cv`` extra model fits. The scores equal
+    :func:`out_of_fold_scores` with the same arguments (the same folds and seeds), whenever they are computed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from confrf.scores import get_score
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(50, 2)); y = X[:, 0] + rng.normal(size=50)
+    >>> pending = DeferredScores(get_score("absolute"), X, y, "ols", cv=5, alpha=0.1, random_state=0)
+    >>> bool(np.array_equal(pending(), out_of_fold_scores(get_score("absolute"), X, y, "ols", cv=5, alpha=0.1,
+    ...                                                   random_state=0)))
+    True
+    """
+
+    def __init__(self, score: Score, X: np.ndarray, y: np.ndarray, model: Any, *, cv: int, **kw: Any) -> None:
+        check_folds(cv, X.shape[0])  # a bad cv is an error at fit time, whether or not the scores are needed
+        self._args: tuple[Any, ...] | None = (score, X, y, model, cv, kw)
+        self._scores: np.ndarray | None = None
+
+    @property
+    def computed(self) -> bool:
+        """Whether the out-of-fold fits have run."""
+        return self._scores is not None
+
+    def __call__(self) -> np.ndarray:
+        if self._scores is None:
+            assert self._args is not None
+            score, X, y, model, cv, kw = self._args
+            self._scores = out_of_fold_scores(score, X, y, model, cv=cv, **kw)
+            self._args = None  # the response and the model spec are no longer needed
+        return self._scores
