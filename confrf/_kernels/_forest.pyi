@@ -11,8 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-SORT_MIN_CALIBRATION_POINTS: int
-SORT_MAX_ENTRIES_PER_POINT: int
+BLOCK_BITS: tuple[int, int]
 GATHER_MODES: dict[str, int]
 COMPACT_MIN: int
 
@@ -45,6 +44,7 @@ def score_ranks(scores: ArrayLike) -> NDArray[np.int32]:
     """Rank of every calibration point in ascending (score, index) order."""
 
 def _gather_mode(gather: str) -> int: ...
+def _set_block_bits(lo: int, hi: int) -> tuple[int, int]: ...
 def _score_p2_pairs(scores_r: NDArray[np.float64], p2_r: NDArray[np.float64]) -> NDArray[np.float64]: ...
 def lcp_rf_thresholds(
     leafx: NDArray[np.int64],
