@@ -193,10 +193,8 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     """One configuration, in this process; returns the measurements."""
     if args.max_rss_gb:
         memory_guard(args.max_rss_gb)
-    try:
-        import confrf  # noqa: F401
-    except ImportError:  # run from a checkout without installing
-        sys.path.insert(0, str(ROOT))
+    # the code of this checkout, not an installed confrf (which may be another worktree's)
+    sys.path.insert(0, str(ROOT))
     import pandas as pd
 
     import confrf.localizers.forest as forest_module
