@@ -45,10 +45,11 @@ def _forest(rng, n, k, leaves_per_tree, m_test, with_mult):
     if with_mult:
         mult = rng.integers(0, 3, size=(n, k)).astype(np.int32)
         for t in range(k):  # every populated leaf keeps some mass, as in a grown forest
-            for leaf in np.unique(cal[:, t]):
-                sel = np.flatnonzero(cal[:, t] == leaf)
-                if mult[sel, t].sum() == 0:
-                    mult[sel[0], t] = 1
+            mass = np.bincount(cal[:, t], weights=mult[:, t], minlength=(t + 1) * leaves_per_tree)
+            first = np.full(mass.shape[0], -1)
+            first[cal[::-1, t]] = np.arange(n)[::-1]  # the first member of every populated leaf
+            empty = (mass == 0) & (first >= 0)
+            mult[first[empty], t] = 1
     return cal.astype(np.int64), test, mult
 
 
