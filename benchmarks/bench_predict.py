@@ -33,12 +33,11 @@ from typing import Any
 
 import numpy as np
 
-try:  # run from a checkout without installing: put the repository root on the path
-    import confrf  # noqa: F401
-except ImportError:  # pragma: no cover - depends on how the script is launched
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import confrf  # noqa: F401
+# the code of this checkout, not an installed confrf (which may be another worktree's: issue 40's first 1M run
+# measured /work/main's kernel that way)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import confrf
 from confrf import ConformalRegressor, _kernels
 from confrf._validation import required_count
 from confrf.datasets import make_sim

@@ -34,6 +34,8 @@ Suites (``--suite all`` runs them in this order):
 - ``cap``: 300k calibration rows, seeds 0-2, sim and multi: the default cap (50,000
   localizer rows) against the exhaustive forest on half of the rows.
 - ``big``: 10M calibration rows of ``multi``, 100k test rows.
+- ``kernel`` (not in ``all``): the threshold kernel alone on one forest indexing 50,000 and 950,000 conformal
+  points, CPU ns per neighbour of each gather, 1 thread (``kernel_scale.py``; issue 40's target: at most 1.3x).
 
 Targets (issue 32; printed PASS/FAIL, never asserted): 1M x 1M whole job under
 10 minutes and 6 GB on 2 cores; per-point predict cost growing less than 2x
@@ -191,10 +193,8 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     """One configuration, in this process; returns the measurements."""
     if args.max_rss_gb:
         memory_guard(args.max_rss_gb)
-    try:
-        import confrf  # noqa: F401
-    except ImportError:  # run from a checkout without installing
-        sys.path.insert(0, str(ROOT))
+    # the code of this checkout, not an installed confrf (which may be another worktree's)
+    sys.path.insert(0, str(ROOT))
     import pandas as pd
 
     import confrf.localizers.forest as forest_module
@@ -726,7 +726,9 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__.splitlines()[0], epilog=FINAL_RUNS, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--quick", action="store_true", help="every size divided by 100 (a smoke run of the same code)")
-    p.add_argument("--suite", default="all", choices=["all", "jobs", "multi", "quality", "levers", "cap", "big"])
+    p.add_argument(
+        "--suite", default="all", choices=["all", "jobs", "multi", "quality", "levers", "cap", "big", "kernel"]
+    )
     p.add_argument("--factor", type=float, default=1.0, help="multiply every size (row counts, caps) by this")
     p.add_argument("--seeds", type=int, default=3, help="seeds of the quality suite")
     p.add_argument("--trees", type=lambda v: v if v == "auto" else int(v), default="auto")
@@ -779,6 +781,14 @@ def main(argv: list[str] | None = None) -> int:
             Path(args.docs).write_text(md)
         return 0
     factor = 0.01 if args.quick else args.factor
+    if args.suite == "kernel":  # in this process: the kernel alone, on one forest (kernel_scale.py)
+        from kernel_scale import main as kernel_scale
+
+        sizes = [str(max(1000, int(v * factor))) for v in (50_000, 950_000)]
+        grow = str(max(1000, int(50_000 * factor)))
+        L = kernel_scale(["--n-conf", *sizes, "--n-grow", grow, "--leaf", str(max(5, int(200 * factor)))])
+        Path(args.out, "bench_scale_kernel.md").write_text("\n".join(L) + "\n")
+        return 0
     cfgs = configs(args.suite, factor, args.seeds)
     print(f"bench_scale: {len(cfgs)} configurations", flush=True)
     t0 = time.perf_counter()

@@ -138,7 +138,7 @@ def _random_forest_leaves(rng, n, k, n_leaf_per_tree, m_test):
 
 @pytest.mark.parametrize("alpha", ALPHAS)
 @pytest.mark.parametrize("with_mult", [False, True])
-@pytest.mark.parametrize("gather", ["sort", "bitmap"])
+@pytest.mark.parametrize("gather", ["sort", "bitmap", "blocked"])
 @pytest.mark.parametrize("compact_min", [0, None])
 def test_forest_kernel_matches_reference(alpha, with_mult, gather, compact_min):
     """compact_min=0: the bisection sets decided neighbours aside at every step (the default only past 64)."""
@@ -174,20 +174,21 @@ def _mass_in_every_leaf(rng, cal, k, mult):
 @pytest.mark.parametrize("n, k, leaves_per_tree", [(300, 40, 3), (6000, 25, 40), (9000, 6, 1500)])
 @pytest.mark.parametrize("with_mult", [False, True])
 def test_forest_kernel_gathers_agree_bitwise(n, k, leaves_per_tree, with_mult):
-    """The sorting gather (cost by a test point's entries; one radix pass at n = 300, two from n = 4,097) and the
-    bitmap gather (cost by n) add the same terms in the same order: identical thresholds, sides and levels, also
-    with test leaves that hold no calibration point (-1). "auto" picks by the entries."""
+    """The sorting gather (cost by a test point's entries; one radix pass at n = 300, two from n = 4,097), the
+    bitmap gather (cost by n) and the blocked one ("auto"; one block at n = 300, two at n = 6,000) add the same
+    terms in the same order: identical thresholds, sides and levels, also with test leaves that hold no calibration
+    point (-1)."""
     rng = np.random.default_rng(n + k + with_mult)
     cal, test = _random_forest_leaves(rng, n, k, leaves_per_tree, 400)
     test[rng.random(test.shape) < 0.05] = -1
     V = np.round(rng.exponential(size=n), 1)  # ties
     mult = _mass_in_every_leaf(rng, cal, k, rng.integers(0, 3, size=(n, k)).astype(np.int32)) if with_mult else None
-    out = {g: _kernel_thresholds(cal, test, V, 0.1, mult, g) for g in ("sort", "bitmap", "auto")}
+    out = {g: _kernel_thresholds(cal, test, V, 0.1, mult, g) for g in ("sort", "bitmap", "blocked", "auto")}
     # the bisection's compaction (every step / never) changes no count, hence no result
     out["compact0"] = _kernel_thresholds(cal, test, V, 0.1, mult, "sort", compact_min=0)
     out["nocompact"] = _kernel_thresholds(cal, test, V, 0.1, mult, "sort", compact_min=n + 1)
     assert np.isfinite(out["sort"][0]).mean() > 0.5
-    for g in ("bitmap", "auto", "compact0", "nocompact"):
+    for g in ("bitmap", "blocked", "auto", "compact0", "nocompact"):
         for a, b in zip(out["sort"], out[g]):
             np.testing.assert_array_equal(a, b, err_msg=g)
     with pytest.raises(ValueError, match="gather must be one of"):

@@ -13,8 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._arrays import F64, I32, I64
 
-SORT_MIN_CALIBRATION_POINTS: int
-SORT_MAX_ENTRIES_PER_POINT: int
+BLOCK_BITS: tuple[int, int]
 GATHER_MODES: dict[str, int]
 COMPACT_MIN: int
 
@@ -37,6 +36,7 @@ def score_ranks(scores: ArrayLike) -> I32:
     """Rank of every calibration point in ascending (score, index) order."""
 
 def _gather_mode(gather: str) -> int: ...
+def _set_block_bits(lo: int, hi: int) -> tuple[int, int]: ...
 def _score_p2_pairs(scores_r: F64, p2_r: F64) -> F64: ...
 
 # fmt: off

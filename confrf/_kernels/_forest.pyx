@@ -189,20 +189,25 @@ cdef enum:
     GATHER_AUTO = 0
     GATHER_BITMAP = 1
     GATHER_SORT = 2
+    GATHER_BLOCKED = 3
 
-#: "auto" sorts a test point's (tree, leaf-mate) entries from this many calibration points on, where the bitmap
-#: gather's arrays over all n points (24 bytes a point) outgrow the caches and every entry is a cache miss
-#: (measured, 100 trees, ~17,000-30,000 entries per test point: the bitmap 25% faster at n = 50,000, even at
-#: 200,000, the sort 1.75x faster at 950,000) ...
-cdef Py_ssize_t SORT_MIN_POINTS = 250_000
-#: ... and while there are at most this many entries per calibration point (above, the sort's scratch would
-#: outgrow the bitmap's)
-cdef Py_ssize_t SORT_MAX_ENTRIES = 2
-SORT_MIN_CALIBRATION_POINTS = SORT_MIN_POINTS
-SORT_MAX_ENTRIES_PER_POINT = SORT_MAX_ENTRIES
+#: the sorting and the bitmap gather are explicit modes only; "auto" takes the blocked one, measured faster
+#: than both (issue 40; one forest of 100 trees, 1 thread: at 50,000 and 950,000 conformal points, 14,000 and
+#: 270,000 neighbours per point, 23 and 28 ns a neighbour against the bitmap's 40 and 113 and the sort's 62 and 72;
+#: with 830 neighbours of 30,000 entries per point at 950,000 points, 0.8x the bitmap's time, 0.5x the sort's)
 #: widest radix digit of the sort (4,096 buckets: the counts stay in L1)
 cdef int RADIX_MAX_BITS = 12
-GATHER_MODES = {"auto": GATHER_AUTO, "bitmap": GATHER_BITMAP, "sort": GATHER_SORT}
+#: the blocked gather's rank blocks: 2**BLOCK_MIN_BITS to 2**BLOCK_MAX_BITS ranks, whose sums (16 bytes a rank,
+#: 24 with multiplicities) and bitmap stay in L1/L2 (L3 at the widest) at any n ...
+cdef int BLOCK_MIN_BITS = 12
+cdef int BLOCK_MAX_BITS = 16
+BLOCK_BITS = (BLOCK_MIN_BITS, BLOCK_MAX_BITS)
+#: ... the narrowest whose per-(block, tree) steps are at most this share of the test point's entries
+cdef double BLOCK_STEP_SHARE = 0.1
+#: ... read ahead: a leaf's next block of entries is prefetched while the current block is summed (100 trees are
+#: 200 short read streams, too many for the hardware prefetcher)
+cdef Py_ssize_t BLOCK_PREFETCH_LINES = 4
+GATHER_MODES = {"auto": GATHER_AUTO, "bitmap": GATHER_BITMAP, "sort": GATHER_SORT, "blocked": GATHER_BLOCKED}
 
 
 cdef struct Acc:
@@ -234,6 +239,14 @@ cdef struct Scratch:
     Acc* acc          # indexed by score rank r (calibration points renumbered in ascending (score, index) order)
     unsigned long long* bits   # bitmap of touched ranks: scanning it lists neighbours sorted by score
     Py_ssize_t n_words
+    # blocked gather: sums and bitmap of one block of ranks (zero between uses), each live leaf's read position
+    double* bdelta
+    double* bwin
+    double* bwt
+    unsigned long long* bbits
+    Py_ssize_t* cur
+    Py_ssize_t* end
+    i32* live         # trees whose leaf still has entries beyond the current block
     # per neighbour a = 0..m-1, in ascending score order, capacity cap_m
     Py_ssize_t cap_m
     i32* nb           # rank of neighbour a
@@ -256,6 +269,7 @@ cdef void _scratch_free(Scratch* s) noexcept nogil:
     free(s.step); free(s.dstep)
     free(s.keys); free(s.tmp); free(s.e_below); free(s.e_tree); free(s.e_mult); free(s.hist)
     free(s.acc); free(s.bits)
+    free(s.bdelta); free(s.bwin); free(s.bwt); free(s.bbits); free(s.cur); free(s.end); free(s.live)
     free(s.nb); free(s.delta); free(s.win); free(s.wt); free(s.base); free(s.lo); free(s.hi); free(s.pos)
     free(s.ucut); free(s.theta); free(s.after)
     free(s)
@@ -276,7 +290,10 @@ cdef Scratch* _scratch_new(Py_ssize_t n, Py_ssize_t k, bint unit, int mode, Py_s
     s.radix_passes = (bits + RADIX_MAX_BITS - 1) // RADIX_MAX_BITS
     s.radix_bits = (bits + s.radix_passes - 1) // s.radix_passes if s.radix_passes > 0 else 0
     s.hist = <Py_ssize_t*> malloc(((1 << s.radix_bits) + 1) * sizeof(Py_ssize_t))
-    if s.step == NULL or s.dstep == NULL or s.hist == NULL:
+    s.cur = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
+    s.end = <Py_ssize_t*> malloc((k + 1) * sizeof(Py_ssize_t))
+    s.live = <i32*> malloc((k + 1) * sizeof(i32))
+    if s.step == NULL or s.dstep == NULL or s.hist == NULL or s.cur == NULL or s.end == NULL or s.live == NULL:
         _scratch_free(s)
         return NULL
     return s
@@ -455,6 +472,135 @@ cdef Py_ssize_t _gather_bitmap(Scratch* s, const i64* leafx, const i64* leaf_ptr
     return m
 
 
+cdef int _block_bits(Py_ssize_t n, Py_ssize_t k, Py_ssize_t n_entries) noexcept nogil:
+    """Bits of the blocked gather's rank blocks: the narrowest block (its sums the most likely to stay in the
+    caches) whose (block, tree) steps are at most BLOCK_STEP_SHARE of the entries, at most BLOCK_MAX_BITS."""
+    cdef int bits = BLOCK_MIN_BITS
+    while bits < BLOCK_MAX_BITS and (((n - 1) >> bits) + 1) * k > BLOCK_STEP_SHARE * n_entries:
+        bits += 1
+    return bits
+
+
+def _set_block_bits(int lo, int hi):
+    """Set the blocked gather's (narrowest, widest) block bits; returns the previous pair (tests: many blocks at
+    small n, which the slow references can check). Not thread-safe: no kernel may be running."""
+    global BLOCK_MIN_BITS, BLOCK_MAX_BITS
+    if not 1 <= lo <= hi <= 16:
+        raise ValueError(f"block bits must satisfy 1 <= lo <= hi <= 16, got ({lo}, {hi})")
+    old = (BLOCK_MIN_BITS, BLOCK_MAX_BITS)
+    BLOCK_MIN_BITS, BLOCK_MAX_BITS = lo, hi
+    return old
+
+
+cdef int _reserve_blocks(Scratch* s) noexcept nogil:
+    cdef Py_ssize_t width = (<Py_ssize_t> 1) << 16  # the widest block _set_block_bits allows
+    if s.bdelta != NULL:
+        return 0
+    s.bdelta = <double*> calloc(width, sizeof(double))
+    s.bwin = <double*> calloc(width, sizeof(double))
+    s.bwt = <double*> calloc(width, sizeof(double))
+    s.bbits = <unsigned long long*> calloc(width // 64, sizeof(unsigned long long))  # (width >= 64)
+    if s.bdelta == NULL or s.bwin == NULL or s.bwt == NULL or s.bbits == NULL:
+        free(s.bdelta); free(s.bwin); free(s.bwt); free(s.bbits)
+        s.bdelta = NULL
+        s.bwin = NULL
+        s.bwt = NULL
+        s.bbits = NULL
+        return -1
+    return 0
+
+
+cdef Py_ssize_t _gather_blocked(Scratch* s, const i64* leafx, const i64* leaf_ptr, const i32* members,
+                                const i32* member_mult, const i32* below, int bits) noexcept nogil:
+    """The bitmap gather one block of 2**bits score ranks at a time: its sums stay in the caches at any n.
+
+    A leaf's members are stored in ascending score rank, so each leaf is read once, in sequence, a block's worth
+    per block, and the reads ahead are prefetched. Within a block the trees are visited in order, so every rank's
+    sums add the same products in the same (tree) order as :func:`_gather_bitmap`: identical doubles. (A zero
+    ``below`` adds b * dstep = -0.0, which leaves every sum unchanged, as the bitmap gather's skip does.) Memory is
+    touched only where the entries and the neighbours' rows lie, never across all n points.
+    """
+    cdef Py_ssize_t l, t, e, stop, w, j, m = 0, n_live = 0, kept, n_words
+    cdef Py_ssize_t width = (<Py_ssize_t> 1) << bits
+    cdef i64 g
+    cdef i32 r
+    cdef Py_ssize_t top, base
+    cdef double st, dst
+    cdef unsigned long long x
+    cdef double* bd = s.bdelta
+    cdef double* bw = s.bwin
+    cdef double* bt = s.bwt
+    cdef unsigned long long* bm = s.bbits
+    for l in range(s.k):
+        g = leafx[l]
+        if g < 0 or leaf_ptr[g] == leaf_ptr[g + 1]:
+            continue
+        s.cur[l] = leaf_ptr[g]
+        s.end[l] = leaf_ptr[g + 1]
+        s.live[n_live] = <i32> l
+        n_live += 1
+        for j in range(BLOCK_PREFETCH_LINES):
+            __builtin_prefetch(&members[leaf_ptr[g] + 16 * j])
+            __builtin_prefetch(&below[leaf_ptr[g] + 16 * j])
+    while n_live > 0:
+        # the block of the smallest rank still to read: blocks without entries are skipped
+        top = members[s.cur[s.live[0]]]
+        for t in range(1, n_live):
+            r = members[s.cur[s.live[t]]]
+            if r < top:
+                top = r
+        base = (top >> bits) << bits
+        top = base + width
+        # words of the bitmap that can hold a rank below n
+        n_words = (((width if s.n - base > width else s.n - base)) + 63) >> 6
+        kept = 0
+        for t in range(n_live):
+            l = s.live[t]
+            e = s.cur[l]
+            stop = s.end[l]
+            st = s.step[l]
+            dst = s.dstep[l]
+            if s.unit:
+                while e < stop and members[e] < top:
+                    r = <i32> (members[e] - base)
+                    bm[r >> 6] |= (<unsigned long long> 1) << (r & 63)
+                    bd[r] += below[e] * dst
+                    bw[r] += st
+                    e += 1
+            else:
+                while e < stop and members[e] < top:
+                    r = <i32> (members[e] - base)
+                    bm[r >> 6] |= (<unsigned long long> 1) << (r & 63)
+                    bd[r] += below[e] * dst
+                    bw[r] += st
+                    bt[r] += member_mult[e] * st
+                    e += 1
+            s.cur[l] = e
+            if e < stop:
+                s.live[kept] = <i32> l
+                kept += 1
+                for j in range(BLOCK_PREFETCH_LINES):
+                    __builtin_prefetch(&members[e + 16 * j])
+                    __builtin_prefetch(&below[e + 16 * j])
+        n_live = kept
+        for w in range(n_words):
+            x = bm[w]
+            if x:
+                bm[w] = 0
+                while x:
+                    r = <i32> ((w << 6) + __builtin_ctzll(x))
+                    s.nb[m] = <i32> (base + r)
+                    s.delta[m] = bd[r]
+                    s.win[m] = bw[r]
+                    s.wt[m] = bt[r]
+                    bd[r] = 0.0
+                    bw[r] = 0.0
+                    bt[r] = 0.0
+                    m += 1
+                    x &= x - 1
+    return m
+
+
 cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, const i64* leaf_ptr, const i32* members,
                         const i32* member_mult, const i32* below, const i32* leaf_pop) noexcept nogil:
     """Accumulate the test point's effect on its leaf-mates; return their count (-1: out of memory).
@@ -466,7 +612,6 @@ cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, const i64* leaf_ptr, const
     cdef i64 g
     cdef i32 pop
     cdef double inv_new, inv_old, kk = <double> s.k
-    cdef bint sort
     for l in range(s.k):
         g = leafx[l]
         if g < 0:
@@ -479,12 +624,13 @@ cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, const i64* leaf_ptr, const
         s.dstep[l] = (inv_new - inv_old) / kk
     if n_entries == 0:
         return 0
-    sort = s.mode == GATHER_SORT or (
-        s.mode == GATHER_AUTO and s.n >= SORT_MIN_POINTS and n_entries <= SORT_MAX_ENTRIES * s.n
-    )
     if _reserve_neighbours(s, n_entries if n_entries < s.n else s.n):
         return -1
-    if sort:
+    if s.mode == GATHER_BLOCKED or s.mode == GATHER_AUTO:
+        if _reserve_blocks(s):
+            return -1
+        return _gather_blocked(s, leafx, leaf_ptr, members, member_mult, below, _block_bits(s.n, s.k, n_entries))
+    if s.mode == GATHER_SORT:
         if _reserve_entries(s, n_entries):
             return -1
         _gather_sort(s, leafx, leaf_ptr, members, member_mult, below)
@@ -743,13 +889,14 @@ def lcp_rf_thresholds(leafx, leaf_ptr, members, member_mult, below, leaf_pop,
         Weight sums closer than ``tol`` are treated as equal (never narrows).
     n_threads : int
         OpenMP threads over test points.
-    gather : {"auto", "sort", "bitmap"}
+    gather : {"auto", "blocked", "sort", "bitmap"}
         How a test point's leaf-mates are collected (the results are identical):
-        "sort" radix-sorts its (tree, leaf-mate) entries, at a cost that
-        follows the entries; "bitmap" scatters them over arrays of all n
-        points, faster while those fit in the caches; "auto" sorts from
-        ``SORT_MIN_CALIBRATION_POINTS`` calibration points on, up to
-        ``SORT_MAX_ENTRIES_PER_POINT`` entries per calibration point.
+        "blocked" (what "auto" takes) reads each of its leaves once, in
+        sequence, one block of score ranks at a time, summing into arrays of
+        one block (``BLOCK_BITS``: 2**12 to 2**16 ranks), which stay in the
+        caches at any n; "sort" radix-sorts its (tree, leaf-mate) entries;
+        "bitmap" scatters them over arrays of all n points, a cache miss per
+        entry once those outgrow the caches.
 
     Returns
     -------
