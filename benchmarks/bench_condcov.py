@@ -23,7 +23,7 @@ it: ``ConformalRegressor(model=<the same unfitted model>).fit(training rows)
 .conformalize(calibration rows)`` (it refits the identical model). "LCP-RF default"
 passes no option: ``localizer_data="auto"``, the default since issue 36, whose forest may learn
 from the training rows' out-of-fold scores while the localizer part is below
-``lcp_rf.TRAINING_GATE`` rows (baseline source: the training part while the localizer part is
+``localizer_split.TRAINING_GATE`` rows (baseline source: the training part while the localizer part is
 the smaller); "LCP-RF auto" passes ``localizer_data="auto"`` (the stored rows of that name were
 run before the gate, with the pooled baseline: rule ``nl0``); "LCP-RF prefit" is the method on
 the shared fitted model with ``prefit=True``: calibration rows only, which is also what
@@ -32,8 +32,8 @@ the shared fitted model with ``prefit=True``: calibration rows only, which is al
 Rules side by side (``--variants NAME ...``): each name in ``VARIANTS`` maps to the
 estimator's options and to module attributes of confrf patched for that run only (the
 no-localization margin ``tuning.NO_LOCALIZATION_SE``, the source baseline
-``sources.SMALL_PART_BASELINE``, the gate ``lcp_rf.TRAINING_GATE`` (lifted for the named
-"auto" rules), the localizer part's size ``lcp_rf.localizer_rows_with_training``);
+``sources.SMALL_PART_BASELINE``, the gate ``localizer_split.TRAINING_GATE`` (lifted for the named
+"auto" rules), the localizer part's size ``localizer_split.localizer_rows_with_training``);
 its rows are stored as "LCP-RF auto[NAME]", in the same row format::
 
     python benchmarks/bench_condcov.py --methods "LCP-RF prefit" --variants nl2 nl1 few1 training \
@@ -159,7 +159,7 @@ MODEL_SPECS = {
 
 def _few_localizer_rows(n: int, n_training: int, localizer_size: float, alpha: float) -> int:
     """localizer_rows_with_training with the floor ceil(10 / alpha) instead of 3 ceil(10 / alpha)."""
-    from confrf.calibrators.lcp_rf import min_localizer_points
+    from confrf.calibrators.localizer_split import min_localizer_points
 
     full = int(round(localizer_size * n))
     share = int(round(localizer_size * n * n / (n + n_training)))
@@ -168,7 +168,8 @@ def _few_localizer_rows(n: int, n_training: int, localizer_size: float, alpha: f
 
 _POOLED = {"confrf.localizers.sources:SMALL_PART_BASELINE": "pooled"}  # the nl rules' baseline (before the gate)
 _TRAINING = {"confrf.localizers.sources:SMALL_PART_BASELINE": "training"}  # the bt rules' (the default's since then)
-_UNGATED = {"confrf.calibrators.lcp_rf:TRAINING_GATE": 10**12}  # the rules before the gate compared at every size
+# the rules before the gate compared at every size
+_UNGATED = {"confrf.calibrators.localizer_split:TRAINING_GATE": 10**12}
 
 #: named LCP-RF rules compared side by side (``--variants``): options of the estimator and module attributes
 #: patched for the run ("module:attribute" -> value); each row is stored as "LCP-RF auto[NAME]"
@@ -191,7 +192,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {"localizer_data": "auto"},
         {
             "confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0,
-            "confrf.calibrators.lcp_rf:localizer_rows_with_training": _few_localizer_rows,
+            "confrf.calibrators.localizer_split:localizer_rows_with_training": _few_localizer_rows,
             **_POOLED,
             **_UNGATED,
         },
@@ -200,7 +201,7 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         {"localizer_data": "auto"},
         {
             "confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0,
-            "confrf.calibrators.lcp_rf:localizer_rows_with_training": _few_localizer_rows,
+            "confrf.calibrators.localizer_split:localizer_rows_with_training": _few_localizer_rows,
             **_TRAINING,
             **_UNGATED,
         },

@@ -17,7 +17,7 @@ from scipy import stats
 import confrf as cf
 import confrf.localizers.sources as sources
 from confrf.calibrators import METHODS, lcp_threshold
-from confrf.calibrators.lcp_rf import localizer_rows_with_training, min_localizer_points
+from confrf.calibrators.localizer_split import localizer_rows_with_training, min_localizer_points
 from confrf.exceptions import ConfrfWarning
 
 
@@ -178,7 +178,7 @@ def test_marginal_coverage_with_each_source(source, forced):
 
 
 def test_auto_is_the_default_and_the_gate_reads_the_sizes_only():
-    from confrf.calibrators.lcp_rf import TRAINING_GATE, gated_localizer_rows
+    from confrf.calibrators.localizer_split import TRAINING_GATE, gated_localizer_rows
 
     assert METHODS["lcp-rf"].options["localizer_data"] == "auto"
     assert gated_localizer_rows(2 * TRAINING_GATE - 2, 0.5, None) == TRAINING_GATE - 1
@@ -213,9 +213,9 @@ def _default_fit(X, y, n_train, **kw):
 
 
 def test_above_the_gate_the_default_is_the_calibration_rule_and_never_fits_the_training_folds(monkeypatch):
-    import confrf.calibrators.lcp_rf as lcp_rf
+    import confrf.calibrators.localizer_split as localizer_split
 
-    monkeypatch.setattr(lcp_rf, "TRAINING_GATE", 200)  # a small gate keeps the test fast; the rule is the same
+    monkeypatch.setattr(localizer_split, "TRAINING_GATE", 200)  # a small gate keeps the test fast; the rule is the same
     rng = np.random.default_rng(4)
     X = rng.uniform(size=(1000, 3))
     y = X[:, 0] + (0.1 + 2 * X[:, 0]) * rng.normal(size=1000)
@@ -229,7 +229,7 @@ def test_above_the_gate_the_default_is_the_calibration_rule_and_never_fits_the_t
     assert grown.startswith("localizer part of the calibration set (300 rows)")
     assert "training rows not considered: the localizer part has 300 >= 200 rows" in grown
     # below the gate the same data compare the sources (the deferred scores are computed then)
-    monkeypatch.setattr(lcp_rf, "TRAINING_GATE", 301)
+    monkeypatch.setattr(localizer_split, "TRAINING_GATE", 301)
     small = _default_fit(X, y, 400)
     assert small.train_scores_.computed and small.localizer_.source_choice_ is not None
     assert small.calibrator_.training_note_ is None

@@ -7,7 +7,8 @@ import pytest
 
 import confrf as cf
 import confrf._calibration_record
-from confrf.calibrators.lcp_rf import MAX_LOCALIZER_POINTS, LCPForestCalibrator, check_max_localizer_size
+from confrf.calibrators.lcp_rf import LCPForestCalibrator
+from confrf.calibrators.localizer_split import MAX_LOCALIZER_POINTS, check_max_localizer_size
 from confrf.localizers import ForestLocalizer
 from confrf.localizers.leaf_index import LeafIndex
 

@@ -571,7 +571,7 @@ def test_no_localization_on_a_training_localizer_is_split_conformal_exactly():
 def test_small_calibration_sets_calibrate_on_every_point():
     """Below ceil(10 / alpha) localizer points the tuned LCP-RF does not split: split conformal on all calibration
     points, decided from the sizes alone (a given leaf size still grows a forest)."""
-    from confrf.calibrators.lcp_rf import min_localizer_points
+    from confrf.calibrators.localizer_split import min_localizer_points
 
     assert min_localizer_points(0.1) == 100 and min_localizer_points(0.2) == 50 and min_localizer_points(0.05) == 200
     X, y = _homoscedastic(400, 5)

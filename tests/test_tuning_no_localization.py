@@ -17,7 +17,7 @@ import pytest
 from sklearn.linear_model import LinearRegression
 
 import confrf as cf
-from confrf.calibrators.lcp_rf import min_localizer_points
+from confrf.calibrators.localizer_split import min_localizer_points
 from confrf.localizers import ForestLocalizer
 from confrf.localizers import tuning as tuning_module
 from confrf.localizers.tuning import MAX_INFINITE, tune_forest

@@ -8,7 +8,7 @@ place it is set):
   ``cv`` folds, and hands them to :meth:`TrainingPart.set_reference`); every calibration row that
   the localizer part would have taken is then a conformal point (D1 for PAC);
 - "auto" (the default): LCP-RF chooses the source by the simulated calibrations of its leaf-size tuning
-  (below ``lcp_rf.TRAINING_GATE`` localizer rows)
+  (below ``localizer_split.TRAINING_GATE`` localizer rows)
   (:mod:`confrf.localizers.sources`). These methods do not tune their leaves (ceil(sqrt n), every
   feature: :func:`confrf.calibrators.forest_setup.make_forest_localizer`), and with one fixed leaf
   size the tuning simulates nothing to compare sources by, so "auto" grows on the localizer part
@@ -30,7 +30,8 @@ import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError
-from .lcp_rf import LOCALIZER_DATA  # importing lcp_rf registers "lcp-rf", whose options hold the defaults
+from . import lcp_rf  # noqa: F401  (importing it registers "lcp-rf", whose options hold the defaults)
+from .localizer_split import LOCALIZER_DATA
 from .registry import FOREST_SETTINGS, get_method
 
 

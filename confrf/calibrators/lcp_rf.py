@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import copy
-import math
 import time
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 
 from .._parallel import kernel_threads
-from .._validation import alpha_fraction, as_float_matrix, as_float_vector, check_fraction, required_count
+from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
 from ..localizers.forest import ForestLocalizer, check_forest_backend, check_max_samples
 from ..localizers.sources import grow_from_sources
@@ -19,74 +17,11 @@ from ..localizers.tuning import TUNE
 from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from ..shift.value import new_row_ratios, ratio_values
 from ..shift.weighted import ShiftWeights
+from . import localizer_split as split
 from .base import Calibrator, Guarantee, Thresholds, check_conformal_size, random_split
 from .forest_setup import PAC_DEFAULTS, make_forest_localizer
 from .registry import FOREST_SETTINGS, MethodSpec, get_variant, register
 from .rows import ArrayRows, CalibrationRows
-
-#: a tuned honest LCP-RF localizes only from MIN_LOCALIZER_ALPHA / alpha localizer points on (100 at alpha = 0.1)
-MIN_LOCALIZER_ALPHA = 10
-
-
-def min_localizer_points(alpha: float) -> int:
-    """Smallest localizer part with which a tuned honest LCP-RF tries to localize: ceil(10 / alpha).
-
-    Below it the localizer part is too small for a forest to beat split conformal (benchmarks/bench_small.py
-    before the rule: with 48-92 localizer points, LCP-RF's median width was 2-7 % above split conformal's on four
-    of seven small data sets, most of it the cost of calibrating on half the points, and measurably narrower on
-    none). The rule
-    reads the sizes only, never a score, so using every calibration point for split conformal keeps the guarantee
-    exact.
-    """
-    return math.ceil(MIN_LOCALIZER_ALPHA / alpha_fraction(alpha))
-
-
-def localizer_rows_with_training(n: int, n_training: int, localizer_size: float, alpha: float) -> int:
-    """Localizer rows of ``n`` calibration rows when ``n_training`` training rows can also teach the forest.
-
-    ``localizer_size * n`` scaled by n / (n + n_training), the calibration rows' share of all the rows that can
-    teach the forest: the training rows carry the learning at small n, so more calibration rows become conformal
-    points; at least min(localizer_size * n, 3 ceil(10 / alpha)) rows, so the sources can be compared. Read from
-    sizes only, never a score, so the split keeps the guarantee exact.
-    """
-    full = int(round(localizer_size * n))
-    share = int(round(localizer_size * n * n / (n + n_training)))
-    return max(1, min(full, max(share, 3 * min_localizer_points(alpha))))
-
-
-#: ``localizer_data="auto"`` (the default) lets the training rows compete only while the localizer part that the
-#: calibration rows alone would give (``localizer_size * n``, capped) is below this many rows. Below it the training
-#: rows helped on the exact conditional-coverage benchmark (docs/benchmarks/condcov.md: n_cal 500-4,000, localizer
-#: parts of 250-2,000 rows); with 8,000 localizer rows the calibration rows alone were best, and at the real data
-#: sets' sizes (California, diamonds: 5,000-13,000 localizer rows) the out-of-fold fits and three source tunings
-#: made the fit 3-5 times slower. Read from sizes only, never a score: the gate keeps the guarantee exact.
-TRAINING_GATE = 2_500
-
-
-def gated_localizer_rows(n: int, localizer_size: float, max_localizer_size: int | None) -> int:
-    """The localizer part the calibration rows alone give (``localizer_size * n``, capped): what the gate reads."""
-    rows = int(round(localizer_size * n))
-    return rows if max_localizer_size is None else min(rows, max_localizer_size)
-
-
-#: ``max_localizer_size="auto"``: the forest grows on at most this many rows (its growing cost is bounded; the
-#: other rows become conformal points). At the peer benchmark's sizes and up to 100,000 calibration rows with
-#: ``localizer_size=0.5`` it does not bind.
-MAX_LOCALIZER_POINTS = 50_000
-
-
-def check_max_localizer_size(value: Any) -> int | None:
-    """``max_localizer_size``: "auto" (MAX_LOCALIZER_POINTS), None (no cap) or an integer >= 2."""
-    if isinstance(value, str) and value == "auto":
-        return MAX_LOCALIZER_POINTS
-    if value is None:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)) or value < 2:
-        raise InputError(
-            f"max_localizer_size must be 'auto' ({MAX_LOCALIZER_POINTS:,} rows), None (no cap) or an integer >= 2, "
-            f"got {value!r}: it caps the rows that grow the forest (the rest are conformal points)."
-        )
-    return int(value)
 
 
 class LCPForestCalibrator(Calibrator):
@@ -150,7 +85,7 @@ class LCPForestCalibrator(Calibrator):
         self.localizer_size = check_fraction(localizer_size, "localizer_size")
         self.max_localizer_size = max_localizer_size
         self.n_jobs = n_jobs
-        self.shift_tuning = check_shift_tuning(shift_tuning)
+        self.shift_tuning = split.check_shift_tuning(shift_tuning)
         self._reference: tuple[np.ndarray, np.ndarray] | None = None
         self.localizer_source_ = "calibration"
         self.choose_source = choose_source
@@ -267,7 +202,7 @@ class LCPForestCalibrator(Calibrator):
             self.localizer.skip(
                 rows.n_features,
                 f"a localizer part of {int(round(self.localizer_size * n))} points would be below ceil(10/alpha) = "
-                f"{min_localizer_points(alpha)}, decided from the sizes alone",
+                f"{split.min_localizer_points(alpha)}, decided from the sizes alone",
             )
             conf = np.arange(n)
             Xr = None
@@ -312,7 +247,7 @@ class LCPForestCalibrator(Calibrator):
         if self.max_localizer_size is not None and Xr.shape[0] > self.max_localizer_size:
             keep = np.sort(rng.permutation(Xr.shape[0])[: self.max_localizer_size])
             Xr, Vr = Xr[keep], Vr[keep]
-        n_loc = localizer_rows_with_training(n, Xr.shape[0], self.localizer_size, alpha)
+        n_loc = split.localizer_rows_with_training(n, Xr.shape[0], self.localizer_size, alpha)
         grow, conf = random_split(
             n, n_loc / n, rng, "localizer part", "localizer_size", max_first=self.max_localizer_size
         )
@@ -332,21 +267,23 @@ class LCPForestCalibrator(Calibrator):
 
     def _why_not_training(self, n: int, alpha: float) -> str | None:
         """Why "auto" grows on the localizer part without comparing sources (None: it compares them); sizes only."""
-        part = gated_localizer_rows(n, self.localizer_size, self.max_localizer_size)
-        if part >= TRAINING_GATE:
+        part = split.gated_localizer_rows(n, self.localizer_size, self.max_localizer_size)
+        if part >= split.TRAINING_GATE:
             return (
-                f"the localizer part has {part:,} >= {TRAINING_GATE:,} rows (localizer_data='auto' compares sources "
-                "below that; decided from the sizes alone)"
+                f"the localizer part has {part:,} >= {split.TRAINING_GATE:,} rows (localizer_data='auto' compares "
+                "sources below that; decided from the sizes alone)"
             )
         if self.localizer.min_samples_leaf != TUNE:
             return "a leaf size was given (min_samples_leaf), so there is no tuning to compare sources by"
         if self._too_small_to_localize(n, alpha):
-            return f"the localizer part would be below ceil(10/alpha) = {min_localizer_points(alpha)} rows"
+            return f"the localizer part would be below ceil(10/alpha) = {split.min_localizer_points(alpha)} rows"
         return None
 
     def _too_small_to_localize(self, n: int, alpha: float) -> bool:
         # only when the leaf size is tuned (an explicit one asks for a forest), from the sizes alone
-        return self.localizer.min_samples_leaf == TUNE and round(self.localizer_size * n) < min_localizer_points(alpha)
+        return self.localizer.min_samples_leaf == TUNE and round(self.localizer_size * n) < split.min_localizer_points(
+            alpha
+        )
 
     def _set_ratios(self, w: np.ndarray | None) -> None:
         self.shift_ = None if w is None else ShiftWeights(w)
@@ -472,37 +409,20 @@ class LCPForestCalibrator(Calibrator):
 
 #: options of guarantee="pac" (calibrators/pac.py); None means forest_setup.PAC_DEFAULTS
 PAC_OPTIONS = tuple(PAC_DEFAULTS)
-#: which population LCP-RF's forest tuning scores candidates for under covariate shift
-SHIFT_TUNING = ("calibration", "target")
-
-
-def check_shift_tuning(value: Any) -> str:
-    """``shift_tuning``: "calibration" or "target", with an error that names both."""
-    if not isinstance(value, str) or value not in SHIFT_TUNING:
-        raise InputError(
-            f"shift_tuning must be 'calibration' (the forest's tuning ignores the likelihood ratios) or 'target' "
-            f"(it scores candidate forests by the target population's loss), got {value!r}."
-        )
-    return value
-
-
-#: where the forest is grown: "auto" (chosen from data among the next two and both pooled: localizers/sources.py),
-#: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
-LOCALIZER_DATA = ("auto", "calibration", "training")
 #: how the honest forest grows (confrf/localizers/forest.py): what grows the trees, each tree's share of the rows
 GROWTH_OPTIONS: dict[str, Any] = {"forest_backend": "sklearn", "max_samples": None}
 
 
 def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
-    if opts["localizer_data"] not in LOCALIZER_DATA:
-        raise InputError(f"localizer_data must be one of {list(LOCALIZER_DATA)}, got {opts['localizer_data']!r}.")
+    if opts["localizer_data"] not in split.LOCALIZER_DATA:
+        raise InputError(f"localizer_data must be one of {list(split.LOCALIZER_DATA)}, got {opts['localizer_data']!r}.")
     if opts["localizer_data"] == "training" and (not est.honest or est.prefit):
         raise InputError(
             "localizer_data='training' grows an honest forest on the training part's out-of-fold scores: it needs "
             "the training data (not prefit=True) and honest=True; use localizer_data='calibration' otherwise."
         )
-    shift_tuning = check_shift_tuning(opts["shift_tuning"])
-    cap = check_max_localizer_size(opts["max_localizer_size"])
+    shift_tuning = split.check_shift_tuning(opts["shift_tuning"])
+    cap = split.check_max_localizer_size(opts["max_localizer_size"])
     growth = {k: opts[k] for k in GROWTH_OPTIONS if opts[k] != GROWTH_OPTIONS[k]}  # given away from the default
     for name in ["max_localizer_size"] * (opts["max_localizer_size"] != "auto") + list(growth):
         if opts["guarantee"] == "pac" or not est.honest:

@@ -1,0 +1,101 @@
+"""How LCP-RF splits its calibration rows between the forest and the conformal points, and its options' checks.
+
+Every rule here reads sizes and settings only, never a score: the split is then independent of the
+conformal points' scores, which keeps the guarantee exact (docs/theory.md, "What the forest learns from").
+``lcp_rf.py`` reads the gate and the split through this module (not copies of the names), so a benchmark or a
+test that patches them here changes what the calibrator does.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+from .._validation import alpha_fraction
+from ..exceptions import InputError
+
+#: a tuned honest LCP-RF localizes only from MIN_LOCALIZER_ALPHA / alpha localizer points on (100 at alpha = 0.1)
+MIN_LOCALIZER_ALPHA = 10
+
+
+def min_localizer_points(alpha: float) -> int:
+    """Smallest localizer part with which a tuned honest LCP-RF tries to localize: ceil(10 / alpha).
+
+    Below it the localizer part is too small for a forest to beat split conformal (benchmarks/bench_small.py
+    before the rule: with 48-92 localizer points, LCP-RF's median width was 2-7 % above split conformal's on four
+    of seven small data sets, most of it the cost of calibrating on half the points, and measurably narrower on
+    none). The rule
+    reads the sizes only, never a score, so using every calibration point for split conformal keeps the guarantee
+    exact.
+    """
+    return math.ceil(MIN_LOCALIZER_ALPHA / alpha_fraction(alpha))
+
+
+def localizer_rows_with_training(n: int, n_training: int, localizer_size: float, alpha: float) -> int:
+    """Localizer rows of ``n`` calibration rows when ``n_training`` training rows can also teach the forest.
+
+    ``localizer_size * n`` scaled by n / (n + n_training), the calibration rows' share of all the rows that can
+    teach the forest: the training rows carry the learning at small n, so more calibration rows become conformal
+    points; at least min(localizer_size * n, 3 ceil(10 / alpha)) rows, so the sources can be compared. Read from
+    sizes only, never a score, so the split keeps the guarantee exact.
+    """
+    full = int(round(localizer_size * n))
+    share = int(round(localizer_size * n * n / (n + n_training)))
+    return max(1, min(full, max(share, 3 * min_localizer_points(alpha))))
+
+
+#: ``localizer_data="auto"`` (the default) lets the training rows compete only while the localizer part that the
+#: calibration rows alone would give (``localizer_size * n``, capped) is below this many rows. Below it the training
+#: rows helped on the exact conditional-coverage benchmark (docs/benchmarks/condcov.md: n_cal 500-4,000, localizer
+#: parts of 250-2,000 rows); with 8,000 localizer rows the calibration rows alone were best, and at the real data
+#: sets' sizes (California, diamonds: 5,000-13,000 localizer rows) the out-of-fold fits and three source tunings
+#: made the fit 3-5 times slower. Read from sizes only, never a score: the gate keeps the guarantee exact.
+TRAINING_GATE = 2_500
+
+
+def gated_localizer_rows(n: int, localizer_size: float, max_localizer_size: int | None) -> int:
+    """The localizer part the calibration rows alone give (``localizer_size * n``, capped): what the gate reads."""
+    rows = int(round(localizer_size * n))
+    return rows if max_localizer_size is None else min(rows, max_localizer_size)
+
+
+#: ``max_localizer_size="auto"``: the forest grows on at most this many rows (its growing cost is bounded; the
+#: other rows become conformal points). At the peer benchmark's sizes and up to 100,000 calibration rows with
+#: ``localizer_size=0.5`` it does not bind.
+MAX_LOCALIZER_POINTS = 50_000
+
+
+def check_max_localizer_size(value: Any) -> int | None:
+    """``max_localizer_size``: "auto" (MAX_LOCALIZER_POINTS), None (no cap) or an integer >= 2."""
+    if isinstance(value, str) and value == "auto":
+        return MAX_LOCALIZER_POINTS
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (Integral, np.integer)) or value < 2:
+        raise InputError(
+            f"max_localizer_size must be 'auto' ({MAX_LOCALIZER_POINTS:,} rows), None (no cap) or an integer >= 2, "
+            f"got {value!r}: it caps the rows that grow the forest (the rest are conformal points)."
+        )
+    return int(value)
+
+
+#: which population LCP-RF's forest tuning scores candidates for under covariate shift
+SHIFT_TUNING = ("calibration", "target")
+
+
+def check_shift_tuning(value: Any) -> str:
+    """``shift_tuning``: "calibration" or "target", with an error that names both."""
+    if not isinstance(value, str) or value not in SHIFT_TUNING:
+        raise InputError(
+            f"shift_tuning must be 'calibration' (the forest's tuning ignores the likelihood ratios) or 'target' "
+            f"(it scores candidate forests by the target population's loss), got {value!r}."
+        )
+    return value
+
+
+#: where the forest is grown: "auto" (chosen from data among the next two and both pooled: localizers/sources.py),
+#: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
+LOCALIZER_DATA = ("auto", "calibration", "training")
