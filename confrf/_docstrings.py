@@ -29,6 +29,12 @@ PIECES: dict[str, str] = {
 >>> from confrf.classification import ConformalClassifier
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(900, 2)); y = np.where(X[:, 0] + rng.normal(size=900) > 0, "a", "b")""",
+    # the first option of the two kernel localizers' calibrators (exact LCP and SLCP)
+    "kernel_option": """\
+Parameters
+----------
+kernel : {"gaussian", "exponential"}
+    Kernel of the Euclidean distance between standardized features.""",
     # the argument of the true-model functions of confrf.datasets
     "model_points": """\
 Parameters
