@@ -1,7 +1,8 @@
 """Pieces of docstrings that several functions share, written once.
 
 A docstring names a piece by a line that holds only ``{{name}}``; :func:`fill` replaces that line by
-the piece, indented like it, when the function or class is defined. ``help()``, Sphinx and the
+the piece, indented like it, when the function or class is defined. ``{{name key=value ...}}`` also
+fills the piece's ``$key`` fields (:class:`string.Template`). ``help()``, Sphinx and the
 doctests see the whole text, as if it had been written out in place. Examples stay self-contained:
 a piece is a few lines an example starts from, not state one example leaves to another.
 """
@@ -9,6 +10,7 @@ a piece is a few lines an example starts from, not state one example leaves to a
 from __future__ import annotations
 
 import re
+from string import Template
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -35,6 +37,29 @@ Parameters
 ----------
 kernel : {"gaussian", "exponential"}
     Kernel of the Euclidean distance between standardized features.""",
+    # the options of the simulated models' make_* functions
+    "draw_options": """\
+Parameters
+----------
+n : int, default 1000
+    Number of points.
+random_state : None, int or numpy.random.Generator, optional
+    Seed or generator (through :func:`numpy.random.default_rng`); the
+    same int gives the same sample.""",
+    # what they return, and where the other model is (p: number of features)
+    "simulated_data": """\
+Returns
+-------
+SimulatedData
+    ``frame`` with columns ``x1..x$p, y``, ``formula``
+    ``"y ~ x1 + ... + x$p"``, true ``mean`` and ``noise_sd``.
+
+See Also
+--------
+$other, simulate, ${model}_mean, ${model}_sd
+
+Examples
+--------""",
     # the argument of the true-model functions of confrf.datasets
     "model_points": """\
 Parameters
@@ -46,7 +71,7 @@ Returns
 -------""",
 }
 
-_SLOT = re.compile(r"^([ \t]*)\{\{(\w+)\}\}[ \t]*$", re.MULTILINE)
+_SLOT = re.compile(r"^([ \t]*)\{\{(\w+)((?:[ \t]+\w+=\S+)*)\}\}[ \t]*$", re.MULTILINE)
 
 
 def fill(obj: T) -> T:
@@ -77,10 +102,14 @@ def fill(obj: T) -> T:
     doc = obj.__doc__ or ""
 
     def piece(match: re.Match[str]) -> str:
-        indent, name = match.groups()
+        indent, name, fields = match.groups()
         if name not in PIECES:
             raise KeyError(f"{obj!r}: the docstring names {{{{{name}}}}}, which is not one of {sorted(PIECES)}.")
-        return "\n".join(indent + line if line else "" for line in PIECES[name].splitlines())
+        try:
+            text = Template(PIECES[name]).substitute(dict(field.split("=", 1) for field in fields.split()))
+        except KeyError as missing:
+            raise KeyError(f"{obj!r}: the piece {name!r} needs the field {missing} in its slot.") from None
+        return "\n".join(indent + line if line else "" for line in text.splitlines())
 
     text, count = _SLOT.subn(piece, doc)
     text = _SLOT.sub(piece, text)  # a piece may name another one (one level deep)

@@ -62,3 +62,20 @@ def test_fill_refuses_an_unknown_piece_and_a_docstring_without_one():
         fill(unknown)
     with pytest.raises(ValueError, match="names no piece"):
         fill(plain)
+
+
+def test_fill_substitutes_the_fields_a_slot_gives_and_refuses_a_missing_one():
+    @fill
+    def f():
+        """Head.
+
+        {{simulated_data p=7 model=toy other=make_sim}}
+        """
+
+    assert "``x1..x7, y``" in f.__doc__ and "make_sim, simulate, toy_mean, toy_sd" in f.__doc__
+
+    def g():
+        """{{simulated_data p=7}}"""  # no other= nor model=
+
+    with pytest.raises(KeyError, match="needs the field .other."):
+        fill(g)
