@@ -9,11 +9,15 @@ the coverage statement is about.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError
-from .base import check_conformal_size, random_split
+from ..shift.value import ratio_values
+from ..shift.weighted import ShiftWeights
+from .base import Guarantee, check_conformal_size, random_split
 
 
 class ReferenceData:
@@ -21,6 +25,17 @@ class ReferenceData:
 
     reference_size: float = 0.5
     _reference: tuple[np.ndarray, np.ndarray] | None = None
+    #: what was learned on the reference data, as the guarantee names it (set by each calibrator)
+    learned_on_reference: str
+
+    def guarantee(self, alpha: float) -> Guarantee:
+        """Exact marginal coverage: the reference data are disjoint from the conformal points."""
+        return Guarantee(
+            "marginal",
+            True,
+            f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
+            f"points are exchangeable ({self.learned_on_reference} learned on disjoint data).",
+        )
 
     def set_reference(self, X: np.ndarray, scores: np.ndarray, source: str = "training part") -> None:
         """Learn the localizer's choices on (X, scores) rather than on a share of the calibration set."""
@@ -30,6 +45,22 @@ class ReferenceData:
             raise InputError(f"reference X has {X.shape[0]} rows but {V.shape[0]} scores.")
         self._reference = (X, V)
         self.reference_source_ = source
+
+    def _split_reference(
+        self, X: Any, scores: Any, alpha: float, rng: Any, likelihood_ratio: Any
+    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray], np.random.Generator, ShiftWeights | None]:
+        """The checked calibration data split as :meth:`_take_reference` does.
+
+        Returns the conformal points (X, V), the reference data (X_ref, V_ref), the generator (advanced
+        by the split) and the conformal points' covariate-shift weights (None when unweighted): the
+        reference data never see the ratios.
+        """
+        X = as_float_matrix(X, "X")
+        V = as_float_vector(scores, "scores")
+        w = None if likelihood_ratio is None else ratio_values(likelihood_ratio, X.shape[0], "the calibration rows")
+        gen = np.random.default_rng(rng)
+        Xr, Vr, conf = self._take_reference(X, V, gen, alpha)
+        return X[conf], V[conf], (Xr, Vr), gen, None if w is None else ShiftWeights(w[conf])
 
     def _take_reference(
         self, X: np.ndarray, V: np.ndarray, rng: np.random.Generator, alpha: float

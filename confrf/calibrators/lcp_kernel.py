@@ -10,22 +10,20 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
+from .._docstrings import fill
+from .._validation import as_float_matrix, check_fraction, required_count
 from ..localizers.kernel import KernelLocalizer
-from ..shift.value import new_row_ratios, ratio_values
-from ..shift.weighted import ShiftWeights
+from ..shift.value import new_row_ratios
 from ._reference import ReferenceData
-from .base import Calibrator, Guarantee, Thresholds
+from .base import Calibrator, Thresholds
 from .registry import MethodSpec, register
 
 
+@fill
 class KernelLCPCalibrator(ReferenceData, Calibrator):
     """Exact LCP (Guan) with kernel weights H(x, x') = K(|x - x'| / h).
 
-    Parameters
-    ----------
-    kernel : {"gaussian", "exponential"}
-        Kernel of the Euclidean distance between standardized features.
+    {{kernel_option}}
     bandwidth : float or "auto"
         h in standardized units; "auto" is Guan's rule (the bandwidth with the
         smallest mean finite threshold among those giving at most
@@ -64,6 +62,7 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
 
     name = "lcp"
     localizer_title = "Kernel localizer"
+    learned_on_reference = "the kernel's standardization and bandwidth were"
     supports_shift = True
 
     def __init__(
@@ -77,15 +76,11 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
         self.reference_size = check_fraction(reference_size, "reference_size")
 
     def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> KernelLCPCalibrator:
-        X = as_float_matrix(X, "X")
-        V = as_float_vector(scores, "scores")
-        w = None if likelihood_ratio is None else ratio_values(likelihood_ratio, X.shape[0], "the calibration rows")
-        rng = np.random.default_rng(rng)
-        Xr, Vr, conf = self._take_reference(X, V, rng, alpha)
-        self.localizer.fit_reference(Xr, Vr, alpha=alpha, n_calibration=int(conf.shape[0]), rng=rng)
-        self.localizer.index(X[conf], V[conf])
-        self.n_conformal_ = int(conf.shape[0])
-        self.shift_ = None if w is None else ShiftWeights(w[conf])  # the kernel and bandwidth never see them
+        Xc, Vc, (Xr, Vr), rng, shift = self._split_reference(X, scores, alpha, rng, likelihood_ratio)
+        self.localizer.fit_reference(Xr, Vr, alpha=alpha, n_calibration=int(Xc.shape[0]), rng=rng)
+        self.localizer.index(Xc, Vc)
+        self.n_conformal_ = int(Xc.shape[0])
+        self.shift_ = shift  # the kernel and bandwidth never see the ratios
         return self
 
     def thresholds(self, X, alpha, likelihood_ratio=None) -> Thresholds:
@@ -103,14 +98,6 @@ class KernelLCPCalibrator(ReferenceData, Calibrator):
                 kw = {"shift_w": shift.w, "req": shift.requirement(alpha, w_test[rows])} if weighted else {}
                 t[rows], closed[rows], level[rows] = self.localizer.thresholds(X[rows], m_req, **kw)
         return Thresholds(t, closed, level)
-
-    def guarantee(self, alpha) -> Guarantee:
-        return Guarantee(
-            "marginal",
-            True,
-            f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
-            "points are exchangeable (the kernel's standardization and bandwidth were learned on disjoint data).",
-        )
 
     def sizes(self) -> dict[str, int]:
         return self._reference_sizes(self.n_conformal_)

@@ -38,6 +38,11 @@ def _count(value: object, name: str, what: str) -> int:
     return check_int(value, name, hint=what)
 
 
+def _n2(value: object) -> int:
+    """The size ``n2`` of the correction part D2, checked as every bound here needs it."""
+    return _count(value, "n2", "size of the correction part D2")
+
+
 def open_unit(value: object, name: str) -> float:
     """``value`` as a float strictly between 0 and 1 (the shared checker, with a hint)."""
     return check_real(value, name, low=0.0, high=1.0, hint=f"e.g. {name}=0.1")
@@ -72,7 +77,7 @@ def _hoeffding_epsilon(n2: int, K: int | None, delta: float) -> float:
     >>> round(_hoeffding_epsilon(1000, 20, 0.1), 4)
     0.0515
     """
-    n2 = _count(n2, "n2", "size of the correction part D2")
+    n2 = _n2(n2)
     K = _count(K, "K", "number of grid values")
     delta = open_unit(delta, "delta")
     return float(np.nextafter(math.sqrt(math.log(K / delta) / (2.0 * n2)), math.inf))
@@ -89,7 +94,7 @@ def _hoeffding_delta(n2: int, K: int | None, epsilon: float) -> float:
     >>> round(_hoeffding_delta(1000, 20, _hoeffding_epsilon(1000, 20, 0.1)), 6)
     0.1
     """
-    n2 = _count(n2, "n2", "size of the correction part D2")
+    n2 = _n2(n2)
     K = _count(K, "K", "number of grid values")
     epsilon = _positive(epsilon, "epsilon")
     return K * math.exp(-2.0 * n2 * epsilon * epsilon)
@@ -143,7 +148,7 @@ def d2_required_count(n2: int, alpha: float, epsilon: float) -> int:
     >>> d2_required_count(100, 0.1, 0.0)    # float 100 * (1 - 0.1) is 90.00000000000001
     90
     """
-    n2 = _count(n2, "n2", "size of the correction part D2")
+    n2 = _n2(n2)
     a = alpha_fraction(check_alpha(alpha))
     return math.ceil(n2 * (1 - a + Fraction(float(epsilon))))
 
@@ -182,7 +187,7 @@ def binomial_tail(n2: int, alpha: float, k: int) -> float:
     >>> round(binomial_tail(266, 0.1, 247), 4)
     0.0685
     """
-    n2 = _count(n2, "n2", "size of the correction part D2")
+    n2 = _n2(n2)
     alpha = check_alpha(alpha)
     return float(binom.sf(int(k) - 1, n2, 1.0 - alpha))
 
@@ -203,7 +208,7 @@ def binomial_k(n2: int, alpha: float, delta: float) -> int:
     >>> binomial_k(266, 0.1, 0.1), binomial_k(667, 0.1, 0.1), binomial_k(21, 0.1, 0.1)
     (247, 611, 22)
     """
-    n2 = _count(n2, "n2", "size of the correction part D2")
+    n2 = _n2(n2)
     alpha = check_alpha(alpha)
     delta = open_unit(delta, "delta")
     _check_planned_n2(n2, alpha, delta)
@@ -315,9 +320,7 @@ def pac_epsilon(
     """
     if _resolve(bound, K, alpha) == "hoeffding":
         return _hoeffding_epsilon(n2, K, delta)
-    return _binomial_epsilon(
-        _count(n2, "n2", "size of the correction part D2"), check_alpha(alpha), open_unit(delta, "delta")
-    )
+    return _binomial_epsilon(_n2(n2), check_alpha(alpha), open_unit(delta, "delta"))
 
 
 def pac_delta(
@@ -341,9 +344,7 @@ def pac_delta(
         raise InputError("epsilon (the D2 coverage excess) is required, e.g. epsilon=0.05.")
     if _resolve(bound, K, alpha) == "hoeffding":
         return _hoeffding_delta(n2, K, epsilon)
-    return _binomial_delta(
-        _count(n2, "n2", "size of the correction part D2"), check_alpha(alpha), _positive(epsilon, "epsilon")
-    )
+    return _binomial_delta(_n2(n2), check_alpha(alpha), _positive(epsilon, "epsilon"))
 
 
 def pac_n2(

@@ -14,23 +14,22 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, as_float_vector, check_fraction
+from .._docstrings import fill
+from .._validation import as_float_matrix, check_fraction
 from ..localizers.kernel import NadarayaWatsonLocalizer
-from ..shift.value import new_row_ratios, ratio_values
-from ..shift.weighted import ShiftWeights, distinct_cumulative, weighted_split_thresholds
+from ..shift.value import new_row_ratios
+from ..shift.weighted import distinct_cumulative, weighted_split_thresholds
 from ._reference import ReferenceData
-from .base import Calibrator, Guarantee, Thresholds
+from .base import Calibrator, Thresholds
 from .registry import MethodSpec, register
 from .split import split_threshold
 
 
+@fill
 class SLCPCalibrator(ReferenceData, Calibrator):
     """Split localized conformal prediction with a kernel conditional distribution.
 
-    Parameters
-    ----------
-    kernel : {"gaussian", "exponential"}
-        Kernel of the Euclidean distance between standardized features.
+    {{kernel_option}}
     bandwidth : float or "auto"
         In standardized units; "auto" is Han et al.'s median heuristic.
     reference_size : float
@@ -65,6 +64,7 @@ class SLCPCalibrator(ReferenceData, Calibrator):
 
     name = "slcp"
     localizer_title = "Kernel localizer"
+    learned_on_reference = "the local quantile was"
     supports_shift = True
 
     def __init__(self, kernel: str = "gaussian", bandwidth: float | str = "auto", reference_size: float = 0.5) -> None:
@@ -72,14 +72,10 @@ class SLCPCalibrator(ReferenceData, Calibrator):
         self.reference_size = check_fraction(reference_size, "reference_size")
 
     def calibrate(self, X, scores, *, alpha, rng, likelihood_ratio=None) -> SLCPCalibrator:
-        X = as_float_matrix(X, "X")
-        V = as_float_vector(scores, "scores")
-        w = None if likelihood_ratio is None else ratio_values(likelihood_ratio, X.shape[0], "the calibration rows")
-        rng = np.random.default_rng(rng)
-        Xr, Vr, conf = self._take_reference(X, V, rng, alpha)
+        Xc, Vc, (Xr, Vr), rng, shift = self._split_reference(X, scores, alpha, rng, likelihood_ratio)
         self.localizer.fit(Xr, Vr, rng=rng)
-        self.X_, self.scores_ = X[conf], V[conf]
-        self.shift_ = None if w is None else ShiftWeights(w[conf])
+        self.X_, self.scores_ = Xc, Vc
+        self.shift_ = shift
         self._shifted_sorted: dict[float, tuple[np.ndarray, np.ndarray]] = {}
         return self
 
@@ -115,14 +111,6 @@ class SLCPCalibrator(ReferenceData, Calibrator):
         q, level = self.localizer.quantiles(X, 1.0 - alpha, offset=Q)
         t = q + Q  # q is finite: Q = inf gives inf
         return Thresholds(t, np.ones(t.shape[0], dtype=bool), np.where(np.isfinite(t), level, 1.0))
-
-    def guarantee(self, alpha) -> Guarantee:
-        return Guarantee(
-            "marginal",
-            True,
-            f"P(Y in interval) >= {1 - alpha:g} exactly in finite samples, if the conformal calibration and test "
-            "points are exchangeable (the local quantile was learned on disjoint data).",
-        )
 
     def sizes(self) -> dict[str, int]:
         return self._reference_sizes(int(self.scores_.shape[0]))

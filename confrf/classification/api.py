@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import fill
 from .._fit_pipeline import check_options, estimator_args, make_result, shift_weights, split_rows
 from .._validation import seed_entropy
 from ..exceptions import InputError
@@ -26,6 +27,7 @@ from .models import CLASSIFIER_SHORTCUTS, family_only_models
 from .result import ClassificationResult
 
 
+@fill
 def conformal_sets(
     formula: str,
     data: Any,
@@ -48,9 +50,7 @@ def conformal_sets(
 
     Examples
     --------
-    >>> import confrf as cf
-    >>> from sklearn.datasets import load_wine
-    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+    {{wine}}
     >>> res = cf.conformal("target ~ .", data=df, method="split-g", model="logit", random_state=0)
     >>> res.guarantee.kind
     'class-conditional'

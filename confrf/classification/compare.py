@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._docstrings import fill
 from .._format import format_interval
 from .._report import Report
 from .._tables import Summary, _fmt, frame_table, text_table
@@ -30,6 +31,7 @@ _ROWS = [
 ]
 
 
+@fill
 class ClassComparison(Report):
     """Classification methods side by side.
 
@@ -43,9 +45,7 @@ class ClassComparison(Report):
     Examples
     --------
     >>> import numpy as np
-    >>> import confrf as cf
-    >>> from sklearn.datasets import load_wine
-    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+    {{wine}}
     >>> test = np.random.default_rng(0).random(len(df)) < 0.3
     >>> kw = dict(data=df[~test], model="rf", random_state=0)
     >>> cmp = cf.compare(cf.conformal("target ~ .", method="split", **kw),

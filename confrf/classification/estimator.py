@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import metadata_routing
 
+from .._docstrings import fill
 from .._estimator_base import ConformalEstimator, check_same_rows, family_init
 from .._parallel import governs_threads
 from .._validation import as_float_matrix, min_calibration_size
@@ -59,6 +60,7 @@ def encode_labels(y: Any, levels: list, what: str) -> np.ndarray:
     return codes.astype(np.int64)
 
 
+@fill
 class ConformalClassifier(ConformalEstimator):
     """Conformal prediction sets on numpy arrays.
 
@@ -96,10 +98,7 @@ class ConformalClassifier(ConformalEstimator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from confrf.classification import ConformalClassifier
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(900, 2)); y = np.where(X[:, 0] + rng.normal(size=900) > 0, "a", "b")
+    {{two_classes}}
     >>> clf = ConformalClassifier(alpha=0.1, random_state=0).fit(X[:300], y[:300])
     >>> clf = clf.conformalize(X[300:], y[300:])
     >>> clf.predict_sets(X[:2]).shape
@@ -136,6 +135,7 @@ class ConformalClassifier(ConformalEstimator):
         self.train_counts_: np.ndarray | None = np.bincount(codes, minlength=len(self.classes_))
         return self
 
+    @fill
     def conformalize(self, X: Any, y: Any, classes: Any = None, likelihood_ratio: Any = None) -> ConformalClassifier:
         """Calibrate on data disjoint from the training data.
 
@@ -154,10 +154,7 @@ class ConformalClassifier(ConformalEstimator):
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from confrf.classification import ConformalClassifier
-        >>> rng = np.random.default_rng(0)
-        >>> X = rng.normal(size=(900, 2)); y = np.where(X[:, 0] + rng.normal(size=900) > 0, "a", "b")
+        {{two_classes}}
         >>> clf = ConformalClassifier(method="split", alpha=0.1, random_state=0).fit(X[:300], y[:300])
         >>> clf = clf.conformalize(X[300:], y[300:], likelihood_ratio=lambda Z: np.exp(Z[:, 0]))
         >>> clf.predict_sets(X[:2]).shape

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._docstrings import fill
 from .._format import format_interval, format_number
 from .._report import Report
 from .._tables import Summary, frame_table, text_table, two_column_table
@@ -81,6 +82,7 @@ def _coverage_rows(covered: np.ndarray, keys: np.ndarray, names: list, level: fl
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+@fill
 class ClassEvaluation(Report):
     """Held-out facts of one classification result.
 
@@ -102,9 +104,7 @@ class ClassEvaluation(Report):
     Examples
     --------
     >>> import numpy as np
-    >>> import confrf as cf
-    >>> from sklearn.datasets import load_wine
-    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+    {{wine}}
     >>> test = np.random.default_rng(0).random(len(df)) < 0.3
     >>> res = cf.conformal("target ~ .", data=df[~test], method="split", model="rf", random_state=0)
     >>> ev = res.evaluate(df[test])

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
+from .._docstrings import fill
 from .._levels import warns_level_once
 from ..exceptions import InputError
 from ..formula import as_frame
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import ClassificationResult
 
 
+@fill
 class ClassPlots(PlotsBase):
     """``result.plot()`` (the panel), ``.set_sizes(data)``, ``.coverage(test)``, ``.alpha_tilde(data)``.
 
@@ -29,10 +31,7 @@ class ClassPlots(PlotsBase):
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import confrf as cf
-    >>> from sklearn.datasets import load_wine
-    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
-    >>> res = cf.conformal("target ~ .", data=df, method="split", model="rf", random_state=0)
+    {{wine_rf}}
     >>> res.plot.set_sizes(df).get_xlabel()
     'set size'
     """
@@ -40,6 +39,7 @@ class ClassPlots(PlotsBase):
     result: ClassificationResult
 
     @warns_level_once
+    @fill
     def __call__(
         self,
         data: Any = None,
@@ -59,10 +59,7 @@ class ClassPlots(PlotsBase):
         --------
         >>> import matplotlib
         >>> matplotlib.use("Agg")
-        >>> import confrf as cf
-        >>> from sklearn.datasets import load_wine
-        >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
-        >>> res = cf.conformal("target ~ .", data=df, method="split", model="rf", random_state=0)
+        {{wine_rf}}
         >>> len(res.plot().axes)
         4
         """

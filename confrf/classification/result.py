@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._docstrings import fill
 from .._format import format_number
 from .._levels import resolve_alpha, warns_level_once
 from .._tables import Summary, frame_table, text_table, two_column_table
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 @own_methods(ClassificationVocabulary, ResultBase)
+@fill
 class ClassificationResult(ClassificationVocabulary, ResultBase):
     """A fitted conformal classifier from :func:`confrf.conformal` with a class-label response.
 
@@ -46,10 +48,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
 
     Examples
     --------
-    >>> import confrf as cf
-    >>> from sklearn.datasets import load_wine
-    >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
-    >>> res = cf.conformal("target ~ .", data=df, method="split", model="rf", random_state=0)
+    {{wine_rf}}
     >>> res.predict(df.head(2)).columns.tolist()
     ['pred', 'size', 0, 1, 2]
     """
@@ -92,6 +91,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
 
     # -- prediction --------------------------------------------------------
     @warns_level_once
+    @fill
     def predict(
         self,
         newdata: Any,
@@ -142,10 +142,7 @@ class ClassificationResult(ClassificationVocabulary, ResultBase):
 
         Examples
         --------
-        >>> import confrf as cf
-        >>> from sklearn.datasets import load_wine
-        >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
-        >>> res = cf.conformal("target ~ .", data=df, method="split", model="rf", random_state=0)
+        {{wine_rf}}
         >>> res.predict(df.head(2), alpha=[0.05, 0.2]).columns.tolist()[:4]
         ['pred', 'size_0.05', '0_0.05', '1_0.05']
         """

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._docstrings import fill
 from ..exceptions import InputError
 from ..formula import as_frame
 from ..results.rstyle import _statsmodels_table, fit_frames, fit_part, n_distinct_rows
@@ -43,6 +44,7 @@ class ClassificationVocabulary:
         @property
         def model_title(self) -> str: ...
 
+    @fill
     def fitted(self, part: str = "all") -> pd.DataFrame:
         """Class probabilities of the base model on the fit's rows (R's ``fitted`` of a multinomial model).
 
@@ -51,9 +53,7 @@ class ClassificationVocabulary:
 
         Examples
         --------
-        >>> import confrf as cf
-        >>> from sklearn.datasets import load_wine
-        >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+        {{wine}}
         >>> res = cf.conformal("target ~ .", data=df, method="split", model="logit", random_state=0)
         >>> res.fitted().shape[1]
         3
@@ -78,6 +78,7 @@ class ClassificationVocabulary:
             return [self.levels[int(c)] for c in codes]
         return [c for c in codes]
 
+    @fill
     def tidy(self, *, conf_int: bool = False, conf_level: float = 0.95) -> pd.DataFrame:
         """Coefficients of a logistic base model with broom's columns and ``y.level``.
 
@@ -93,9 +94,7 @@ class ClassificationVocabulary:
 
         Examples
         --------
-        >>> import confrf as cf
-        >>> from sklearn.datasets import load_wine
-        >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
+        {{wine}}
         >>> res = cf.conformal("target ~ alcohol + hue", data=df, method="split", model="logit", random_state=0)
         >>> res.tidy()[["y.level", "term"]].head(3).values.tolist()
         [[1, 'Intercept'], [1, 'alcohol'], [1, 'hue']]
@@ -191,6 +190,7 @@ class ClassificationVocabulary:
                     row[key] = np.nan
         return pd.DataFrame([row])
 
+    @fill
     def augment(self, data: Any = None, *, alpha: Any = None, level: Any = None) -> pd.DataFrame:
         """The data with the prediction: ``.pred_class``, ``.pred_<level>`` probabilities, ``.set_size``, ``.set``.
 
@@ -201,10 +201,7 @@ class ClassificationVocabulary:
 
         Examples
         --------
-        >>> import confrf as cf
-        >>> from sklearn.datasets import load_wine
-        >>> df = load_wine(as_frame=True).frame.astype({"target": "category"})
-        >>> res = cf.conformal("target ~ .", data=df, method="split", model="rf", random_state=0)
+        {{wine_rf}}
         >>> res.augment(df.head(2)).columns.tolist()[-7:]
         ['.pred_class', '.pred_0', '.pred_1', '.pred_2', '.set_size', '.set', '.covered']
         """

@@ -111,6 +111,15 @@ def _add_prediction_output(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (default: 1; -1: all cores)")
 
 
+def _command(
+    sub: Any, name: str, func: Callable[..., Any], help: str, description: str | None = None
+) -> argparse.ArgumentParser:
+    """The subcommand ``name`` run by ``func``, with the help layout every subcommand shares."""
+    command = sub.add_parser(name, help=help, description=description, formatter_class=_HelpFormatter)
+    command.set_defaults(func=func)
+    return command
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -126,22 +135,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    d = sub.add_parser(
-        "demo",
-        help="SPLIT and LCP-RF on embedded California housing, compared on held-out rows",
-        formatter_class=_HelpFormatter,
-    )
+    d = _command(sub, "demo", demo, "SPLIT and LCP-RF on embedded California housing, compared on held-out rows")
     _add_level(d, several=False, default_alpha="0.1")
     d.add_argument("--random-state", type=int, default=0, help="seed of the split and the fits")
     d.add_argument("--n-jobs", type=_n_jobs, default=None, help="threads (default: 1; -1: all cores)")
     d.add_argument("--summary", action="store_true", help="also print the full summary of the LCP-RF fit")
-    d.set_defaults(func=demo)
 
-    f = sub.add_parser(
+    f = _command(
+        sub,
         "fit",
-        help="fit on a CSV file; write intervals for new rows, save the fit, or both",
-        formatter_class=_HelpFormatter,
-        description="Fit on a CSV file, then write intervals for the rows of --newdata (CSV, one row per input "
+        fit,
+        "fit on a CSV file; write intervals for new rows, save the fit, or both",
+        "Fit on a CSV file, then write intervals for the rows of --newdata (CSV, one row per input "
         "row), save the fit for `confrf predict` (--save), print its summary (--summary), or several of these.",
     )
     f.add_argument("formula", help='e.g. "y ~ x1 + C(group)"')
@@ -214,13 +219,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--random-state", type=int, default=None, help="seed (default: none, a fresh draw each run)")
     _add_prediction_output(f)
     f.add_argument("--summary", action="store_true", help="print the summary to stderr")
-    f.set_defaults(func=fit)
 
-    p = sub.add_parser(
+    p = _command(
+        sub,
         "predict",
-        help="intervals for new rows from a fit saved with `confrf fit --save`",
-        formatter_class=_HelpFormatter,
-        description="Intervals for the rows of --newdata from a fit saved by `confrf fit ... --save FILE` "
+        predict,
+        "intervals for new rows from a fit saved with `confrf fit --save`",
+        "Intervals for the rows of --newdata from a fit saved by `confrf fit ... --save FILE` "
         "(or confrf.save_fit in Python), written as CSV, one row per input row.",
     )
     p.add_argument("--fit", required=True, metavar="FILE", help="the saved fit (load only files you trust)")
@@ -242,7 +247,6 @@ def build_parser() -> argparse.ArgumentParser:
         "the row's response is in the interval at level 1 - a iff p_value > a",
     )
     p.add_argument("--summary", action="store_true", help="print the saved fit's summary to stderr")
-    p.set_defaults(func=predict)
     return parser
 
 

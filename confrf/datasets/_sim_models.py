@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docstrings import fill
 from ._sim_checks import _first_column
 
 
@@ -30,18 +31,13 @@ def sim_mean(X: object) -> np.ndarray:
     return _first_column(X, "sim_mean").copy()
 
 
+@fill
 def sim_sd(X: object) -> np.ndarray:
     """True conditional sd of ``Y | x`` in the ``sim`` model: ``x1 / (1 + x1)``.
 
     Outside ``[0, 1]`` the formula is used as is, in absolute value.
 
-    Parameters
-    ----------
-    X : DataFrame or array_like of shape (n, p)
-        Points (column ``x1`` or first column).
-
-    Returns
-    -------
+    {{model_points}}
     numpy.ndarray of shape (n,), values ``>= 0``
 
     Examples
@@ -55,16 +51,11 @@ def sim_sd(X: object) -> np.ndarray:
     return np.abs(x1 / (1.0 + x1))
 
 
+@fill
 def toy_mean(X: object) -> np.ndarray:
     """True conditional mean ``sin(x1)^2 + 0.1`` of the ``toy`` model.
 
-    Parameters
-    ----------
-    X : DataFrame or array_like of shape (n, p)
-        Points (column ``x1`` or first column).
-
-    Returns
-    -------
+    {{model_points}}
     numpy.ndarray of shape (n,)
 
     Examples
@@ -78,6 +69,7 @@ def toy_mean(X: object) -> np.ndarray:
     return np.sin(x1) ** 2 + 0.1
 
 
+@fill
 def toy_sd(X: object) -> np.ndarray:
     """True conditional sd ``0.6 * |sin(2 x1)|`` of ``Y | x`` in the ``toy`` model.
 
@@ -85,13 +77,7 @@ def toy_sd(X: object) -> np.ndarray:
     symmetric the sd is the absolute value. It is 0 at multiples of
     ``pi / 2``, where ``Y`` is deterministic given ``x``.
 
-    Parameters
-    ----------
-    X : DataFrame or array_like of shape (n, p)
-        Points (column ``x1`` or first column).
-
-    Returns
-    -------
+    {{model_points}}
     numpy.ndarray of shape (n,), values ``>= 0``
 
     Examples

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from .._docstrings import fill
 from ..exceptions import InputError
 from ._sim_checks import RandomState, _check_n, _rng
 from ._sim_models import sim_mean, sim_sd, toy_mean, toy_sd
@@ -55,6 +56,7 @@ def _make(
     return SimulatedData(name=name, frame=frame, formula=formula, mean=mean, noise_sd=sd_fn(X))
 
 
+@fill
 def make_sim(n: int = 1000, *, random_state: RandomState = None) -> SimulatedData:
     """Draw ``n`` points of the paper's ``sim`` model.
 
@@ -62,27 +64,11 @@ def make_sim(n: int = 1000, *, random_state: RandomState = None) -> SimulatedDat
     ``Y = X1 + eps * X1 / (1 + X1)`` with ``eps ~ N(0, 1)``: one active
     feature, 49 noise features, noise sd growing from 0 to 0.5 with ``x1``.
 
-    Parameters
-    ----------
-    n : int, default 1000
-        Number of points.
-    random_state : None, int or numpy.random.Generator, optional
-        Seed or generator (through :func:`numpy.random.default_rng`); the
-        same int gives the same sample. ``X`` is drawn first (row by row),
-        then ``eps``. A Generator passed in is advanced.
+    {{draw_options}}
+        ``X`` is drawn first (row by row), then ``eps``. A Generator passed
+        in is advanced.
 
-    Returns
-    -------
-    SimulatedData
-        ``frame`` with columns ``x1..x50, y``, ``formula``
-        ``"y ~ x1 + ... + x50"``, true ``mean`` and ``noise_sd``.
-
-    See Also
-    --------
-    make_toy, simulate, sim_mean, sim_sd
-
-    Examples
-    --------
+    {{simulated_data p=50 model=sim other=make_toy}}
     >>> from confrf.datasets import make_sim
     >>> data = make_sim(500, random_state=42)
     >>> data.frame.shape
@@ -105,6 +91,7 @@ def make_sim(n: int = 1000, *, random_state: RandomState = None) -> SimulatedDat
     )
 
 
+@fill
 def make_toy(n: int = 1000, *, random_state: RandomState = None) -> SimulatedData:
     """Draw ``n`` points of the paper's toy model (its introduction figure).
 
@@ -113,26 +100,10 @@ def make_toy(n: int = 1000, *, random_state: RandomState = None) -> SimulatedDat
     one active feature and 20 noise features; the noise sd
     ``0.6 |sin(2 x1)|`` vanishes at multiples of ``pi / 2``.
 
-    Parameters
-    ----------
-    n : int, default 1000
-        Number of points.
-    random_state : None, int or numpy.random.Generator, optional
-        Seed or generator (through :func:`numpy.random.default_rng`); the
-        same int gives the same sample. ``X`` is drawn first, then ``eps``.
+    {{draw_options}}
+        ``X`` is drawn first, then ``eps``.
 
-    Returns
-    -------
-    SimulatedData
-        ``frame`` with columns ``x1..x21, y``, ``formula``
-        ``"y ~ x1 + ... + x21"``, true ``mean`` and ``noise_sd``.
-
-    See Also
-    --------
-    make_sim, simulate, toy_mean, toy_sd
-
-    Examples
-    --------
+    {{simulated_data p=21 model=toy other=make_sim}}
     >>> from confrf.datasets import make_toy
     >>> data = make_toy(300, random_state=0)
     >>> data.frame.shape
