@@ -133,6 +133,7 @@ def test_wheel_holds_the_compiled_kernels_and_their_sources(wheel_names):
         assert len(compiled) == 1, f"compiled kernel {kernel} missing from the wheel: {sorted(wheel_names)}"
         assert f"confrf/_kernels/{kernel}.pyx" in wheel_names
         assert f"confrf/_kernels/{kernel}.pyi" in wheel_names  # its typed signatures, read by type checkers
+    assert "confrf/_kernels/_gather.pxd" in wheel_names  # the gather both kernels cimport
 
 
 def test_wheel_holds_the_data_their_readme_and_licenses(wheel_names):
@@ -201,6 +202,7 @@ def test_sdist_holds_the_sources_tests_and_documents(sdist_names):
     for kernel in KERNELS:
         assert f"confrf/_kernels/{kernel}.pyx" in sdist_names
         assert f"confrf/_kernels/{kernel}.pyi" in sdist_names
+    assert "confrf/_kernels/_gather.pxd" in sdist_names  # a build from the sdist cimports it
     for data in (PACKAGE / "datasets" / "data").glob("*.csv.gz"):
         assert f"confrf/datasets/data/{data.name}" in sdist_names
     built = sorted(n for n in sdist_names if n.endswith(BUILD_PRODUCTS) or "__pycache__" in n)

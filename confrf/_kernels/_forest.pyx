@@ -17,22 +17,12 @@ from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free, calloc, realloc, qsort
 from libc.math cimport INFINITY
 
+from ._gather cimport Acc, bitmap_gather, count_less as _count_less
+
 cnp.import_array()
 
 ctypedef cnp.int64_t i64
 ctypedef cnp.int32_t i32
-
-
-cdef inline Py_ssize_t _count_less(const double* sorted_vals, Py_ssize_t n, double x) noexcept nogil:
-    """Number of entries strictly less than x in an ascending array."""
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if sorted_vals[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 ctypedef fused leaf_t:
@@ -208,12 +198,6 @@ cdef double BLOCK_STEP_SHARE = 0.1
 #: 200 short read streams, too many for the hardware prefetcher)
 cdef Py_ssize_t BLOCK_PREFETCH_LINES = 4
 GATHER_MODES = {"auto": GATHER_AUTO, "bitmap": GATHER_BITMAP, "sort": GATHER_SORT, "blocked": GATHER_BLOCKED}
-
-
-cdef struct Acc:
-    double delta      # change of p2_i caused by the test point
-    double win        # W[i, n+1]
-    double wt         # W[n+1, i]
 
 
 cdef struct Scratch:
@@ -428,48 +412,10 @@ cdef Py_ssize_t _sum_sorted(Scratch* s, Py_ssize_t n_entries) noexcept nogil:
 
 cdef Py_ssize_t _gather_bitmap(Scratch* s, const i64* leafx, const i64* leaf_ptr, const i32* members,
                                const i32* member_mult, const i32* below) noexcept nogil:
-    """Accumulate the entries in ``s.acc`` (indexed by rank), then list the touched ranks in ascending order.
-
-    With unit multiplicities (the honest forest) W[n+1, i] equals W[i, n+1], so ``wt`` is not accumulated.
-    """
-    cdef Py_ssize_t l, e, w, m = 0
-    cdef i64 g
-    cdef i32 r, b
-    cdef unsigned long long bit, x
-    cdef Acc* a
-    for l in range(s.k):
-        g = leafx[l]
-        if g < 0:
-            continue
-        for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
-            r = members[e]
-            bit = (<unsigned long long> 1) << (r & 63)
-            a = &s.acc[r]
-            if not (s.bits[r >> 6] & bit):
-                s.bits[r >> 6] |= bit
-                a.delta = 0.0
-                a.win = 0.0
-                a.wt = 0.0
-            b = below[e]
-            if b > 0:
-                a.delta += b * s.dstep[l]
-            a.win += s.step[l]
-            if not s.unit:
-                a.wt += member_mult[e] * s.step[l]
-    for w in range(s.n_words):
-        x = s.bits[w]
-        if x:
-            s.bits[w] = 0
-            while x:
-                r = <i32> ((w << 6) + __builtin_ctzll(x))
-                a = &s.acc[r]
-                s.nb[m] = r
-                s.delta[m] = a.delta
-                s.win[m] = a.win
-                s.wt[m] = a.wt
-                m += 1
-                x &= x - 1
-    return m
+    """Accumulate the entries in ``s.acc`` (indexed by rank), then list the touched ranks in ascending order
+    (``_gather.pxd``, shared with the p-value kernel)."""
+    return bitmap_gather(s.k, s.unit, s.step, s.dstep, s.acc, s.bits, s.n_words, s.nb, s.delta, s.win, s.wt,
+                         leafx, leaf_ptr, members, member_mult, below)
 
 
 cdef int _block_bits(Py_ssize_t n, Py_ssize_t k, Py_ssize_t n_entries) noexcept nogil:

@@ -31,26 +31,12 @@ from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free, calloc
 from libc.math cimport INFINITY
 
+from ._gather cimport Acc, bitmap_gather, count_less as _count_less
+
 cnp.import_array()
 
 ctypedef cnp.int64_t i64
 ctypedef cnp.int32_t i32
-
-cdef extern from *:
-    int __builtin_ctzll(unsigned long long) nogil
-
-
-cdef inline Py_ssize_t _count_less(const double* v, Py_ssize_t n, double x) noexcept nogil:
-    """Entries strictly below x in an ascending array (the threshold kernel's search)."""
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if v[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
 
 # A bucket table over an ascending array v[0 .. n-1] (v[n] = +inf, a sentinel): tab[b] is the first i whose
 # bucket is b or more. Buckets hold about one value each, so a search is O(1) where a bisection takes log2(n)
@@ -144,12 +130,6 @@ cdef inline Py_ssize_t _below(const VTab* t, Py_ssize_t n, double x) noexcept no
     return i
 
 
-cdef struct Acc:
-    double delta
-    double win
-    double wt
-
-
 cdef struct PS:
     Py_ssize_t n
     Py_ssize_t k
@@ -227,12 +207,10 @@ cdef Py_ssize_t _gather(PS* s, const i64* leafx, const i64* leaf_ptr, const i32*
 
     The per-tree steps and the tree-order sums are those of ``_forest.pyx``'s ``_gather``: identical doubles.
     """
-    cdef Py_ssize_t l, e, w, m = 0
+    cdef Py_ssize_t l
     cdef i64 g
-    cdef i32 pop, r, b
+    cdef i32 pop
     cdef double inv_new, inv_old, kk = <double> s.k
-    cdef unsigned long long bit, x
-    cdef Acc* a
     for l in range(s.k):
         g = leafx[l]
         if g < 0:
@@ -242,39 +220,8 @@ cdef Py_ssize_t _gather(PS* s, const i64* leafx, const i64* leaf_ptr, const i32*
         inv_old = 1.0 / pop if pop > 0 else 0.0
         s.step[l] = inv_new / kk
         s.dstep[l] = (inv_new - inv_old) / kk
-    for l in range(s.k):
-        g = leafx[l]
-        if g < 0:
-            continue
-        for e in range(leaf_ptr[g], leaf_ptr[g + 1]):
-            r = members[e]
-            bit = (<unsigned long long> 1) << (r & 63)
-            a = &s.acc[r]
-            if not (s.bits[r >> 6] & bit):
-                s.bits[r >> 6] |= bit
-                a.delta = 0.0
-                a.win = 0.0
-                a.wt = 0.0
-            b = below[e]
-            if b > 0:
-                a.delta += b * s.dstep[l]
-            a.win += s.step[l]
-            if not s.unit:
-                a.wt += member_mult[e] * s.step[l]
-    for w in range(s.n_words):
-        x = s.bits[w]
-        if x:
-            s.bits[w] = 0
-            while x:
-                r = <i32> ((w << 6) + __builtin_ctzll(x))
-                a = &s.acc[r]
-                s.nb[m] = r
-                s.delta[m] = a.delta
-                s.win[m] = a.win
-                s.wt[m] = a.wt
-                m += 1
-                x &= x - 1
-    return m
+    return bitmap_gather(s.k, s.unit, s.step, s.dstep, s.acc, s.bits, s.n_words, s.nb, s.delta, s.win, s.wt,
+                         leafx, leaf_ptr, members, member_mult, below)
 
 
 cdef Py_ssize_t _fill(PS* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
