@@ -31,7 +31,7 @@ import numpy as np
 from .._validation import as_float_matrix, as_float_vector
 from ..exceptions import InputError
 from . import lcp_rf  # noqa: F401  (importing it registers "lcp-rf", whose options hold the defaults)
-from .localizer_split import LOCALIZER_DATA
+from . import localizer_split as split
 from .registry import FOREST_SETTINGS, get_method
 
 
@@ -46,9 +46,7 @@ def check_localizer_data(method: str, opts: Mapping[str, Any], est: Any, why_not
 
     ``why_not``: the reason this configuration cannot grow on the training part (None: it can).
     """
-    value = opts["localizer_data"]
-    if not isinstance(value, str) or value not in LOCALIZER_DATA:
-        raise InputError(f"localizer_data must be one of {list(LOCALIZER_DATA)}, got {value!r}.")
+    value = split.check_localizer_data(opts["localizer_data"])
     if value != "training":
         return value
     if why_not is None and not est.honest:

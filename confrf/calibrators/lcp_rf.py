@@ -414,8 +414,7 @@ GROWTH_OPTIONS: dict[str, Any] = {"forest_backend": "sklearn", "max_samples": No
 
 
 def _make_lcp_rf(est: Any, opts: dict[str, Any], seed: int | None) -> Calibrator:
-    if opts["localizer_data"] not in split.LOCALIZER_DATA:
-        raise InputError(f"localizer_data must be one of {list(split.LOCALIZER_DATA)}, got {opts['localizer_data']!r}.")
+    split.check_localizer_data(opts["localizer_data"])
     if opts["localizer_data"] == "training" and (not est.honest or est.prefit):
         raise InputError(
             "localizer_data='training' grows an honest forest on the training part's out-of-fold scores: it needs "

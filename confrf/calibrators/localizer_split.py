@@ -99,3 +99,10 @@ def check_shift_tuning(value: Any) -> str:
 #: where the forest is grown: "auto" (chosen from data among the next two and both pooled: localizers/sources.py),
 #: "calibration" (a localizer share of it) or "training" (out-of-fold scores)
 LOCALIZER_DATA = ("auto", "calibration", "training")
+
+
+def check_localizer_data(value: Any) -> str:
+    """``localizer_data``: one of LOCALIZER_DATA, with an error that names them."""
+    if not isinstance(value, str) or value not in LOCALIZER_DATA:
+        raise InputError(f"localizer_data must be one of {list(LOCALIZER_DATA)}, got {value!r}.")
+    return value
