@@ -59,7 +59,7 @@ class JackknifeABCalibrator(CrossCalibrator):
     ...     X, y, score=get_score("absolute"), model="ols", alpha=0.1, random_state=0, fit_intercept=True)
     >>> lower, upper, level = cal.intervals(X[:2], 0.1)
     >>> bool(np.all(lower < upper)), cal.n_models
-    (True, 22)
+    (True, 21)
     """
 
     name = "jackknife+ab"

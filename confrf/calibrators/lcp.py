@@ -107,8 +107,9 @@ def lcp_threshold(weights: object, scores: object, alpha: float, likelihood_rati
     >>> from confrf import lcp_threshold
     >>> n = 19
     >>> W = np.full((n + 1, n + 1), 1 / (n + 1))
-    >>> lcp_threshold(W, np.arange(1.0, n + 1), alpha=0.1)
-    LCPThreshold(t=18.0, closed=True, level=0.9)
+    >>> res = lcp_threshold(W, np.arange(1.0, n + 1), alpha=0.1)
+    >>> res.t, res.closed, round(res.level, 12)
+    (18.0, True, 0.9)
     """
     V = as_float_array(scores, "scores")
     if V.ndim != 1:  # never flatten: a 2-D array is a mistake, not n * k scores
