@@ -10,9 +10,9 @@ consecutive distinct neighbour scores; then
 * the threshold at any m_req is the first piece whose count reaches m_req.
 
 The floating-point values compared (theta, pi's lo / hi / base values, the
-tie tolerance) are formed by the same operations, in the same order, as in
-``_forest.pyx``'s threshold kernel, so every decision here is the threshold
-kernel's decision, bit for bit (tests/test_pvalue.py and
+tie tolerance) are formed by the code ``_forest.pyx``'s threshold kernel forms
+them with (``_gather.pxd``, inlined into both), so every decision here is the
+threshold kernel's decision, bit for bit (tests/test_pvalue.py and
 tests/test_quantiles.py check it). Each neighbour enters the count once and
 stays (theta grows, pi falls), so the counts of all pieces cost one histogram.
 Where a neighbour enters is found in a bucket table over theta - tol, and the
