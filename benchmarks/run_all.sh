@@ -53,3 +53,5 @@ run bench_distribution "--out bench_distribution.md" \
     "--suite pvalues --datasets sim --seeds 1 --n-sim 2000 --no-mapie --out $tmp/distribution.md"
 # 100,000-point jobs, each in its own process (long at the documented sizes); quick: the quality suite, one seed
 run bench_scale "" "--quick --suite quality --seeds 1 --out $tmp/scale"
+# the threshold kernel alone per neighbour on one forest, each gather (issue 40; long at the documented 950,000 points)
+run kernel_scale "" "--n-conf 1000 9500 --n-grow 1000 --leaf 5 --rows 50 --reps 1 --cache $tmp/kernel_scale"

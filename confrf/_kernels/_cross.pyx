@@ -192,43 +192,29 @@ cdef inline i64 _midpoint(i64 a, i64 b) noexcept nogil:
     return (a & b) + ((a ^ b) >> 1)
 
 
-cdef Py_ssize_t _count_lower(const double* alo, const double* s, bint scaled, const double* R,
-                             const i64* ptr, Py_ssize_t K, double v) noexcept nogil:
-    """#{i : a_lo[k(i)] - R_i s[k(i)] <= v}; within a fold the ends fall as R (ascending) grows."""
+cdef Py_ssize_t _count_ends(const double* a, const double* s, bint scaled, const double* R, const i64* ptr,
+                            Py_ssize_t K, double v, bint upper_end) noexcept nogil:
+    """#{i : a[k(i)] + R_i s[k(i)] <= v} (``upper_end``), else #{i : a[k(i)] - R_i s[k(i)] <= v}.
+
+    Within a fold R ascends, so the upper ends grow (those at or below v are a prefix) and the lower ends fall
+    (a suffix): one bisection a fold for the boundary.
+    """
     cdef Py_ssize_t k, lo, hi, mid, c = 0
-    cdef double a, sc
+    cdef double r, sc
+    cdef bint at_most
     for k in range(K):
-        a = alo[k]
         sc = s[k] if scaled else 1.0
         lo = ptr[k]
         hi = ptr[k + 1]
-        while lo < hi:
+        while lo < hi:  # the boundary: the first i of the fold whose end is above v (upper) or at most v (lower)
             mid = (lo + hi) >> 1
-            if a - (R[mid] * sc if scaled else R[mid]) <= v:
-                hi = mid
-            else:
-                lo = mid + 1
-        c += ptr[k + 1] - lo
-    return c
-
-
-cdef Py_ssize_t _count_upper(const double* ahi, const double* s, bint scaled, const double* R,
-                             const i64* ptr, Py_ssize_t K, double v) noexcept nogil:
-    """#{i : a_hi[k(i)] + R_i s[k(i)] <= v}; within a fold the ends grow with R."""
-    cdef Py_ssize_t k, lo, hi, mid, c = 0
-    cdef double a, sc
-    for k in range(K):
-        a = ahi[k]
-        sc = s[k] if scaled else 1.0
-        lo = ptr[k]
-        hi = ptr[k + 1]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if a + (R[mid] * sc if scaled else R[mid]) <= v:
+            r = R[mid] * sc if scaled else R[mid]
+            at_most = (a[k] + r <= v) if upper_end else (a[k] - r <= v)
+            if at_most == upper_end:
                 lo = mid + 1
             else:
                 hi = mid
-        c += lo - ptr[k]
+        c += (lo - ptr[k]) if upper_end else (ptr[k + 1] - lo)
     return c
 
 
@@ -257,8 +243,7 @@ cdef double _kth_folds(const double* a, const double* s, bint scaled, const doub
             emax = e if e > emax else emax
     lo = _key(emin)
     hi = _key(emax)
-    c = (_count_upper(a, s, scaled, R, ptr, K, emin) if upper_end
-         else _count_lower(a, s, scaled, R, ptr, K, emin))
+    c = _count_ends(a, s, scaled, R, ptr, K, emin, upper_end)
     if c >= j:
         if count != NULL:
             count[0] = c
@@ -266,15 +251,13 @@ cdef double _kth_folds(const double* a, const double* s, bint scaled, const doub
     # invariant: fewer than j ends at or below value(lo), at least j at or below value(hi)
     while lo + 1 < hi:
         mid = _midpoint(lo, hi)
-        c = (_count_upper(a, s, scaled, R, ptr, K, _value(mid)) if upper_end
-             else _count_lower(a, s, scaled, R, ptr, K, _value(mid)))
+        c = _count_ends(a, s, scaled, R, ptr, K, _value(mid), upper_end)
         if c >= j:
             hi = mid
         else:
             lo = mid
     if count != NULL:
-        count[0] = (_count_upper(a, s, scaled, R, ptr, K, _value(hi)) if upper_end
-                    else _count_lower(a, s, scaled, R, ptr, K, _value(hi)))
+        count[0] = _count_ends(a, s, scaled, R, ptr, K, _value(hi), upper_end)
     return _value(hi)
 
 

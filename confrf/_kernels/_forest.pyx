@@ -17,12 +17,11 @@ from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free, calloc, realloc, qsort
 from libc.math cimport INFINITY
 
-from ._gather cimport Acc, bitmap_gather, count_less as _count_less
+from ._gather cimport (
+    Acc, i32, i64, bitmap_gather, count_change, count_less as _count_less, fill_pieces, leaf_steps, piece_cut, piece_mass,
+)
 
 cnp.import_array()
-
-ctypedef cnp.int64_t i64
-ctypedef cnp.int32_t i32
 
 
 ctypedef fused leaf_t:
@@ -168,9 +167,6 @@ cdef extern from *:
     int __builtin_ctzll(unsigned long long) nogil
     void __builtin_prefetch(const void*) nogil
 
-#: neighbours read ahead in _fill_pieces (their (score, p2) rows are scattered over the n points)
-cdef Py_ssize_t PREFETCH_AHEAD = 16
-
 
 ctypedef unsigned long long u64
 
@@ -292,11 +288,18 @@ cdef int _grow(void** p, size_t nbytes) noexcept nogil:
     return 0
 
 
-cdef int _reserve_neighbours(Scratch* s, Py_ssize_t m) noexcept nogil:
-    if m <= s.cap_m:
+cdef inline Py_ssize_t _new_capacity(Py_ssize_t need, Py_ssize_t cap) noexcept nogil:
+    """0 when ``cap`` suffices, else the capacity to grow to: at least twice ``cap``, so growth costs O(1)
+    amortised."""
+    if need <= cap:
         return 0
-    if m < 2 * s.cap_m:
-        m = 2 * s.cap_m
+    return need if need >= 2 * cap else 2 * cap
+
+
+cdef int _reserve_neighbours(Scratch* s, Py_ssize_t m) noexcept nogil:
+    m = _new_capacity(m, s.cap_m)
+    if m == 0:
+        return 0
     if s.n < m:
         m = s.n
     if (_grow(<void**> &s.nb, m * sizeof(i32)) or _grow(<void**> &s.delta, m * sizeof(double))
@@ -312,10 +315,9 @@ cdef int _reserve_neighbours(Scratch* s, Py_ssize_t m) noexcept nogil:
 
 
 cdef int _reserve_entries(Scratch* s, Py_ssize_t e) noexcept nogil:
-    if e <= s.cap_e:
+    e = _new_capacity(e, s.cap_e)
+    if e == 0:
         return 0
-    if e < 2 * s.cap_e:
-        e = 2 * s.cap_e
     if (_grow(<void**> &s.keys, e * sizeof(u64)) or _grow(<void**> &s.tmp, e * sizeof(u64))
             or _grow(<void**> &s.e_below, e * sizeof(i32)) or _grow(<void**> &s.e_tree, e * sizeof(i32))
             or (not s.unit and _grow(<void**> &s.e_mult, e * sizeof(i32)))):
@@ -554,20 +556,7 @@ cdef Py_ssize_t _gather(Scratch* s, const i64* leafx, const i64* leaf_ptr, const
     ``members`` holds score ranks. On return ``s.nb[:m]`` lists the neighbours' ranks in ascending order
     with their ``delta``, ``win`` and ``wt``.
     """
-    cdef Py_ssize_t l, n_entries = 0
-    cdef i64 g
-    cdef i32 pop
-    cdef double inv_new, inv_old, kk = <double> s.k
-    for l in range(s.k):
-        g = leafx[l]
-        if g < 0:
-            continue
-        n_entries += leaf_ptr[g + 1] - leaf_ptr[g]
-        pop = leaf_pop[g]
-        inv_new = 1.0 / (pop + 1.0)
-        inv_old = 1.0 / pop if pop > 0 else 0.0
-        s.step[l] = inv_new / kk
-        s.dstep[l] = (inv_new - inv_old) / kk
+    cdef Py_ssize_t n_entries = leaf_steps(s.k, leafx, leaf_ptr, leaf_pop, s.step, s.dstep)
     if n_entries == 0:
         return 0
     if _reserve_neighbours(s, n_entries if n_entries < s.n else s.n):
@@ -591,11 +580,6 @@ cdef Py_ssize_t COMPACT_DEFAULT = 64
 COMPACT_MIN = COMPACT_DEFAULT
 
 
-cdef inline Py_ssize_t _j_cut(Scratch* s, Py_ssize_t q) noexcept nogil:
-    """Neighbours before this position have V_a <= v on piece q (q odd: the point u_{q//2 + 1})."""
-    return s.after[(q >> 1) + 1] if q & 1 else s.after[q >> 1]
-
-
 cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m_act, bint compacted, Py_ssize_t off, double theta,
                              Py_ssize_t j_cut, const double* sorted_p2, Py_ssize_t c_lo, Py_ssize_t c_hi,
                              double tol) noexcept nogil:
@@ -609,8 +593,7 @@ cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m_act, bint compacted, Py_ss
     """
     cdef double lim = theta - tol
     cdef Py_ssize_t c = c_lo + _count_less(&sorted_p2[c_lo], c_hi - c_lo, lim) + off
-    cdef Py_ssize_t a, w_cut = j_cut, lo_ = 0, hi_ = m_act, mid
-    cdef double d = 0.0
+    cdef Py_ssize_t w_cut = j_cut, lo_ = 0, hi_ = m_act, mid
     if compacted:  # positions ascend: the first undecided neighbour at or after j_cut
         while lo_ < hi_:
             mid = (lo_ + hi_) >> 1
@@ -619,13 +602,7 @@ cdef Py_ssize_t _piece_count(Scratch* s, Py_ssize_t m_act, bint compacted, Py_ss
             else:
                 hi_ = mid
         w_cut = lo_
-    # two branch-free loops; a double accumulator (exact below 2**53) lets the compiler vectorise them with the
-    # baseline x86-64 instruction set, where an integer one does not
-    for a in range(w_cut):
-        d += (1.0 if s.lo[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
-    for a in range(w_cut, m_act):
-        d += (1.0 if s.hi[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
-    return c + <Py_ssize_t> d
+    return c + <Py_ssize_t> count_change(s.lo, s.hi, s.base, w_cut, m_act, lim)
 
 
 cdef inline bint _outside(double v, double lim_lo, double lim_hi) noexcept nogil:
@@ -644,7 +621,7 @@ cdef Py_ssize_t _compact(Scratch* s, Py_ssize_t m_act, bint compacted, Py_ssize_
     Returns the undecided count.
     """
     cdef double lim_lo = s.theta[lo >> 1] - tol, lim_hi = s.theta[(hi - 1) >> 1] - tol, v, b
-    cdef Py_ssize_t j_lo = _j_cut(s, lo), j_hi = _j_cut(s, hi - 1), t, w = 0
+    cdef Py_ssize_t j_lo = piece_cut(s.after, lo), j_hi = piece_cut(s.after, hi - 1), t, w = 0
     cdef i32 a
     for t in range(m_act):
         a = s.pos[t] if compacted else <i32> t
@@ -661,33 +638,10 @@ cdef Py_ssize_t _compact(Scratch* s, Py_ssize_t m_act, bint compacted, Py_ssize_
     return w
 
 
-cdef Py_ssize_t _fill_pieces(Scratch* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
-    """Distinct neighbour scores, the test row's mass at or below each, and each neighbour's pi values.
-
-    ``sp_r`` holds (score, p2) pairs by rank: one cache line read per neighbour. Returns r, the number of
-    distinct neighbour scores (m >= 1).
-    """
-    cdef Py_ssize_t a, r = 0
-    cdef i32 q
-    cdef double acc = 0.0, v, p2
-    for a in range(m):
-        if a + PREFETCH_AHEAD < m:
-            __builtin_prefetch(&sp_r[2 * s.nb[a + PREFETCH_AHEAD]])
-        q = s.nb[a]
-        v = sp_r[2 * q]
-        p2 = sp_r[2 * q + 1]
-        if r == 0 or v != s.ucut[r - 1]:
-            if r > 0:
-                s.after[r - 1] = a
-            s.ucut[r] = v
-            r += 1
-        acc += s.win[a] if s.unit else s.wt[a]
-        s.theta[r - 1] = acc
-        s.base[a] = p2
-        s.lo[a] = p2 + s.delta[a]
-        s.hi[a] = s.lo[a] + s.win[a]
-    s.after[r - 1] = m
-    return r
+cdef inline Py_ssize_t _fill_pieces(Scratch* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
+    """The pieces of the m >= 1 neighbours gathered in ``s`` (``_gather.pxd``'s ``fill_pieces``); returns r."""
+    return fill_pieces(m, sp_r, s.nb, s.delta, s.win, s.wt, s.unit, s.base, s.lo, s.hi, s.ucut, s.theta, s.after,
+                       NULL)
 
 
 cdef inline void _set_infinite(double* t_out, char* closed_out, double* level_out) noexcept nogil:
@@ -713,13 +667,17 @@ cdef void _set_piece(Scratch* s, Py_ssize_t lo, Py_ssize_t npieces,
 
 
 cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* sp_r,
-                         const double* sorted_p2, Py_ssize_t n,
-                         Py_ssize_t m_req, double tol,
+                         const double* sorted_p2, Py_ssize_t n, Py_ssize_t m_req,
+                         bint weighted, const double* cumw_p2, const double* w_r, double req, double tol,
                          double* t_out, char* closed_out, double* level_out) noexcept nogil:
-    """Exact LCP threshold from the neighbours gathered in ``s`` (ranks ascending)."""
+    """Exact LCP threshold from the neighbours gathered in ``s`` (ranks ascending): v is rejected once its
+    count reaches ``m_req`` or (``weighted``, covariate shift) its weighted count, the sum of the weights
+    ``w_r`` (by rank; ``cumw_p2``: their prefix sums in ascending p2 order) over the same points, reaches ``req``.
+    """
     cdef Py_ssize_t r, lo, hi, mid, npieces, m_act = m, off = 0, c_lo = 0, c_hi = n, c_new
-    cdef bint compacted = False
-    if m == 0 or m_req > n:
+    cdef bint compacted = False, rejected
+    # isolated, or the whole calibration count (mass) cannot reach the requirement
+    if m == 0 or (cumw_p2[n] < req if weighted else m_req > n):
         _set_infinite(t_out, closed_out, level_out)
         return
     r = _fill_pieces(s, m, sp_r)
@@ -731,12 +689,17 @@ cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* sp_r,
     hi = npieces
     while lo < hi:
         mid = (lo + hi) >> 1
-        if _piece_count(s, m_act, compacted, off, s.theta[mid >> 1], _j_cut(s, mid), sorted_p2, c_lo, c_hi,
-                        tol) >= m_req:
+        if weighted:
+            rejected = piece_mass(sorted_p2, cumw_p2, n, s.nb, w_r, s.lo, s.hi, s.base, piece_cut(s.after, mid), m,
+                                  s.theta[mid >> 1] - tol) >= req
+        else:
+            rejected = _piece_count(s, m_act, compacted, off, s.theta[mid >> 1], piece_cut(s.after, mid), sorted_p2,
+                                    c_lo, c_hi, tol) >= m_req
+        if rejected:
             hi = mid
         else:
             lo = mid + 1
-        if lo < hi and m_act > s.compact_min:
+        if not weighted and lo < hi and m_act > s.compact_min:
             # what the remaining pieces share need not be counted again: the non-neighbours' count lies
             # between its values at the bracket's ends, and most neighbours' terms are fixed
             c_new = c_lo + _count_less(&sorted_p2[c_lo], c_hi - c_lo, s.theta[lo >> 1] - tol)
@@ -744,49 +707,6 @@ cdef void _threshold_one(Scratch* s, Py_ssize_t m, const double* sp_r,
             c_lo = c_new
             m_act = _compact(s, m_act, compacted, lo, hi, tol, &off)
             compacted = True
-    _set_piece(s, lo, npieces, t_out, closed_out, level_out)
-
-
-cdef double _piece_mass(Scratch* s, Py_ssize_t m, double theta, Py_ssize_t j_cut,
-                        const double* sorted_p2, const double* cumw_p2, const double* w_r,
-                        Py_ssize_t n, double tol) noexcept nogil:
-    """The shift-weighted count: sum of w_i over {i <= n : pi_i(v) < theta(v)} for v on one piece.
-
-    As :func:`_piece_count`, with a prefix sum of the weights in ascending p2 order instead of a rank.
-    """
-    cdef double lim = theta - tol
-    cdef Py_ssize_t c = _count_less(sorted_p2, n, lim)
-    cdef double mass = cumw_p2[c]
-    cdef Py_ssize_t a
-    for a in range(j_cut):
-        mass += w_r[s.nb[a]] * ((s.lo[a] < lim) - (s.base[a] < lim))
-    for a in range(j_cut, m):
-        mass += w_r[s.nb[a]] * ((s.hi[a] < lim) - (s.base[a] < lim))
-    return mass
-
-
-cdef void _threshold_one_weighted(Scratch* s, Py_ssize_t m, const double* sp_r,
-                                  const double* sorted_p2,
-                                  const double* cumw_p2, const double* w_r, Py_ssize_t n,
-                                  double req, double tol,
-                                  double* t_out, char* closed_out, double* level_out) noexcept nogil:
-    """Weighted LCP threshold: v is rejected once the weighted count reaches ``req``."""
-    cdef Py_ssize_t r, lo, hi, mid, s_idx, j_cut, npieces
-    if m == 0 or cumw_p2[n] < req:  # isolated, or the whole calibration mass cannot reach req
-        _set_infinite(t_out, closed_out, level_out)
-        return
-    r = _fill_pieces(s, m, sp_r)
-    npieces = 2 * r - 1
-    lo = 0
-    hi = npieces
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        s_idx = mid >> 1
-        j_cut = s.after[s_idx + 1] if mid & 1 else s.after[s_idx]
-        if _piece_mass(s, m, s.theta[s_idx], j_cut, sorted_p2, cumw_p2, w_r, n, tol) >= req:
-            hi = mid
-        else:
-            lo = mid + 1
     _set_piece(s, lo, npieces, t_out, closed_out, level_out)
 
 
@@ -887,6 +807,48 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
     bisection sets aside the neighbours whose term is decided while more than
     this many are undecided (the results do not depend on it).
     """
+    no_weights = np.zeros(1, dtype=np.float64)  # never read
+    return _thresholds(leafx, leaf_ptr, member_rank, member_mult, below, leaf_pop, scores_r, p2_r, sorted_p2,
+                       m_req, no_weights, no_weights, no_weights, False, tol, n_threads, unit_mult, gather,
+                       compact_min)
+
+
+def lcp_rf_thresholds_weighted(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
+                                const i32[::1] member_rank, member_mult,
+                                const i32[::1] below, const i32[::1] leaf_pop,
+                                const double[::1] scores_r, const double[::1] p2_r,
+                                const double[::1] sorted_p2, const double[::1] cumw_p2,
+                                const double[::1] w_r, const double[::1] req,
+                                double tol=1e-10, int n_threads=1, unit_mult=None, gather="auto"):
+    """Covariate-shift weighted LCP-RF thresholds (docs/theory.md, "Covariate shift").
+
+    As :func:`lcp_rf_thresholds_ranked`, but v is accepted iff the weighted count
+    sum_i w_i 1{pi_i(v) < theta(v)} stays below ``req[q]`` instead of the count below m_req.
+
+    Parameters
+    ----------
+    cumw_p2 : (n + 1,) float64
+        Prefix sums of the calibration weights taken in the order of ``sorted_p2``
+        (``cumw_p2[c]``: the weight of the c points with the smallest p2).
+    w_r : (n,) float64
+        Calibration weights laid out by score rank.
+    req : (m_test,) float64
+        Per test point, (1 - alpha)(sum_j w_j + w(x)) plus the caller's tolerance.
+    """
+    cdef Py_ssize_t n = scores_r.shape[0]
+    if req.shape[0] != leafx.shape[0] or cumw_p2.shape[0] != n + 1 or w_r.shape[0] != n:
+        raise ValueError("req needs one entry per test row, cumw_p2 n + 1 entries and w_r n entries")
+    return _thresholds(leafx, leaf_ptr, member_rank, member_mult, below, leaf_pop, scores_r, p2_r, sorted_p2,
+                       0, cumw_p2, w_r, req, True, tol, n_threads, unit_mult, gather, COMPACT_DEFAULT)
+
+
+cdef tuple _thresholds(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::1] member_rank, member_mult,
+                       const i32[::1] below, const i32[::1] leaf_pop, const double[::1] scores_r,
+                       const double[::1] p2_r, const double[::1] sorted_p2, Py_ssize_t m_req,
+                       const double[::1] cumw_p2, const double[::1] w_r, const double[::1] req, bint weighted,
+                       double tol, int n_threads, unit_mult, gather, Py_ssize_t compact_min):
+    """The threshold of every test row, parallel over rows: by the count reaching ``m_req``, or (``weighted``)
+    by the weighted count reaching ``req[q]``."""
     cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0]
     cdef double[::1] t = np.empty(mt, dtype=np.float64)
     cdef char[::1] closed = np.empty(mt, dtype=np.int8)
@@ -913,65 +875,8 @@ def lcp_rf_thresholds_ranked(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
                 if m < 0:
                     failed[0] = 1
                     m = 0
-                _threshold_one(s, m, &sp_r[0, 0], &sorted_p2[0], n,
-                               m_req, tol, &t[q], &closed[q], &level[q])
-        _scratch_free(s)
-    if failed[0]:
-        raise MemoryError("could not allocate the per-thread scratch space")
-    return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
-
-
-def lcp_rf_thresholds_weighted(const i64[:, ::1] leafx, const i64[::1] leaf_ptr,
-                                const i32[::1] member_rank, member_mult,
-                                const i32[::1] below, const i32[::1] leaf_pop,
-                                const double[::1] scores_r, const double[::1] p2_r,
-                                const double[::1] sorted_p2, const double[::1] cumw_p2,
-                                const double[::1] w_r, const double[::1] req,
-                                double tol=1e-10, int n_threads=1, unit_mult=None, gather="auto"):
-    """Covariate-shift weighted LCP-RF thresholds (docs/theory.md, "Covariate shift").
-
-    As :func:`lcp_rf_thresholds_ranked`, but v is accepted iff the weighted count
-    sum_i w_i 1{pi_i(v) < theta(v)} stays below ``req[q]`` instead of the count below m_req.
-
-    Parameters
-    ----------
-    cumw_p2 : (n + 1,) float64
-        Prefix sums of the calibration weights taken in the order of ``sorted_p2``
-        (``cumw_p2[c]``: the weight of the c points with the smallest p2).
-    w_r : (n,) float64
-        Calibration weights laid out by score rank.
-    req : (m_test,) float64
-        Per test point, (1 - alpha)(sum_j w_j + w(x)) plus the caller's tolerance.
-    """
-    cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0]
-    cdef double[::1] t = np.empty(mt, dtype=np.float64)
-    cdef char[::1] closed = np.empty(mt, dtype=np.int8)
-    cdef double[::1] level = np.empty(mt, dtype=np.float64)
-    cdef Py_ssize_t q, m
-    cdef Scratch* s
-    cdef int[::1] failed = np.zeros(1, dtype=np.intc)
-    mult_arr, unit_ = _mult_arg(member_mult, unit_mult)
-    cdef bint unit = unit_
-    cdef const i32[::1] mm = mult_arr
-    cdef int mode = _gather_mode(gather)
-    cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
-    if req.shape[0] != mt or cumw_p2.shape[0] != n + 1 or w_r.shape[0] != n:
-        raise ValueError("req needs one entry per test row, cumw_p2 n + 1 entries and w_r n entries")
-    if mt == 0:
-        return np.asarray(t), np.asarray(closed).astype(bool), np.asarray(level)
-    with nogil, parallel(num_threads=n_threads):
-        s = _scratch_new(n if n > 0 else 1, k, unit, mode, COMPACT_DEFAULT)
-        if s == NULL:
-            failed[0] = 1
-        else:
-            for q in prange(mt, schedule="dynamic", chunksize=8):
-                m = _gather(s, &leafx[q, 0], &leaf_ptr[0], &member_rank[0],
-                            &mm[0], &below[0], &leaf_pop[0])
-                if m < 0:
-                    failed[0] = 1
-                    m = 0
-                _threshold_one_weighted(s, m, &sp_r[0, 0], &sorted_p2[0], &cumw_p2[0],
-                                        &w_r[0], n, req[q], tol, &t[q], &closed[q], &level[q])
+                _threshold_one(s, m, &sp_r[0, 0], &sorted_p2[0], n, m_req, weighted, &cumw_p2[0], &w_r[0],
+                               req[q] if weighted else 0.0, tol, &t[q], &closed[q], &level[q])
         _scratch_free(s)
     if failed[0]:
         raise MemoryError("could not allocate the per-thread scratch space")

@@ -8,9 +8,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._arrays import F64, I32, I64
 
-def _score_p2_pairs(scores_r: F64, p2_r: F64) -> F64: ...
 def _p2_table(sorted_p2: F64) -> tuple[F64, I32]: ...
-def _unit(member_mult: ArrayLike, unit_mult: bool | None) -> tuple[I32, bool]: ...
 
 # fmt: off
 # one line a group of parameters: the ranked leaf index, the calibration scores, what is asked, the settings

@@ -10,9 +10,9 @@ consecutive distinct neighbour scores; then
 * the threshold at any m_req is the first piece whose count reaches m_req.
 
 The floating-point values compared (theta, pi's lo / hi / base values, the
-tie tolerance) are formed by the same operations, in the same order, as in
-``_forest.pyx``'s threshold kernel, so every decision here is the threshold
-kernel's decision, bit for bit (tests/test_pvalue.py and
+tie tolerance) are formed by the code ``_forest.pyx``'s threshold kernel forms
+them with (``_gather.pxd``, inlined into both), so every decision here is the
+threshold kernel's decision, bit for bit (tests/test_pvalue.py and
 tests/test_quantiles.py check it). Each neighbour enters the count once and
 stays (theta grows, pi falls), so the counts of all pieces cost one histogram.
 Where a neighbour enters is found in a bucket table over theta - tol, and the
@@ -31,12 +31,12 @@ from cython.parallel cimport prange, parallel
 from libc.stdlib cimport malloc, free, calloc
 from libc.math cimport INFINITY
 
-from ._gather cimport Acc, bitmap_gather, count_less as _count_less
+from ._gather cimport (
+    Acc, i32, i64, bitmap_gather, count_change, count_less as _count_less, fill_pieces, leaf_steps, piece_cut, piece_mass,
+)
+from . import _forest
 
 cnp.import_array()
-
-ctypedef cnp.int64_t i64
-ctypedef cnp.int32_t i32
 
 # A bucket table over an ascending array v[0 .. n-1] (v[n] = +inf, a sentinel): tab[b] is the first i whose
 # bucket is b or more. Buckets hold about one value each, so a search is O(1) where a bisection takes log2(n)
@@ -207,45 +207,16 @@ cdef Py_ssize_t _gather(PS* s, const i64* leafx, const i64* leaf_ptr, const i32*
 
     The per-tree steps and the tree-order sums are those of ``_forest.pyx``'s ``_gather``: identical doubles.
     """
-    cdef Py_ssize_t l
-    cdef i64 g
-    cdef i32 pop
-    cdef double inv_new, inv_old, kk = <double> s.k
-    for l in range(s.k):
-        g = leafx[l]
-        if g < 0:
-            continue
-        pop = leaf_pop[g]
-        inv_new = 1.0 / (pop + 1.0)
-        inv_old = 1.0 / pop if pop > 0 else 0.0
-        s.step[l] = inv_new / kk
-        s.dstep[l] = (inv_new - inv_old) / kk
+    leaf_steps(s.k, leafx, leaf_ptr, leaf_pop, s.step, s.dstep)
     return bitmap_gather(s.k, s.unit, s.step, s.dstep, s.acc, s.bits, s.n_words, s.nb, s.delta, s.win, s.wt,
                          leafx, leaf_ptr, members, member_mult, below)
 
 
-cdef Py_ssize_t _fill(PS* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
-    """Distinct neighbour scores, theta at or below each, pi's values: as ``_forest.pyx``'s ``_fill_pieces``."""
-    cdef Py_ssize_t a, r = 0
-    cdef i32 q
-    cdef double acc = 0.0, v, p2
-    for a in range(m):
-        q = s.nb[a]
-        v = sp_r[2 * q]
-        p2 = sp_r[2 * q + 1]
-        if r == 0 or v != s.ucut[r - 1]:
-            if r > 0:
-                s.after[r - 1] = a
-            s.ucut[r] = v
-            r += 1
-        s.dix[a] = <i32> (r - 1)
-        acc += s.win[a] if s.unit else s.wt[a]
-        s.theta[r - 1] = acc
-        s.base[a] = p2
-        s.lo[a] = p2 + s.delta[a]
-        s.hi[a] = s.lo[a] + s.win[a]
-    s.after[r - 1] = m
-    return r
+cdef inline Py_ssize_t _fill(PS* s, Py_ssize_t m, const double* sp_r) noexcept nogil:
+    """The pieces of the m >= 1 neighbours gathered in ``s``, as the threshold kernel forms them (``_gather.pxd``'s
+    ``fill_pieces``), with each neighbour's distinct-score index; returns r."""
+    return fill_pieces(m, sp_r, s.nb, s.delta, s.win, s.wt, s.unit, s.base, s.lo, s.hi, s.ucut, s.theta, s.after,
+                       s.dix)
 
 
 cdef void _profile(PS* s, Py_ssize_t m, Py_ssize_t r, const VTab* p2t, Py_ssize_t n, double tol) noexcept nogil:
@@ -295,57 +266,42 @@ cdef inline Py_ssize_t _piece_of(PS* s, Py_ssize_t r, double v) noexcept nogil:
     return 2 * (j - 1)
 
 
-cdef i64 _count_at(PS* s, Py_ssize_t m, const double* sp_r, const double* sorted_p2, Py_ssize_t n, double v,
-                   double tol) noexcept nogil:
-    """count(v) of one gathered test point (0 without leaf-mates or at or below its smallest neighbour score)."""
-    cdef Py_ssize_t r, piece, s_idx, j_cut, a
-    cdef double lim, d = 0.0
+cdef bint _place(PS* s, Py_ssize_t m, const double* sp_r, double v, double tol, Py_ssize_t* cut,
+                 double* lim) noexcept nogil:
+    """Form the pieces of one gathered test point and find v's: False when v is accepted at any level (no
+    leaf-mates, or v at or below the smallest neighbour score), else True with the piece's neighbour cut and
+    lim = theta - tol, the doubles the threshold kernel compares there."""
+    cdef Py_ssize_t r, piece
     if m == 0:
-        return 0
+        return False
     r = _fill(s, m, sp_r)
     piece = _piece_of(s, r, v)
     if piece < 0:
+        return False
+    cut[0] = piece_cut(s.after, piece)
+    lim[0] = s.theta[piece >> 1] - tol
+    return True
+
+
+cdef i64 _count_at(PS* s, Py_ssize_t m, const double* sp_r, const double* sorted_p2, Py_ssize_t n, double v,
+                   double tol) noexcept nogil:
+    """count(v) of one gathered test point (0 without leaf-mates or at or below its smallest neighbour score),
+    on v's piece alone (O(m)), term by term as the threshold kernel counts a piece."""
+    cdef Py_ssize_t cut
+    cdef double lim
+    if not _place(s, m, sp_r, v, tol, &cut, &lim):
         return 0
-    # the count on v's piece alone, term by term as ``_forest.pyx``'s ``_piece_count``: O(m)
-    s_idx = piece >> 1
-    j_cut = s.after[s_idx + 1] if piece & 1 else s.after[s_idx]
-    lim = s.theta[s_idx] - tol
-    for a in range(j_cut):
-        d += (1.0 if s.lo[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
-    for a in range(j_cut, m):
-        d += (1.0 if s.hi[a] < lim else 0.0) - (1.0 if s.base[a] < lim else 0.0)
-    return _count_less(sorted_p2, n, lim) + <i64> d
+    return _count_less(sorted_p2, n, lim) + <i64> count_change(s.lo, s.hi, s.base, cut, m, lim)
 
 
 cdef double _mass_at(PS* s, Py_ssize_t m, const double* sp_r, const double* sorted_p2, const double* cumw_p2,
                      const double* w_r, Py_ssize_t n, double v, double tol) noexcept nogil:
-    """M(v) of one gathered test point, summed as ``_forest.pyx``'s ``_piece_mass``."""
-    cdef Py_ssize_t r, piece, s_idx, j_cut, a, c
-    cdef double lim, mass
-    if m == 0:
+    """M(v) of one gathered test point, summed as the weighted threshold kernel sums a piece."""
+    cdef Py_ssize_t cut
+    cdef double lim
+    if not _place(s, m, sp_r, v, tol, &cut, &lim):
         return 0.0
-    r = _fill(s, m, sp_r)
-    piece = _piece_of(s, r, v)
-    if piece < 0:
-        return 0.0
-    s_idx = piece >> 1
-    j_cut = s.after[s_idx + 1] if piece & 1 else s.after[s_idx]
-    lim = s.theta[s_idx] - tol
-    c = _count_less(sorted_p2, n, lim)
-    mass = cumw_p2[c]
-    for a in range(j_cut):
-        mass += w_r[s.nb[a]] * ((s.lo[a] < lim) - (s.base[a] < lim))
-    for a in range(j_cut, m):
-        mass += w_r[s.nb[a]] * ((s.hi[a] < lim) - (s.base[a] < lim))
-    return mass
-
-
-def _score_p2_pairs(scores_r, p2_r):
-    n = max(1, len(scores_r))
-    out = np.zeros((n, 2), dtype=np.float64)
-    out[: len(scores_r), 0] = scores_r
-    out[: len(p2_r), 1] = p2_r
-    return out
+    return piece_mass(sorted_p2, cumw_p2, n, s.nb, w_r, s.lo, s.hi, s.base, cut, m, lim)
 
 
 def _p2_table(const double[::1] sorted_p2):
@@ -364,15 +320,6 @@ cdef void _set_p2_table(VTab* t, double[::1] v, i32[::1] tab) noexcept:
         _build_vtab(t, v.shape[0] - 1)
 
 
-def _unit(member_mult, unit_mult):
-    a = np.asarray(member_mult)
-    if unit_mult is None:
-        unit_mult = (a.ndim == 1 and a.shape[0] > 1 and a.strides[0] == 0) or bool(np.all(a == 1))
-    if unit_mult:
-        return np.ones(1, dtype=np.int32), True
-    return np.ascontiguousarray(a, dtype=np.int32), False
-
-
 def lcp_rf_counts(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::1] member_rank, member_mult,
                   const i32[::1] below, const i32[::1] leaf_pop, const double[::1] scores_r,
                   const double[::1] p2_r, const double[::1] sorted_p2, const double[::1] v,
@@ -383,30 +330,9 @@ def lcp_rf_counts(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
     (n + 1 - count) / (n + 1). A test point without leaf-mates, or a v at or below its smallest
     neighbour score, has count 0.
     """
-    cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0], q, m
-    cdef i64[::1] out = np.zeros(mt, dtype=np.int64)
-    cdef int[::1] failed = np.zeros(1, dtype=np.intc)
-    cdef PS* s
-    mult_arr, unit_ = _unit(member_mult, unit_mult)
-    cdef bint unit = unit_
-    cdef const i32[::1] mm = mult_arr
-    cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
-    if v.shape[0] != mt:
-        raise ValueError("v needs one score per test row")
-    if mt == 0:
-        return np.asarray(out)
-    with nogil, parallel(num_threads=n_threads):
-        s = _ps_new(n, k, unit)
-        if s == NULL:
-            failed[0] = 1
-        else:
-            for q in prange(mt, schedule="dynamic", chunksize=8):
-                m = _gather(s, &leafx[q, 0], &leaf_ptr[0], &member_rank[0], &mm[0], &below[0], &leaf_pop[0])
-                out[q] = _count_at(s, m, &sp_r[0, 0], &sorted_p2[0], n, v[q], tol)
-        _ps_free(s)
-    if failed[0]:
-        raise MemoryError("could not allocate the per-thread scratch space")
-    return np.asarray(out)
+    no_weights = np.zeros(1, dtype=np.float64)  # never read
+    return _at_scores(leafx, leaf_ptr, member_rank, member_mult, below, leaf_pop, scores_r, p2_r, sorted_p2,
+                      no_weights, no_weights, v, False, tol, n_threads, unit_mult)
 
 
 cdef inline Py_ssize_t _first_reaching(const i64* cnt, Py_ssize_t lo, Py_ssize_t npieces, i64 m_req) noexcept nogil:
@@ -446,10 +372,10 @@ def lcp_rf_levels(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::
     cdef double[:, ::1] level = np.empty((mt, L), dtype=np.float64)
     cdef int[::1] failed = np.zeros(1, dtype=np.intc)
     cdef PS* s
-    mult_arr, unit_ = _unit(member_mult, unit_mult)
+    mult_arr, unit_ = _forest._mult_arg(member_mult, unit_mult)
     cdef bint unit = unit_
     cdef const i32[::1] mm = mult_arr
-    cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
+    cdef double[:, ::1] sp_r = _forest._score_p2_pairs(scores_r, p2_r)
     cdef const i64[::1] order = np.argsort(np.asarray(m_reqs), kind="stable").astype(np.int64)
     cdef VTab p2t
     p2v, p2tab = _p2_table(sorted_p2)
@@ -504,10 +430,10 @@ def lcp_rf_profiles(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[
     cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0], q, m, r, j, pos
     cdef i64[::1] indptr = np.zeros(mt + 1, dtype=np.int64)
     cdef PS* s
-    mult_arr, unit_ = _unit(member_mult, unit_mult)
+    mult_arr, unit_ = _forest._mult_arg(member_mult, unit_mult)
     cdef bint unit = unit_
     cdef const i32[::1] mm = mult_arr
-    cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
+    cdef double[:, ::1] sp_r = _forest._score_p2_pairs(scores_r, p2_r)
     us, cs = [], []
     cdef double[::1] ub
     cdef i64[::1] cb
@@ -546,30 +472,46 @@ def lcp_rf_mass_at(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[:
                    const double[::1] w_r, const double[::1] v, double tol=1e-10, int n_threads=1, unit_mult=None):
     """The covariate-shift weighted count M(v) of every test point at its own score ``v[q]``.
 
-    Summed as ``_forest.pyx``'s ``_piece_mass`` sums it (same terms, same order): v is accepted at level
+    Summed as the weighted threshold kernel sums a piece (``_gather.pxd``'s ``piece_mass``): v is accepted at level
     alpha iff M(v) < req(alpha). 0 without leaf-mates or for v at or below the smallest neighbour score.
     """
+    cdef Py_ssize_t n = scores_r.shape[0]
+    if v.shape[0] != leafx.shape[0] or cumw_p2.shape[0] != n + 1 or w_r.shape[0] != n:
+        raise ValueError("v needs one entry per test row, cumw_p2 n + 1 entries and w_r n entries")
+    return _at_scores(leafx, leaf_ptr, member_rank, member_mult, below, leaf_pop, scores_r, p2_r, sorted_p2,
+                      cumw_p2, w_r, v, True, tol, n_threads, unit_mult)
+
+
+cdef _at_scores(const i64[:, ::1] leafx, const i64[::1] leaf_ptr, const i32[::1] member_rank, member_mult,
+                const i32[::1] below, const i32[::1] leaf_pop, const double[::1] scores_r, const double[::1] p2_r,
+                const double[::1] sorted_p2, const double[::1] cumw_p2, const double[::1] w_r,
+                const double[::1] v, bint weighted, double tol, int n_threads, unit_mult):
+    """count(v[q]) of every test row (int64), or (``weighted``) its weighted count M(v[q]) (float64), parallel
+    over rows."""
     cdef Py_ssize_t mt = leafx.shape[0], k = leafx.shape[1], n = scores_r.shape[0], q, m
-    cdef double[::1] out = np.zeros(mt, dtype=np.float64)
+    cdef i64[::1] count = np.zeros(0 if weighted else mt, dtype=np.int64)
+    cdef double[::1] mass = np.zeros(mt if weighted else 0, dtype=np.float64)
     cdef int[::1] failed = np.zeros(1, dtype=np.intc)
     cdef PS* s
-    mult_arr, unit_ = _unit(member_mult, unit_mult)
+    mult_arr, unit_ = _forest._mult_arg(member_mult, unit_mult)
     cdef bint unit = unit_
     cdef const i32[::1] mm = mult_arr
-    cdef double[:, ::1] sp_r = _score_p2_pairs(scores_r, p2_r)
-    if v.shape[0] != mt or cumw_p2.shape[0] != n + 1 or w_r.shape[0] != n:
-        raise ValueError("v needs one entry per test row, cumw_p2 n + 1 entries and w_r n entries")
-    if mt == 0:
-        return np.asarray(out)
-    with nogil, parallel(num_threads=n_threads):
-        s = _ps_new(n, k, unit)
-        if s == NULL:
-            failed[0] = 1
-        else:
-            for q in prange(mt, schedule="dynamic", chunksize=8):
-                m = _gather(s, &leafx[q, 0], &leaf_ptr[0], &member_rank[0], &mm[0], &below[0], &leaf_pop[0])
-                out[q] = _mass_at(s, m, &sp_r[0, 0], &sorted_p2[0], &cumw_p2[0], &w_r[0], n, v[q], tol)
-        _ps_free(s)
+    cdef double[:, ::1] sp_r = _forest._score_p2_pairs(scores_r, p2_r)
+    if v.shape[0] != mt:
+        raise ValueError("v needs one score per test row")
+    if mt > 0:
+        with nogil, parallel(num_threads=n_threads):
+            s = _ps_new(n, k, unit)
+            if s == NULL:
+                failed[0] = 1
+            else:
+                for q in prange(mt, schedule="dynamic", chunksize=8):
+                    m = _gather(s, &leafx[q, 0], &leaf_ptr[0], &member_rank[0], &mm[0], &below[0], &leaf_pop[0])
+                    if weighted:
+                        mass[q] = _mass_at(s, m, &sp_r[0, 0], &sorted_p2[0], &cumw_p2[0], &w_r[0], n, v[q], tol)
+                    else:
+                        count[q] = _count_at(s, m, &sp_r[0, 0], &sorted_p2[0], n, v[q], tol)
+            _ps_free(s)
     if failed[0]:
         raise MemoryError("could not allocate the per-thread scratch space")
-    return np.asarray(out)
+    return np.asarray(mass) if weighted else np.asarray(count)
