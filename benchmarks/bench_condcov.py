@@ -206,6 +206,43 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             **_UNGATED,
         },
     ),
+    # issue 36, small judge: the localizer part only checks the training source (100 rows at 500, 167 at 1,000)
+    "fewbt0": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
+            "confrf.calibrators.localizer_split:localizer_rows_with_training": _few_localizer_rows,
+            **_TRAINING,
+        },
+    ),
+    "fewbt0se2": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
+            "confrf.localizers.sources:SOURCE_SE": 2.0,
+            "confrf.calibrators.localizer_split:localizer_rows_with_training": _few_localizer_rows,
+            **_TRAINING,
+        },
+    ),
+    # the training part unless its out-of-fold scores and the localizer part's differ (two-sample KS at the level)
+    "ks01": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
+            "confrf.localizers.sources:TRAINING_CHECK_LEVEL": 0.01,
+            "confrf.calibrators.localizer_split:localizer_rows_with_training": _few_localizer_rows,
+            **_TRAINING,
+        },
+    ),
+    "ks05": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
+            "confrf.localizers.sources:TRAINING_CHECK_LEVEL": 0.05,
+            "confrf.calibrators.localizer_split:localizer_rows_with_training": _few_localizer_rows,
+            **_TRAINING,
+        },
+    ),
     "training": ({"localizer_data": "training"}, {}),
     "calibration": ({"localizer_data": "calibration"}, {}),
     "cal2": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
@@ -267,6 +304,7 @@ def lcp_rf(sh: Shared, prefit: bool, options: dict[str, Any]) -> tuple[np.ndarra
         "n_grow": int(cal.n_grow_),
         "n_conformal": int(cal.n_conformal_),
         "leaf": loc.min_samples_leaf_,
+        "choice": None if getattr(loc, "source_choice_", None) is None else loc.source_choice_.text(),
     }
     return iv[:, 0], iv[:, 1], info
 

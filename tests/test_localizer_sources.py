@@ -45,9 +45,11 @@ def _hetero(rng, n, p=3):
 
 @pytest.fixture
 def forced(monkeypatch):
-    """sources.choose with its answer replaced by a given source (its scores and reason kept)."""
+    """sources.choose with its answer replaced by a given source (its scores and reason kept); the training check is
+    off so that the sources are always compared."""
 
     def force(source):
+        monkeypatch.setattr(sources, "TRAINING_CHECK_LEVEL", None)
         real = sources.choose
 
         def choose(held_out, localizes, rows):
@@ -273,3 +275,60 @@ def test_without_a_training_part_the_default_is_unchanged():
     Xt = rng.uniform(size=(30, 3))
     np.testing.assert_array_equal(a.predict_interval(Xt), b.predict_interval(Xt))
     assert a.calibrator_.training_note_ is None and "forest_grown_on" not in a.calibrator_.describe()
+
+
+# --- the training check (localizer_split.training_split, sources.training_check) ---
+
+
+def test_the_training_check_passes_like_scores_and_rejects_larger_or_different_ones(monkeypatch):
+    rng = np.random.default_rng(11)
+    ref = np.abs(rng.normal(size=2000))
+    same = np.abs(rng.normal(size=100))
+    assert "Mann-Whitney" in sources.training_check(same, ref)
+    assert sources.training_check(1.6 * same, ref) is None  # larger scores: a training part with a hole
+    assert sources.training_check(np.abs(rng.standard_t(1, size=100)) * 0.5, ref) is None  # another shape (KS)
+    assert sources.training_check(np.abs(rng.normal(size=2000)), ref[:1500]) is None  # the localizer part is larger
+    monkeypatch.setattr(sources, "TRAINING_CHECK_LEVEL", None)
+    assert sources.training_check(same, ref) is None  # off: the sources are always compared
+
+
+def test_a_passed_check_reads_the_check_part_only_and_every_other_row_is_conformal():
+    """The check passes on like scores: the forest grows on the training part, the check part's ceil(10/alpha) rows
+    are the localizer part, and the other 400 are conformal points; piling the conformal points into one corner with
+    scores ten times larger moves neither the verdict nor the forest (a check that read them would reject)."""
+    rng = np.random.default_rng(12)
+    X, V = _hetero(rng, 500)
+    Xr, Vr = _hetero(rng, 1500)
+    cal = _calibrate(X, V, Xr, Vr)
+    choice = cal.localizer.source_choice_
+    assert choice.chosen == "training" and "Mann-Whitney" in choice.reason and not choice.scores
+    conf = np.sort(cal.conformal_rows_)
+    assert conf.shape[0] == 500 - min_localizer_points(0.1) == 400
+    X2, V2 = X.copy(), V.copy()
+    X2[conf] = rng.uniform(0.0, 0.05, size=(conf.shape[0], 3))
+    V2[conf] = 10 * V[conf] + 1
+    cal2 = _calibrate(X2, V2, Xr, Vr)
+    np.testing.assert_array_equal(np.sort(cal2.conformal_rows_), conf)
+    assert cal2.localizer.source_choice_ == choice and cal.localizer_source_ == cal2.localizer_source_
+    assert cal.localizer.tuning_.text() == cal2.localizer.tuning_.text()
+    Xf = np.random.default_rng(9).uniform(size=(300, 3))
+    np.testing.assert_array_equal(cal.localizer.leaves(Xf), cal2.localizer.leaves(Xf))
+    grown = cal.describe()["forest_grown_on"]
+    assert choice.reason in grown
+
+
+def test_a_failed_check_gives_the_split_without_it_row_for_row(monkeypatch):
+    """Training scores a third of the calibration rows' (a model that has not seen rows like them): the check
+    rejects, and the localizer part, the conformal points and the source choice are those of the rule without the
+    check (the same permutation's first localizer_rows_with_training rows)."""
+    rng = np.random.default_rng(13)
+    X, V = _hetero(rng, 500)
+    Xr, Vr = _hetero(rng, 1500)
+    Vr = Vr / 3
+    cal = _calibrate(X, V, Xr, Vr)
+    assert "Mann-Whitney" not in cal.localizer.source_choice_.reason
+    assert cal.conformal_rows_.shape[0] == 500 - localizer_rows_with_training(500, 1500, 0.5, 0.1)
+    monkeypatch.setattr(sources, "TRAINING_CHECK_LEVEL", None)
+    off = _calibrate(X, V, Xr, Vr)
+    np.testing.assert_array_equal(cal.conformal_rows_, off.conformal_rows_)
+    assert cal.localizer.source_choice_ == off.localizer.source_choice_

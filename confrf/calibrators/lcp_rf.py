@@ -248,12 +248,12 @@ class LCPForestCalibrator(Calibrator):
             keep = np.sort(rng.permutation(Xr.shape[0])[: self.max_localizer_size])
             Xr, Vr = Xr[keep], Vr[keep]
         n_loc = split.localizer_rows_with_training(n, Xr.shape[0], self.localizer_size, alpha)
-        grow, conf = random_split(
-            n, n_loc / n, rng, "localizer part", "localizer_size", max_first=self.max_localizer_size
-        )
+        n_loc = n_loc if self.max_localizer_size is None else min(n_loc, self.max_localizer_size)
+        grow, conf, passed = split.training_split(rows.scores, n_loc, Vr, alpha, rng)
         check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
         self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])
-        grow_from_sources(self.localizer, rows.take(grow), rows.scores[grow], Xr, Vr, int(conf.shape[0]))
+        Xg, Vg = rows.take(grow), rows.scores[grow]
+        grow_from_sources(self.localizer, Xg, Vg, Xr, Vr, int(conf.shape[0]), checked=passed)
         choice = self.localizer.source_choice_
         self.localizer_source_ = "calibration" if self.localizer.pooled else choice.chosen
         t0 = time.perf_counter()
@@ -391,7 +391,7 @@ class LCPForestCalibrator(Calibrator):
         choice = getattr(self.localizer, "source_choice_", None)
         if choice is not None:
             out["forest_grown_on"] = (
-                f"nothing (no localization; sources compared: {choice.text()})"
+                f"nothing (no localization; source: {choice.text()})"
                 if self.localizer.pooled
                 else choice.text()
             )

@@ -47,6 +47,35 @@ def localizer_rows_with_training(n: int, n_training: int, localizer_size: float,
     return max(1, min(full, max(share, 3 * min_localizer_points(alpha))))
 
 
+def training_split(
+    scores: np.ndarray, n_loc: int, scores_ref: np.ndarray, alpha: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """The localizer part, the conformal points and the training check's verdict, for "auto" with a training part.
+
+    One random permutation of the calibration rows; its first ceil(10 / alpha) rows (at most ``n_loc``) are the
+    *check part*: while they are fewer than the training rows, their scores are compared with the training part's
+    out-of-fold scores (:func:`confrf.localizers.sources.training_check`). If the check passes (a reason string), the
+    forest grows on the training part and the check part is the localizer part: every other row is a conformal
+    point. Otherwise the first ``n_loc`` rows of the same permutation are the localizer part (the split without the
+    check, row for row) and the sources are compared on them. The verdict reads the check part and the training part
+    only, and the rows added to the localizer part are fixed positions of the permutation, drawn before any score is
+    read: given the training part and the localizer part, the conformal points are i.i.d. with a test point, so
+    Guan's guarantee stays exact (docs/theory.md, "What the forest learns from").
+    """
+    from ..localizers.sources import training_check
+
+    n = scores.shape[0]
+    perm = rng.permutation(n)
+    n_check = min(min_localizer_points(alpha), n_loc)
+    passed = training_check(scores[np.sort(perm[:n_check])], scores_ref) if n_check < scores_ref.shape[0] else None
+    n_first = n_check if passed is not None else n_loc
+    if n_first < 2:
+        raise InputError(
+            f"the localizer part has {n_first} point(s); give more calibration data or a larger localizer_size."
+        )
+    return np.sort(perm[:n_first]), np.sort(perm[n_first:]), passed
+
+
 #: ``localizer_data="auto"`` (the default) lets the training rows compete only while the localizer part that the
 #: calibration rows alone would give (``localizer_size * n``, capped) is below this many rows. Below it the training
 #: rows helped on the exact conditional-coverage benchmark (docs/benchmarks/condcov.md: n_cal 500-4,000, localizer

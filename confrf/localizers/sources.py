@@ -36,6 +36,7 @@ Guan's finite-sample guarantee holds exactly (docs/theory.md).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -49,6 +50,10 @@ from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tun
 SOURCES = ("calibration", "training", "pooled")
 #: another source replaces the baseline only if it beats it by this many paired standard errors
 SOURCE_SE = 1.0
+#: the training part is taken without comparing sources when the localizer part is the smaller and its scores and
+#: the training part's out-of-fold scores do not differ by a two-sample Kolmogorov-Smirnov test at this level
+#: (None: always compare the sources on held-out localizer rows)
+TRAINING_CHECK_LEVEL: float | None = 0.01
 #: the baseline while the localizer part is smaller than the training part (else "calibration"): the training part
 #: alone (docs/benchmarks/condcov.md, "Choosing the rule": rule ``bt0`` against ``nl0``, whose baseline was "pooled")
 SMALL_PART_BASELINE = "training"
@@ -81,6 +86,8 @@ class SourceChoice:
 
     def text(self) -> str:
         """One line for the summary: the rows, the source and why."""
+        if not self.scores:
+            return f"{self.chosen} ({self.rows[self.chosen]:,} rows): {self.reason}"
         parts = ", ".join(
             f"{s}{'*' if s == self.chosen else ''} ({self.rows[s]:,} rows): {self.scores[s]:.4g}"
             + ("" if self.localizes[s] else " [no localization]")
@@ -126,7 +133,13 @@ def choose(held_out: dict[str, np.ndarray | None], localizes: dict[str, bool], r
 
 
 def grow_from_sources(
-    loc: Any, X: np.ndarray, V: np.ndarray, X_ref: np.ndarray, V_ref: np.ndarray, n_conformal: int
+    loc: Any,
+    X: np.ndarray,
+    V: np.ndarray,
+    X_ref: np.ndarray,
+    V_ref: np.ndarray,
+    n_conformal: int,
+    checked: str | None = None,
 ) -> Any:
     """Tune ``loc`` (a ForestLocalizer) once per source and grow it on the chosen source's rows.
 
@@ -141,8 +154,6 @@ def grow_from_sources(
     (the calibration source's tuning folds: the simulated forests grow on the
     growing fold, on the training rows, or on both) and :func:`choose` picks.
     """
-    import time
-
     from .forest import SCALES, ForestLocalizer, auto_min_samples_leaf, check_scale
 
     t0 = time.perf_counter()
@@ -168,8 +179,12 @@ def grow_from_sources(
         },
         "make_localizer": ForestLocalizer,
     }
+    rows = {s: int(Xs.shape[0]) for s, (Xs, _) in growing.items()}
+    check = checked  # the training check passed (localizer_split.training_split): only the training part is tuned
     tunings: dict[str, ForestTuning] = {}
     for source, (Xs, Vs) in growing.items():  # each source tuned on its own rows
+        if check is not None and source != "training":
+            continue
         n_s = Xs.shape[0]
         top = auto_min_samples_leaf(n_s) if isinstance(msl, str) else int(msl)
         tunings[source] = tune_forest(
@@ -182,6 +197,9 @@ def grow_from_sources(
             pooled=msl == TUNE,
             **common,
         )
+    if check is not None:
+        choice = SourceChoice("training", rows, {}, {"training": tunings["training"].localizes}, check)
+        return _grow_choice(loc, tunings["training"], choice, growing, X, V, seed, t0)
     base = tunings["calibration"]
     held_out: dict[str, np.ndarray | None] = {}
     if base.reason or base.losses is None:
@@ -208,9 +226,46 @@ def grow_from_sources(
                 **common,
             )
             held_out[source] = None if ev.losses is None else ev.losses[t.chosen]
-    rows = {s: int(Xs.shape[0]) for s, (Xs, _) in growing.items()}
     choice = choose(held_out, {s: t.localizes for s, t in tunings.items()}, rows)
-    tuning = tunings[choice.chosen]
+    return _grow_choice(loc, tunings[choice.chosen], choice, growing, X, V, seed, t0)
+
+
+def training_check(V: np.ndarray, V_ref: np.ndarray) -> str | None:
+    """Why the training part is taken without comparing sources (None: compare them).
+
+    Passes (a reason string) while the localizer part is the smaller, ``TRAINING_CHECK_LEVEL`` is set and neither
+    test rejects at that level: the two-sample Kolmogorov-Smirnov test of the localizer part's scores against the
+    training part's out-of-fold scores, and the one-sided Mann-Whitney test that the localizer part's scores are
+    larger (a training part with a hole: the base model has not seen rows like some calibration rows, whose scores are
+    larger, and a forest grown on the training part sets their thresholds too low). Reads the localizer part and
+    the training part only.
+    """
+    if TRAINING_CHECK_LEVEL is None or V.shape[0] >= V_ref.shape[0]:
+        return None
+    from scipy.stats import ks_2samp, mannwhitneyu
+
+    p_ks = float(ks_2samp(V, V_ref).pvalue)
+    p_mw = float(mannwhitneyu(V, V_ref, alternative="greater").pvalue)
+    if min(p_ks, p_mw) < TRAINING_CHECK_LEVEL:
+        return None
+    return (
+        f"the localizer part's {V.shape[0]:,} scores look like the training part's out-of-fold scores "
+        f"(Kolmogorov-Smirnov p = {p_ks:.2g}, Mann-Whitney p = {p_mw:.2g} that they are larger; both >= "
+        f"{TRAINING_CHECK_LEVEL:g}): sources not compared"
+    )
+
+
+def _grow_choice(
+    loc: Any,
+    tuning: ForestTuning,
+    choice: SourceChoice,
+    growing: dict,
+    X: np.ndarray,
+    V: np.ndarray,
+    seed: Any,
+    t0: float,
+) -> Any:
+    """Grow ``loc`` on the chosen source with its tuning's settings (no localization: one leaf of L)."""
     loc.tuning_ = replace(tuning, losses=None)  # the per-point losses are not kept in the fitted object
     loc.source_choice_ = choice
     loc.tune_seconds_ = time.perf_counter() - t0
