@@ -280,16 +280,18 @@ def test_without_a_training_part_the_default_is_unchanged():
 # --- the training check (localizer_split.training_split, sources.training_check) ---
 
 
-def test_the_training_check_passes_like_scores_and_rejects_larger_or_different_ones(monkeypatch):
+def test_the_training_check_passes_like_rows_and_rejects_larger_scores_or_another_dependence_on_x(monkeypatch):
     rng = np.random.default_rng(11)
-    ref = np.abs(rng.normal(size=2000))
-    same = np.abs(rng.normal(size=100))
-    assert "Mann-Whitney" in sources.training_check(same, ref)
-    assert sources.training_check(1.6 * same, ref) is None  # larger scores: a training part with a hole
-    assert sources.training_check(np.abs(rng.standard_t(1, size=100)) * 0.5, ref) is None  # another shape (KS)
-    assert sources.training_check(np.abs(rng.normal(size=2000)), ref[:1500]) is None  # the localizer part is larger
+    Xr, Vr = _hetero(rng, 2000)
+    X, V = _hetero(rng, 100)
+    assert "Mann-Whitney" in sources.training_check(X, V, Xr, Vr, 0.1, 0)
+    assert sources.training_check(X, 1.6 * V, Xr, Vr, 0.1, 0) is None  # larger scores: a training part with a hole
+    # the same marginal law of the scores, driven by x2 instead of x1: only the forest's losses see it
+    V2 = np.abs((0.1 + 2 * X[:, 1]) * rng.normal(size=100))
+    assert sources.training_check(X, V2, Xr, Vr, 0.1, 0) is None
+    assert sources.training_check(Xr, Vr, X, V, 0.1, 0) is None  # the check part is the larger
     monkeypatch.setattr(sources, "TRAINING_CHECK_LEVEL", None)
-    assert sources.training_check(same, ref) is None  # off: the sources are always compared
+    assert sources.training_check(X, V, Xr, Vr, 0.1, 0) is None  # off: the sources are always compared
 
 
 def test_a_passed_check_reads_the_check_part_only_and_every_other_row_is_conformal():

@@ -9,6 +9,7 @@ test that patches them here changes what the calibrator does.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from numbers import Integral
 from typing import Any
 
@@ -48,13 +49,14 @@ def localizer_rows_with_training(n: int, n_training: int, localizer_size: float,
 
 
 def training_split(
-    scores: np.ndarray, n_loc: int, scores_ref: np.ndarray, alpha: float, rng: np.random.Generator
+    n: int, n_loc: int, n_ref: int, alpha: float, rng: np.random.Generator, check: Callable[[np.ndarray], str | None]
 ) -> tuple[np.ndarray, np.ndarray, str | None]:
     """The localizer part, the conformal points and the training check's verdict, for "auto" with a training part.
 
     One random permutation of the calibration rows; its first ceil(10 / alpha) rows (at most ``n_loc``) are the
-    *check part*: while they are fewer than the training rows, their scores are compared with the training part's
-    out-of-fold scores (:func:`confrf.localizers.sources.training_check`). If the check passes (a reason string), the
+    *check part*: while they are fewer than the ``n_ref`` training rows, ``check`` (given their indices; the
+    calibrator's call of :func:`confrf.localizers.sources.training_check`) compares them with the training part's
+    out-of-fold scores. If the check passes (a reason string), the
     forest grows on the training part and the check part is the localizer part: every other row is a conformal
     point. Otherwise the first ``n_loc`` rows of the same permutation are the localizer part (the split without the
     check, row for row) and the sources are compared on them. The verdict reads the check part and the training part
@@ -62,12 +64,9 @@ def training_split(
     read: given the training part and the localizer part, the conformal points are i.i.d. with a test point, so
     Guan's guarantee stays exact (docs/theory.md, "What the forest learns from").
     """
-    from ..localizers.sources import training_check
-
-    n = scores.shape[0]
     perm = rng.permutation(n)
     n_check = min(min_localizer_points(alpha), n_loc)
-    passed = training_check(scores[np.sort(perm[:n_check])], scores_ref) if n_check < scores_ref.shape[0] else None
+    passed = check(np.sort(perm[:n_check])) if n_check < n_ref else None
     n_first = n_check if passed is not None else n_loc
     if n_first < 2:
         raise InputError(

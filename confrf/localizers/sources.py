@@ -14,6 +14,16 @@ forest (:mod:`confrf.localizers.tuning`):
 - "training": it grows on the training part's out-of-fold scores;
 - "pooled": on both.
 
+First a check (:func:`training_check`, called by
+``calibrators.localizer_split.training_split`` on the first ceil(10/alpha) rows of the
+calibration set's permutation): while those rows are fewer than the training rows and their
+scores look like the training part's out-of-fold scores (neither a two-sample
+Kolmogorov-Smirnov test nor the one-sided Mann-Whitney test that they are larger rejects at
+``TRAINING_CHECK_LEVEL``), the forest grows on the training part, tuned on it alone, and every
+other calibration row is a conformal point: no calibration row is spent comparing sources,
+which at 500-1,000 calibration rows cost more than it found (docs/benchmarks/condcov.md,
+"The training check"). Otherwise the localizer part is the usual one and:
+
 Each source is tuned on its own rows (leaf size, max_features, scale and no
 localization); then each source's choice is scored by simulated calibrations
 on the same held-out localizer points (the localizer part's tuning folds; the
@@ -44,7 +54,15 @@ import numpy as np
 
 from .._validation import seed_entropy
 from ._float32 import RankColumns
-from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
+from .tuning import (
+    TUNE,
+    TUNE_TREES,
+    ForestTuning,
+    feature_candidates,
+    half_interval_score,
+    leaf_candidates,
+    tune_forest,
+)
 
 #: where the forest may grow
 SOURCES = ("calibration", "training", "pooled")
@@ -153,6 +171,8 @@ def grow_from_sources(
     each source's choice is scored on the same held-out localizer points
     (the calibration source's tuning folds: the simulated forests grow on the
     growing fold, on the training rows, or on both) and :func:`choose` picks.
+    ``checked``: the training check's reason when it passed (``X, V`` are then the check part): only
+    the training part is tuned, and the forest grows on it.
     """
     from .forest import SCALES, ForestLocalizer, auto_min_samples_leaf, check_scale
 
@@ -230,15 +250,26 @@ def grow_from_sources(
     return _grow_choice(loc, tunings[choice.chosen], choice, growing, X, V, seed, t0)
 
 
-def training_check(V: np.ndarray, V_ref: np.ndarray) -> str | None:
+def training_check(
+    X: np.ndarray,
+    V: np.ndarray,
+    X_ref: np.ndarray,
+    V_ref: np.ndarray,
+    alpha: float,
+    random_state: Any = None,
+    n_jobs: Any = None,
+) -> str | None:
     """Why the training part is taken without comparing sources (None: compare them).
 
-    Passes (a reason string) while the localizer part is the smaller, ``TRAINING_CHECK_LEVEL`` is set and neither
-    test rejects at that level: the two-sample Kolmogorov-Smirnov test of the localizer part's scores against the
-    training part's out-of-fold scores, and the one-sided Mann-Whitney test that the localizer part's scores are
-    larger (a training part with a hole: the base model has not seen rows like some calibration rows, whose scores are
-    larger, and a forest grown on the training part sets their thresholds too low). Reads the localizer part and
-    the training part only.
+    ``X, V``: the check part of the calibration set; ``X_ref, V_ref``: the training part with its out-of-fold
+    scores. Passes (a reason string) while the check part is the smaller, ``TRAINING_CHECK_LEVEL`` is set and no
+    test rejects at that level: the two-sample Kolmogorov-Smirnov test of the check part's scores against the
+    training part's; the one-sided Mann-Whitney test that they are larger (a training part with a hole: the base
+    model has not seen rows like some calibration rows, whose scores are larger); and the one-sided Mann-Whitney
+    test that, in an LCP-RF calibration simulated on the training part alone (a forest grown on a third of it, the
+    next third its conformal points), the check part's losses are larger than the last third's (scores that depend
+    on x otherwise than the training part's: the same marginal law, another conditional one). Reads the check part
+    and the training part only.
     """
     if TRAINING_CHECK_LEVEL is None or V.shape[0] >= V_ref.shape[0]:
         return None
@@ -248,11 +279,43 @@ def training_check(V: np.ndarray, V_ref: np.ndarray) -> str | None:
     p_mw = float(mannwhitneyu(V, V_ref, alternative="greater").pvalue)
     if min(p_ks, p_mw) < TRAINING_CHECK_LEVEL:
         return None
+    p_x = _conditional_check(X, V, X_ref, V_ref, alpha, random_state, n_jobs)
+    if p_x < TRAINING_CHECK_LEVEL:
+        return None
     return (
-        f"the localizer part's {V.shape[0]:,} scores look like the training part's out-of-fold scores "
-        f"(Kolmogorov-Smirnov p = {p_ks:.2g}, Mann-Whitney p = {p_mw:.2g} that they are larger; both >= "
-        f"{TRAINING_CHECK_LEVEL:g}): sources not compared"
+        f"the check part's {V.shape[0]:,} rows look like the training part (scores: Kolmogorov-Smirnov p = "
+        f"{p_ks:.2g}, Mann-Whitney p = {p_mw:.2g} that they are larger; losses of a forest of the training part: "
+        f"p = {p_x:.2g} that they are larger; all >= {TRAINING_CHECK_LEVEL:g}): sources not compared"
     )
+
+
+def _conditional_check(
+    X: np.ndarray, V: np.ndarray, X_ref: np.ndarray, V_ref: np.ndarray, alpha: float, random_state: Any, n_jobs: Any
+) -> float:
+    """One-sided Mann-Whitney p-value that the check rows' losses exceed held-out training rows' (training_check)."""
+    from scipy.stats import mannwhitneyu
+
+    from .._validation import required_count
+    from .forest import ForestLocalizer, auto_min_samples_leaf
+
+    seed = seed_entropy(random_state)
+    perm = np.random.default_rng(seed).permutation(V_ref.shape[0])
+    grow, conf, test = np.array_split(perm, 3)
+    loc = ForestLocalizer(
+        n_estimators=TUNE_TREES,
+        min_samples_leaf=auto_min_samples_leaf(grow.shape[0]),
+        max_features=1.0,
+        random_state=seed,
+        n_jobs=n_jobs,
+        scale="none",
+    )
+    loc.grow(X_ref[grow], V_ref[grow])
+    loc.index(X_ref[conf], V_ref[conf])
+    need = required_count(alpha, conf.shape[0])
+    cap = 2.0 * float(max(np.max(V_ref), np.max(V)))
+    own = half_interval_score(loc.thresholds(X_ref[test], need)[0], V_ref[test], alpha, cap)
+    check = half_interval_score(loc.thresholds(X, need)[0], V, alpha, cap)
+    return float(mannwhitneyu(check, own, alternative="greater").pvalue)
 
 
 def _grow_choice(
