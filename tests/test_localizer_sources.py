@@ -334,3 +334,26 @@ def test_a_failed_check_gives_the_split_without_it_row_for_row(monkeypatch):
     off = _calibrate(X, V, Xr, Vr)
     np.testing.assert_array_equal(cal.conformal_rows_, off.conformal_rows_)
     assert cal.localizer.source_choice_ == off.localizer.source_choice_
+
+
+@pytest.mark.long
+def test_marginal_coverage_with_the_training_check():
+    """The default rule, check on: P(V <= t(X)) >= 1 - alpha over fresh draws (exact per-x coverage as above), with
+    training rows like the calibration rows, so that the check passes in most draws and the forest grows on them."""
+    alpha, reps, n_test = 0.2, 25, 100
+    cover_draws, passed = [], 0
+    for r in range(reps):
+        rng = np.random.default_rng(2000 + r)
+        X, V = _hetero(rng, 200, p=2)
+        Xr, Vr = _hetero(rng, 300, p=2)
+        Xt = rng.uniform(size=(n_test, 2))
+        cal = _calibrate(X, V, Xr, Vr, alpha=alpha, seed=r)
+        passed += "sources not compared" in cal.localizer.source_choice_.reason
+        t = cal.thresholds(Xt, alpha).t
+        cover_draws.append(float(np.mean(2 * stats.norm.cdf(t / (0.1 + 2 * Xt[:, 0])) - 1)))
+    cover = float(np.mean(cover_draws))
+    se = float(np.std(cover_draws, ddof=1)) / np.sqrt(reps)
+    print(f"training check passed in {passed} of {reps} draws: coverage {cover:.4f} (se {se:.4f})")
+    assert passed >= reps // 2, passed
+    assert cover >= 1 - alpha - 3 * se, (cover, se)
+    assert cover <= 1 - alpha + 0.06, cover  # not trivially wide
