@@ -23,8 +23,11 @@ it: ``ConformalRegressor(model=<the same unfitted model>).fit(training rows)
 .conformalize(calibration rows)`` (it refits the identical model). "LCP-RF default"
 passes no option: ``localizer_data="auto"``, the default since issue 36, whose forest may learn
 from the training rows' out-of-fold scores while the localizer part is below
-``localizer_split.TRAINING_GATE`` rows (baseline source: the training part while the localizer part is
-the smaller); "LCP-RF auto" passes ``localizer_data="auto"`` (the stored rows of that name were
+``localizer_split.TRAINING_GATE`` rows: since issue 36's fourth round the training check first
+(ceil(10/alpha) calibration rows against the training part; when it passes the forest grows on the
+training part and every other calibration row is a conformal point), else the sources compared with
+the training part as the baseline (rule ``bt0``, the default before the check); "LCP-RF auto"
+passes ``localizer_data="auto"`` (the stored rows of that name were
 run before the gate, with the pooled baseline: rule ``nl0``); "LCP-RF prefit" is the method on
 the shared fitted model with ``prefit=True``: calibration rows only, which is also what
 ``localizer_data="calibration"`` learns from.
@@ -166,8 +169,10 @@ def _few_localizer_rows(n: int, n_training: int, localizer_size: float, alpha: f
     return max(1, min(full, max(share, min_localizer_points(alpha))))
 
 
-_POOLED = {"confrf.localizers.sources:SMALL_PART_BASELINE": "pooled"}  # the nl rules' baseline (before the gate)
-_TRAINING = {"confrf.localizers.sources:SMALL_PART_BASELINE": "training"}  # the bt rules' (the default's since then)
+# the rules before the training check (issue 36, fourth round) compared the sources whatever the training part
+_NO_CHECK = {"confrf.localizers.sources:TRAINING_CHECK_LEVEL": None}
+_POOLED = {"confrf.localizers.sources:SMALL_PART_BASELINE": "pooled", **_NO_CHECK}  # the nl rules' baseline
+_TRAINING = {"confrf.localizers.sources:SMALL_PART_BASELINE": "training", **_NO_CHECK}  # the bt rules' (then default)
 # the rules before the gate compared at every size
 _UNGATED = {"confrf.calibrators.localizer_split:TRAINING_GATE": 10**12}
 
@@ -204,6 +209,24 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
             "confrf.calibrators.localizer_split:localizer_rows_with_training": _few_localizer_rows,
             **_TRAINING,
             **_UNGATED,
+        },
+    ),
+    # issue 36, small judge: the localizer part only checks the training source (100 rows at 500, 167 at 1,000)
+    "fewbt0": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
+            "confrf.calibrators.localizer_split:localizer_rows_with_training": _few_localizer_rows,
+            **_TRAINING,
+        },
+    ),
+    "fewbt0se2": (
+        {"localizer_data": "auto"},
+        {
+            "confrf.localizers.tuning:NO_LOCALIZATION_SE": 0.0,
+            "confrf.localizers.sources:SOURCE_SE": 2.0,
+            "confrf.calibrators.localizer_split:localizer_rows_with_training": _few_localizer_rows,
+            **_TRAINING,
         },
     ),
     "training": ({"localizer_data": "training"}, {}),
@@ -267,6 +290,7 @@ def lcp_rf(sh: Shared, prefit: bool, options: dict[str, Any]) -> tuple[np.ndarra
         "n_grow": int(cal.n_grow_),
         "n_conformal": int(cal.n_conformal_),
         "leaf": loc.min_samples_leaf_,
+        "choice": None if getattr(loc, "source_choice_", None) is None else loc.source_choice_.text(),
     }
     return iv[:, 0], iv[:, 1], info
 

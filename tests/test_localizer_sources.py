@@ -45,9 +45,11 @@ def _hetero(rng, n, p=3):
 
 @pytest.fixture
 def forced(monkeypatch):
-    """sources.choose with its answer replaced by a given source (its scores and reason kept)."""
+    """sources.choose with its answer replaced by a given source (its scores and reason kept); the training check is
+    off so that the sources are always compared."""
 
     def force(source):
+        monkeypatch.setattr(sources, "TRAINING_CHECK_LEVEL", None)
         real = sources.choose
 
         def choose(held_out, localizes, rows):
@@ -273,3 +275,85 @@ def test_without_a_training_part_the_default_is_unchanged():
     Xt = rng.uniform(size=(30, 3))
     np.testing.assert_array_equal(a.predict_interval(Xt), b.predict_interval(Xt))
     assert a.calibrator_.training_note_ is None and "forest_grown_on" not in a.calibrator_.describe()
+
+
+# --- the training check (localizer_split.training_split, sources.training_check) ---
+
+
+def test_the_training_check_passes_like_rows_and_rejects_larger_scores_or_another_dependence_on_x(monkeypatch):
+    rng = np.random.default_rng(11)
+    Xr, Vr = _hetero(rng, 2000)
+    X, V = _hetero(rng, 100)
+    assert "Mann-Whitney" in sources.training_check(X, V, Xr, Vr, 0.1, 0)
+    assert sources.training_check(X, 1.6 * V, Xr, Vr, 0.1, 0) is None  # larger scores: a training part with a hole
+    # the same marginal law of the scores, driven by x2 instead of x1: only the forest's losses see it
+    V2 = np.abs((0.1 + 2 * X[:, 1]) * rng.normal(size=100))
+    assert sources.training_check(X, V2, Xr, Vr, 0.1, 0) is None
+    assert sources.training_check(Xr, Vr, X, V, 0.1, 0) is None  # the check part is the larger
+    monkeypatch.setattr(sources, "TRAINING_CHECK_LEVEL", None)
+    assert sources.training_check(X, V, Xr, Vr, 0.1, 0) is None  # off: the sources are always compared
+
+
+def test_a_passed_check_reads_the_check_part_only_and_every_other_row_is_conformal():
+    """The check passes on like scores: the forest grows on the training part, the check part's ceil(10/alpha) rows
+    are the localizer part, and the other 400 are conformal points; piling the conformal points into one corner with
+    scores ten times larger moves neither the verdict nor the forest (a check that read them would reject)."""
+    rng = np.random.default_rng(12)
+    X, V = _hetero(rng, 500)
+    Xr, Vr = _hetero(rng, 1500)
+    cal = _calibrate(X, V, Xr, Vr)
+    choice = cal.localizer.source_choice_
+    assert choice.chosen == "training" and "Mann-Whitney" in choice.reason and not choice.scores
+    conf = np.sort(cal.conformal_rows_)
+    assert conf.shape[0] == 500 - min_localizer_points(0.1) == 400
+    X2, V2 = X.copy(), V.copy()
+    X2[conf] = rng.uniform(0.0, 0.05, size=(conf.shape[0], 3))
+    V2[conf] = 10 * V[conf] + 1
+    cal2 = _calibrate(X2, V2, Xr, Vr)
+    np.testing.assert_array_equal(np.sort(cal2.conformal_rows_), conf)
+    assert cal2.localizer.source_choice_ == choice and cal.localizer_source_ == cal2.localizer_source_
+    assert cal.localizer.tuning_.text() == cal2.localizer.tuning_.text()
+    Xf = np.random.default_rng(9).uniform(size=(300, 3))
+    np.testing.assert_array_equal(cal.localizer.leaves(Xf), cal2.localizer.leaves(Xf))
+    grown = cal.describe()["forest_grown_on"]
+    assert choice.reason in grown
+
+
+def test_a_failed_check_gives_the_split_without_it_row_for_row(monkeypatch):
+    """Training scores a third of the calibration rows' (a model that has not seen rows like them): the check
+    rejects, and the localizer part, the conformal points and the source choice are those of the rule without the
+    check (the same permutation's first localizer_rows_with_training rows)."""
+    rng = np.random.default_rng(13)
+    X, V = _hetero(rng, 500)
+    Xr, Vr = _hetero(rng, 1500)
+    Vr = Vr / 3
+    cal = _calibrate(X, V, Xr, Vr)
+    assert "Mann-Whitney" not in cal.localizer.source_choice_.reason
+    assert cal.conformal_rows_.shape[0] == 500 - localizer_rows_with_training(500, 1500, 0.5, 0.1)
+    monkeypatch.setattr(sources, "TRAINING_CHECK_LEVEL", None)
+    off = _calibrate(X, V, Xr, Vr)
+    np.testing.assert_array_equal(cal.conformal_rows_, off.conformal_rows_)
+    assert cal.localizer.source_choice_ == off.localizer.source_choice_
+
+
+@pytest.mark.long
+def test_marginal_coverage_with_the_training_check():
+    """The default rule, check on: P(V <= t(X)) >= 1 - alpha over fresh draws (exact per-x coverage as above), with
+    training rows like the calibration rows, so that the check passes in most draws and the forest grows on them."""
+    alpha, reps, n_test = 0.2, 25, 100
+    cover_draws, passed = [], 0
+    for r in range(reps):
+        rng = np.random.default_rng(2000 + r)
+        X, V = _hetero(rng, 200, p=2)
+        Xr, Vr = _hetero(rng, 300, p=2)
+        Xt = rng.uniform(size=(n_test, 2))
+        cal = _calibrate(X, V, Xr, Vr, alpha=alpha, seed=r)
+        passed += "sources not compared" in cal.localizer.source_choice_.reason
+        t = cal.thresholds(Xt, alpha).t
+        cover_draws.append(float(np.mean(2 * stats.norm.cdf(t / (0.1 + 2 * Xt[:, 0])) - 1)))
+    cover = float(np.mean(cover_draws))
+    se = float(np.std(cover_draws, ddof=1)) / np.sqrt(reps)
+    print(f"training check passed in {passed} of {reps} draws: coverage {cover:.4f} (se {se:.4f})")
+    assert passed >= reps // 2, passed
+    assert cover >= 1 - alpha - 3 * se, (cover, se)
+    assert cover <= 1 - alpha + 0.06, cover  # not trivially wide

@@ -583,7 +583,15 @@ def test_small_calibration_sets_calibrate_on_every_point():
     assert "decided from the sizes alone" in small.calibrator_.guarantee(0.1).sentence
     enough = cf.ConformalRegressor(**kw).fit(X[:200], y[:200]).conformalize(X[200:400], y[200:400])  # 100 localizer
     assert enough.calibrator_.sizes() == {"localizer": 100, "conformal": 100} and enough.localizer_.tuning_
-    at_02 = cf.ConformalRegressor(alpha=0.2, **kw).fit(X[:200], y[:200]).conformalize(X[200:398], y[200:398])
+    at_02 = (
+        cf.ConformalRegressor(alpha=0.2, options={"localizer_data": "calibration"}, **kw)
+        .fit(X[:200], y[:200])
+        .conformalize(X[200:398], y[200:398])
+    )
     assert at_02.calibrator_.sizes() == {"localizer": 99, "conformal": 99}  # ceil(10 / 0.2) = 50
+    # the default first checks ceil(10 / 0.2) = 50 rows against the training part; passed, they are the localizer part
+    checked = cf.ConformalRegressor(alpha=0.2, **kw).fit(X[:200], y[:200]).conformalize(X[200:398], y[200:398])
+    assert checked.calibrator_.sizes() == {"localizer": 50, "conformal": 148}
+    assert "sources not compared" in checked.localizer_.source_choice_.reason
     given = cf.ConformalRegressor(min_samples_leaf=10, **kw).fit(X[:200], y[:200]).conformalize(X[200:398], y[200:398])
     assert given.localizer_.forest_ is not None and not given.localizer_.pooled

@@ -12,7 +12,7 @@ from .._parallel import kernel_threads
 from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
 from ..localizers.forest import ForestLocalizer, check_forest_backend, check_max_samples
-from ..localizers.sources import grow_from_sources
+from ..localizers.sources import grow_from_sources, training_check
 from ..localizers.tuning import TUNE
 from ..localizers.weighted import ForestShiftIndex, weighted_forest_thresholds
 from ..shift.value import new_row_ratios, ratio_values
@@ -248,12 +248,20 @@ class LCPForestCalibrator(Calibrator):
             keep = np.sort(rng.permutation(Xr.shape[0])[: self.max_localizer_size])
             Xr, Vr = Xr[keep], Vr[keep]
         n_loc = split.localizer_rows_with_training(n, Xr.shape[0], self.localizer_size, alpha)
-        grow, conf = random_split(
-            n, n_loc / n, rng, "localizer part", "localizer_size", max_first=self.max_localizer_size
+        n_loc = n_loc if self.max_localizer_size is None else min(n_loc, self.max_localizer_size)
+        loc = self.localizer
+        grow, conf, passed = split.training_split(
+            n,
+            n_loc,
+            Vr.shape[0],
+            alpha,
+            rng,
+            lambda k: training_check(rows.take(k), rows.scores[k], Xr, Vr, alpha, loc.random_state, loc.n_jobs),
         )
         check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
         self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])
-        grow_from_sources(self.localizer, rows.take(grow), rows.scores[grow], Xr, Vr, int(conf.shape[0]))
+        Xg, Vg = rows.take(grow), rows.scores[grow]
+        grow_from_sources(self.localizer, Xg, Vg, Xr, Vr, int(conf.shape[0]), checked=passed)
         choice = self.localizer.source_choice_
         self.localizer_source_ = "calibration" if self.localizer.pooled else choice.chosen
         t0 = time.perf_counter()
@@ -391,9 +399,7 @@ class LCPForestCalibrator(Calibrator):
         choice = getattr(self.localizer, "source_choice_", None)
         if choice is not None:
             out["forest_grown_on"] = (
-                f"nothing (no localization; sources compared: {choice.text()})"
-                if self.localizer.pooled
-                else choice.text()
+                f"nothing (no localization; source: {choice.text()})" if self.localizer.pooled else choice.text()
             )
         elif self.localizer_source_ != "calibration":
             out["forest_grown_on"] = self.localizer_source_

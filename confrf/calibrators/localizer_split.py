@@ -9,6 +9,7 @@ test that patches them here changes what the calibrator does.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from numbers import Integral
 from typing import Any
 
@@ -45,6 +46,33 @@ def localizer_rows_with_training(n: int, n_training: int, localizer_size: float,
     full = int(round(localizer_size * n))
     share = int(round(localizer_size * n * n / (n + n_training)))
     return max(1, min(full, max(share, 3 * min_localizer_points(alpha))))
+
+
+def training_split(
+    n: int, n_loc: int, n_ref: int, alpha: float, rng: np.random.Generator, check: Callable[[np.ndarray], str | None]
+) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """The localizer part, the conformal points and the training check's verdict, for "auto" with a training part.
+
+    One random permutation of the calibration rows; its first ceil(10 / alpha) rows (at most ``n_loc``) are the
+    *check part*: while they are fewer than the ``n_ref`` training rows, ``check`` (given their indices; the
+    calibrator's call of :func:`confrf.localizers.sources.training_check`) compares them with the training part's
+    out-of-fold scores. If the check passes (a reason string), the
+    forest grows on the training part and the check part is the localizer part: every other row is a conformal
+    point. Otherwise the first ``n_loc`` rows of the same permutation are the localizer part (the split without the
+    check, row for row) and the sources are compared on them. The verdict reads the check part and the training part
+    only, and the rows added to the localizer part are fixed positions of the permutation, drawn before any score is
+    read: given the training part and the localizer part, the conformal points are i.i.d. with a test point, so
+    Guan's guarantee stays exact (docs/theory.md, "What the forest learns from").
+    """
+    perm = rng.permutation(n)
+    n_check = min(min_localizer_points(alpha), n_loc)
+    passed = check(np.sort(perm[:n_check])) if n_check < n_ref else None
+    n_first = n_check if passed is not None else n_loc
+    if n_first < 2:
+        raise InputError(
+            f"the localizer part has {n_first} point(s); give more calibration data or a larger localizer_size."
+        )
+    return np.sort(perm[:n_first]), np.sort(perm[n_first:]), passed
 
 
 #: ``localizer_data="auto"`` (the default) lets the training rows compete only while the localizer part that the

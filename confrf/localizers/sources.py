@@ -14,6 +14,16 @@ forest (:mod:`confrf.localizers.tuning`):
 - "training": it grows on the training part's out-of-fold scores;
 - "pooled": on both.
 
+First a check (:func:`training_check`, called by
+``calibrators.localizer_split.training_split`` on the first ceil(10/alpha) rows of the
+calibration set's permutation): while those rows are fewer than the training rows and their
+scores look like the training part's out-of-fold scores (neither a two-sample
+Kolmogorov-Smirnov test nor the one-sided Mann-Whitney test that they are larger rejects at
+``TRAINING_CHECK_LEVEL``), the forest grows on the training part, tuned on it alone, and every
+other calibration row is a conformal point: no calibration row is spent comparing sources,
+which at 500-1,000 calibration rows cost more than it found (docs/benchmarks/condcov.md,
+"The training check"). Otherwise the localizer part is the usual one and:
+
 Each source is tuned on its own rows (leaf size, max_features, scale and no
 localization); then each source's choice is scored by simulated calibrations
 on the same held-out localizer points (the localizer part's tuning folds; the
@@ -36,6 +46,7 @@ Guan's finite-sample guarantee holds exactly (docs/theory.md).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -43,12 +54,24 @@ import numpy as np
 
 from .._validation import seed_entropy
 from ._float32 import RankColumns
-from .tuning import TUNE, ForestTuning, feature_candidates, leaf_candidates, tune_forest
+from .tuning import (
+    TUNE,
+    TUNE_TREES,
+    ForestTuning,
+    feature_candidates,
+    half_interval_score,
+    leaf_candidates,
+    tune_forest,
+)
 
 #: where the forest may grow
 SOURCES = ("calibration", "training", "pooled")
 #: another source replaces the baseline only if it beats it by this many paired standard errors
 SOURCE_SE = 1.0
+#: the training part is taken without comparing sources when the localizer part is the smaller and its scores and
+#: the training part's out-of-fold scores do not differ by a two-sample Kolmogorov-Smirnov test at this level
+#: (None: always compare the sources on held-out localizer rows)
+TRAINING_CHECK_LEVEL: float | None = 0.01
 #: the baseline while the localizer part is smaller than the training part (else "calibration"): the training part
 #: alone (docs/benchmarks/condcov.md, "Choosing the rule": rule ``bt0`` against ``nl0``, whose baseline was "pooled")
 SMALL_PART_BASELINE = "training"
@@ -81,6 +104,8 @@ class SourceChoice:
 
     def text(self) -> str:
         """One line for the summary: the rows, the source and why."""
+        if not self.scores:
+            return f"{self.chosen} ({self.rows[self.chosen]:,} rows): {self.reason}"
         parts = ", ".join(
             f"{s}{'*' if s == self.chosen else ''} ({self.rows[s]:,} rows): {self.scores[s]:.4g}"
             + ("" if self.localizes[s] else " [no localization]")
@@ -126,7 +151,13 @@ def choose(held_out: dict[str, np.ndarray | None], localizes: dict[str, bool], r
 
 
 def grow_from_sources(
-    loc: Any, X: np.ndarray, V: np.ndarray, X_ref: np.ndarray, V_ref: np.ndarray, n_conformal: int
+    loc: Any,
+    X: np.ndarray,
+    V: np.ndarray,
+    X_ref: np.ndarray,
+    V_ref: np.ndarray,
+    n_conformal: int,
+    checked: str | None = None,
 ) -> Any:
     """Tune ``loc`` (a ForestLocalizer) once per source and grow it on the chosen source's rows.
 
@@ -140,9 +171,9 @@ def grow_from_sources(
     each source's choice is scored on the same held-out localizer points
     (the calibration source's tuning folds: the simulated forests grow on the
     growing fold, on the training rows, or on both) and :func:`choose` picks.
+    ``checked``: the training check's reason when it passed (``X, V`` are then the check part): only
+    the training part is tuned, and the forest grows on it.
     """
-    import time
-
     from .forest import SCALES, ForestLocalizer, auto_min_samples_leaf, check_scale
 
     t0 = time.perf_counter()
@@ -168,8 +199,12 @@ def grow_from_sources(
         },
         "make_localizer": ForestLocalizer,
     }
+    rows = {s: int(Xs.shape[0]) for s, (Xs, _) in growing.items()}
+    check = checked  # the training check passed (localizer_split.training_split): only the training part is tuned
     tunings: dict[str, ForestTuning] = {}
     for source, (Xs, Vs) in growing.items():  # each source tuned on its own rows
+        if check is not None and source != "training":
+            continue
         n_s = Xs.shape[0]
         top = auto_min_samples_leaf(n_s) if isinstance(msl, str) else int(msl)
         tunings[source] = tune_forest(
@@ -182,6 +217,9 @@ def grow_from_sources(
             pooled=msl == TUNE,
             **common,
         )
+    if check is not None:
+        choice = SourceChoice("training", rows, {}, {"training": tunings["training"].localizes}, check)
+        return _grow_choice(loc, tunings["training"], choice, growing, X, V, seed, t0)
     base = tunings["calibration"]
     held_out: dict[str, np.ndarray | None] = {}
     if base.reason or base.losses is None:
@@ -208,9 +246,89 @@ def grow_from_sources(
                 **common,
             )
             held_out[source] = None if ev.losses is None else ev.losses[t.chosen]
-    rows = {s: int(Xs.shape[0]) for s, (Xs, _) in growing.items()}
     choice = choose(held_out, {s: t.localizes for s, t in tunings.items()}, rows)
-    tuning = tunings[choice.chosen]
+    return _grow_choice(loc, tunings[choice.chosen], choice, growing, X, V, seed, t0)
+
+
+def training_check(
+    X: np.ndarray,
+    V: np.ndarray,
+    X_ref: np.ndarray,
+    V_ref: np.ndarray,
+    alpha: float,
+    random_state: Any = None,
+    n_jobs: Any = None,
+) -> str | None:
+    """Why the training part is taken without comparing sources (None: compare them).
+
+    ``X, V``: the check part of the calibration set; ``X_ref, V_ref``: the training part with its out-of-fold
+    scores. Passes (a reason string) while the check part is the smaller, ``TRAINING_CHECK_LEVEL`` is set and no
+    test rejects at that level: the two-sample Kolmogorov-Smirnov test of the check part's scores against the
+    training part's; the one-sided Mann-Whitney test that they are larger (a training part with a hole: the base
+    model has not seen rows like some calibration rows, whose scores are larger); and the one-sided Mann-Whitney
+    test that, in an LCP-RF calibration simulated on the training part alone (a forest grown on a third of it, the
+    next third its conformal points), the check part's losses are larger than the last third's (scores that depend
+    on x otherwise than the training part's: the same marginal law, another conditional one). Reads the check part
+    and the training part only.
+    """
+    if TRAINING_CHECK_LEVEL is None or V.shape[0] >= V_ref.shape[0]:
+        return None
+    from scipy.stats import ks_2samp, mannwhitneyu
+
+    p_ks = float(ks_2samp(V, V_ref).pvalue)
+    p_mw = float(mannwhitneyu(V, V_ref, alternative="greater").pvalue)
+    if min(p_ks, p_mw) < TRAINING_CHECK_LEVEL:
+        return None
+    p_x = _conditional_check(X, V, X_ref, V_ref, alpha, random_state, n_jobs)
+    if p_x < TRAINING_CHECK_LEVEL:
+        return None
+    return (
+        f"the check part's {V.shape[0]:,} rows look like the training part (scores: Kolmogorov-Smirnov p = "
+        f"{p_ks:.2g}, Mann-Whitney p = {p_mw:.2g} that they are larger; losses of a forest of the training part: "
+        f"p = {p_x:.2g} that they are larger; all >= {TRAINING_CHECK_LEVEL:g}): sources not compared"
+    )
+
+
+def _conditional_check(
+    X: np.ndarray, V: np.ndarray, X_ref: np.ndarray, V_ref: np.ndarray, alpha: float, random_state: Any, n_jobs: Any
+) -> float:
+    """One-sided Mann-Whitney p-value that the check rows' losses exceed held-out training rows' (training_check)."""
+    from scipy.stats import mannwhitneyu
+
+    from .._validation import required_count
+    from .forest import ForestLocalizer, auto_min_samples_leaf
+
+    seed = seed_entropy(random_state)
+    perm = np.random.default_rng(seed).permutation(V_ref.shape[0])
+    grow, conf, test = np.array_split(perm, 3)
+    loc = ForestLocalizer(
+        n_estimators=TUNE_TREES,
+        min_samples_leaf=auto_min_samples_leaf(grow.shape[0]),
+        max_features=1.0,
+        random_state=seed,
+        n_jobs=n_jobs,
+        scale="none",
+    )
+    loc.grow(X_ref[grow], V_ref[grow])
+    loc.index(X_ref[conf], V_ref[conf])
+    need = required_count(alpha, conf.shape[0])
+    cap = 2.0 * float(max(np.max(V_ref), np.max(V)))
+    own = half_interval_score(loc.thresholds(X_ref[test], need)[0], V_ref[test], alpha, cap)
+    check = half_interval_score(loc.thresholds(X, need)[0], V, alpha, cap)
+    return float(mannwhitneyu(check, own, alternative="greater").pvalue)
+
+
+def _grow_choice(
+    loc: Any,
+    tuning: ForestTuning,
+    choice: SourceChoice,
+    growing: dict,
+    X: np.ndarray,
+    V: np.ndarray,
+    seed: Any,
+    t0: float,
+) -> Any:
+    """Grow ``loc`` on the chosen source with its tuning's settings (no localization: one leaf of L)."""
     loc.tuning_ = replace(tuning, losses=None)  # the per-point losses are not kept in the fitted object
     loc.source_choice_ = choice
     loc.tune_seconds_ = time.perf_counter() - t0
