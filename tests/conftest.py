@@ -92,31 +92,43 @@ class VignetteRuns:
         ``confrf.__file__``), ``left`` (what it left in its working directory), ``file`` (the
         executed copy)."""
         if path.name not in self._runs:
-            import nbformat
-
-            cwd = self._base / f"cwd-{path.stem}"
-            cwd.mkdir()
-            sizes = {**self.KERNEL_ENV, **self.runner.TEST_SIZES[path.stem]}
-            try:
-                nb, confrf_file = self.runner.execute(path, sizes, cwd=cwd, timeout=600)
-            except Exception as exc:  # kept, and raised to every test that asks for this run
-                self._runs[path.name] = exc
-            else:
-                nbformat.write(nb, self.folder / path.name)
-                left = sorted(p.name for p in cwd.iterdir())
-                self._runs[path.name] = {
-                    "nb": nb,
-                    "confrf_file": confrf_file,
-                    "left": left,
-                    "file": self.folder / path.name,
-                }
+            self._execute(path)
         run = self._runs[path.name]
         if isinstance(run, Exception):
             raise run
         return run
 
+    def _execute(self, path: Path) -> None:
+        import nbformat
+
+        cwd = self._base / f"cwd-{path.stem}"
+        cwd.mkdir()
+        sizes = {**self.KERNEL_ENV, **self.runner.TEST_SIZES[path.stem]}
+        try:
+            nb, confrf_file = self.runner.execute(path, sizes, cwd=cwd, timeout=600)
+        except Exception as exc:  # kept, and raised to every test that asks for this run
+            self._runs[path.name] = exc
+        else:
+            nbformat.write(nb, self.folder / path.name)
+            left = sorted(p.name for p in cwd.iterdir())
+            self._runs[path.name] = {
+                "nb": nb,
+                "confrf_file": confrf_file,
+                "left": left,
+                "file": self.folder / path.name,
+            }
+
+    #: notebooks executed at once by :meth:`all` (each in its own kernel with one OpenMP thread): the documentation
+    #: build's worker then spreads them over both cores, as the build's own ``-j 2`` does with the pages
+    KERNELS = 2
+
     def all(self, paths) -> Path:
-        """Run every notebook in ``paths``; the folder of the executed copies."""
+        """Run every notebook in ``paths`` (``KERNELS`` at a time); the folder of the executed copies."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        todo = [path for path in paths if path.name not in self._runs]
+        with ThreadPoolExecutor(max_workers=self.KERNELS) as pool:
+            list(pool.map(self._execute, todo))  # _execute keeps a failure for run() to raise
         for path in paths:
             self.run(path)
         return self.folder
