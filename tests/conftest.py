@@ -31,11 +31,20 @@ def pytest_addoption(parser):
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--long"):
         _pages_left_to_the_build(items)
+        config._confrf_notebooks = _notebooks_wanted(items)
         return
     skip = pytest.mark.skip(reason="long (expensive) test: run with --long")
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
+
+
+def _notebooks_wanted(items) -> set[str]:
+    """The vignettes (file names) this session runs: all of them for the documentation build, else those of the
+    selected ``test_vignette_executes``. The first run then executes them all, ``VignetteRuns.KERNELS`` at a time."""
+    if any(item.name == "test_docs_build_without_warnings" for item in items):
+        return {p.name for p in (Path(__file__).resolve().parent.parent / "vignettes").glob("*.ipynb")}
+    return {item.callspec.params["path"].name for item in items if item.originalname == "test_vignette_executes"}
 
 
 def _pages_left_to_the_build(items):
@@ -77,8 +86,9 @@ class VignetteRuns:
     #: HistGradientBoosting many times slower on shared cores
     KERNEL_ENV = {"OMP_NUM_THREADS": "1"}
 
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, wanted=()):
         root = Path(__file__).resolve().parent.parent
+        self._wanted = sorted(root / "vignettes" / name for name in wanted)
         spec = importlib.util.spec_from_file_location("confrf_vignette_runner", root / "vignettes" / "run_all.py")
         self.runner = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(self.runner)
@@ -92,7 +102,8 @@ class VignetteRuns:
         ``confrf.__file__``), ``left`` (what it left in its working directory), ``file`` (the
         executed copy)."""
         if path.name not in self._runs:
-            self._execute(path)
+            # with the other notebooks this session will ask for, KERNELS at a time
+            self._execute_all([path, *(p for p in self._wanted if p.name != path.name)])
         run = self._runs[path.name]
         if isinstance(run, Exception):
             raise run
@@ -118,25 +129,28 @@ class VignetteRuns:
                 "file": self.folder / path.name,
             }
 
-    #: notebooks executed at once by :meth:`all` (each in its own kernel with one OpenMP thread): the documentation
-    #: build's worker then spreads them over both cores, as the build's own ``-j 2`` does with the pages
+    #: notebooks executed at once (each in its own kernel with one OpenMP thread): the notebooks' xdist worker
+    #: spreads them over both cores, as the documentation build's ``-j 2`` does with the pages
     KERNELS = 2
 
-    def all(self, paths) -> Path:
-        """Run every notebook in ``paths`` (``KERNELS`` at a time); the folder of the executed copies."""
+    def _execute_all(self, paths) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         todo = [path for path in paths if path.name not in self._runs]
         with ThreadPoolExecutor(max_workers=self.KERNELS) as pool:
             list(pool.map(self._execute, todo))  # _execute keeps a failure for run() to raise
+
+    def all(self, paths) -> Path:
+        """Run every notebook in ``paths`` (``KERNELS`` at a time); the folder of the executed copies."""
+        self._execute_all(paths)
         for path in paths:
             self.run(path)
         return self.folder
 
 
 @pytest.fixture(scope="session")
-def vignette_runs(tmp_path_factory):
-    return VignetteRuns(tmp_path_factory.mktemp("vignettes"))
+def vignette_runs(tmp_path_factory, pytestconfig):
+    return VignetteRuns(tmp_path_factory.mktemp("vignettes"), getattr(pytestconfig, "_confrf_notebooks", ()))
 
 
 @pytest.fixture
