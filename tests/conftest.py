@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 # Idle OpenMP threads sleep instead of spinning, in this process and in every process it starts (the documentation
-# build, its Jupyter kernels, the vignettes' kernels, the CLI): with the other xdist worker on the second core, a
+# build, its Jupyter kernels, the vignettes' kernels, the CLI): on the 2 cores busy with other jobs (load about 6), a
 # spinning pool of 2 threads made the docs' n_jobs=2 fit of 5,000 diamonds take 80 s of CPU instead of 14 s.
 # Results are the same (only how idle threads wait changes). Read once, when the OpenMP runtime loads: before
 # anything below imports scikit-learn or confrf. A value already set (e.g. OMP_WAIT_POLICY=active) is kept.
