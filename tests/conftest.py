@@ -3,8 +3,15 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
-import pytest
+# Idle OpenMP threads sleep instead of spinning, in this process and in every process it starts (the documentation
+# build, its Jupyter kernels, the vignettes' kernels, the CLI): on the 2 cores busy with other jobs (load about 6), a
+# spinning pool of 2 threads made the docs' n_jobs=2 fit of 5,000 diamonds take 80 s of CPU instead of 14 s.
+# Results are the same (only how idle threads wait changes). Read once, when the OpenMP runtime loads: before
+# anything below imports scikit-learn or confrf. A value already set (e.g. OMP_WAIT_POLICY=active) is kept.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 # the slow references in tests/reference.py are imported by name
 sys.path.insert(0, os.path.dirname(__file__))
@@ -24,11 +31,20 @@ def pytest_addoption(parser):
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--long"):
         _pages_left_to_the_build(items)
+        config._confrf_notebooks = _notebooks_wanted(items)
         return
     skip = pytest.mark.skip(reason="long (expensive) test: run with --long")
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
+
+
+def _notebooks_wanted(items) -> set[str]:
+    """The vignettes (file names) this session runs: all of them for the documentation build, else those of the
+    selected ``test_vignette_executes``. The first run then executes them all, ``VignetteRuns.KERNELS`` at a time."""
+    if any(item.name == "test_docs_build_without_warnings" for item in items):
+        return {p.name for p in (Path(__file__).resolve().parent.parent / "vignettes").glob("*.ipynb")}
+    return {item.callspec.params["path"].name for item in items if item.originalname == "test_vignette_executes"}
 
 
 def _pages_left_to_the_build(items):
@@ -70,8 +86,9 @@ class VignetteRuns:
     #: HistGradientBoosting many times slower on shared cores
     KERNEL_ENV = {"OMP_NUM_THREADS": "1"}
 
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, wanted=()):
         root = Path(__file__).resolve().parent.parent
+        self._wanted = sorted(root / "vignettes" / name for name in wanted)
         spec = importlib.util.spec_from_file_location("confrf_vignette_runner", root / "vignettes" / "run_all.py")
         self.runner = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(self.runner)
@@ -85,39 +102,55 @@ class VignetteRuns:
         ``confrf.__file__``), ``left`` (what it left in its working directory), ``file`` (the
         executed copy)."""
         if path.name not in self._runs:
-            import nbformat
-
-            cwd = self._base / f"cwd-{path.stem}"
-            cwd.mkdir()
-            sizes = {**self.KERNEL_ENV, **self.runner.TEST_SIZES[path.stem]}
-            try:
-                nb, confrf_file = self.runner.execute(path, sizes, cwd=cwd, timeout=600)
-            except Exception as exc:  # kept, and raised to every test that asks for this run
-                self._runs[path.name] = exc
-            else:
-                nbformat.write(nb, self.folder / path.name)
-                left = sorted(p.name for p in cwd.iterdir())
-                self._runs[path.name] = {
-                    "nb": nb,
-                    "confrf_file": confrf_file,
-                    "left": left,
-                    "file": self.folder / path.name,
-                }
+            # with the other notebooks this session will ask for, KERNELS at a time
+            self._execute_all([path, *(p for p in self._wanted if p.name != path.name)])
         run = self._runs[path.name]
         if isinstance(run, Exception):
             raise run
         return run
 
+    def _execute(self, path: Path) -> None:
+        import nbformat
+
+        cwd = self._base / f"cwd-{path.stem}"
+        cwd.mkdir()
+        sizes = {**self.KERNEL_ENV, **self.runner.TEST_SIZES[path.stem]}
+        try:
+            nb, confrf_file = self.runner.execute(path, sizes, cwd=cwd, timeout=600)
+        except Exception as exc:  # kept, and raised to every test that asks for this run
+            self._runs[path.name] = exc
+        else:
+            nbformat.write(nb, self.folder / path.name)
+            left = sorted(p.name for p in cwd.iterdir())
+            self._runs[path.name] = {
+                "nb": nb,
+                "confrf_file": confrf_file,
+                "left": left,
+                "file": self.folder / path.name,
+            }
+
+    #: notebooks executed at once (each in its own kernel with one OpenMP thread): the notebooks' xdist worker
+    #: spreads them over both cores, as the documentation build's ``-j 2`` does with the pages
+    KERNELS = 2
+
+    def _execute_all(self, paths) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        todo = [path for path in paths if path.name not in self._runs]
+        with ThreadPoolExecutor(max_workers=self.KERNELS) as pool:
+            list(pool.map(self._execute, todo))  # _execute keeps a failure for run() to raise
+
     def all(self, paths) -> Path:
-        """Run every notebook in ``paths``; the folder of the executed copies."""
+        """Run every notebook in ``paths`` (``KERNELS`` at a time); the folder of the executed copies."""
+        self._execute_all(paths)
         for path in paths:
             self.run(path)
         return self.folder
 
 
 @pytest.fixture(scope="session")
-def vignette_runs(tmp_path_factory):
-    return VignetteRuns(tmp_path_factory.mktemp("vignettes"))
+def vignette_runs(tmp_path_factory, pytestconfig):
+    return VignetteRuns(tmp_path_factory.mktemp("vignettes"), getattr(pytestconfig, "_confrf_notebooks", ()))
 
 
 @pytest.fixture

@@ -49,6 +49,10 @@ def test_docs_build_without_warnings(tmp_path, vignette_runs):
         "sphinx",
         "-W",
         "--keep-going",
+        # two processes read (and execute) the pages: the build is the suite's longest test, and with
+        # -n 2 it would otherwise keep one worker busy long after the other has finished
+        "-j",
+        "2",
         "-b",
         "html",
         "-d",
