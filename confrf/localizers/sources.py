@@ -18,8 +18,9 @@ First a check (:func:`training_check`, called by
 ``calibrators.localizer_split.training_split`` on the first ceil(10/alpha) rows of the
 calibration set's permutation): while those rows are fewer than the training rows and their
 scores look like the training part's out-of-fold scores (neither a two-sample
-Kolmogorov-Smirnov test nor the one-sided Mann-Whitney test that they are larger rejects at
-``TRAINING_CHECK_LEVEL``), the forest grows on the training part, tuned on it alone, and every
+Kolmogorov-Smirnov test, nor the one-sided Mann-Whitney test that they are larger, nor the
+one-sided Mann-Whitney test that their losses under a forest of the training part are larger
+rejects at ``TRAINING_CHECK_LEVEL``), the forest grows on the training part, tuned on it alone, and every
 other calibration row is a conformal point: no calibration row is spent comparing sources,
 which at 500-1,000 calibration rows cost more than it found (docs/benchmarks/condcov.md,
 "The training check"). Otherwise the localizer part is the usual one and:
@@ -68,9 +69,9 @@ from .tuning import (
 SOURCES = ("calibration", "training", "pooled")
 #: another source replaces the baseline only if it beats it by this many paired standard errors
 SOURCE_SE = 1.0
-#: the training part is taken without comparing sources when the localizer part is the smaller and its scores and
-#: the training part's out-of-fold scores do not differ by a two-sample Kolmogorov-Smirnov test at this level
-#: (None: always compare the sources on held-out localizer rows)
+#: the training part is taken without comparing sources when the check part is the smaller and none of
+#: :func:`training_check`'s three tests rejects at this level (None: always compare the sources on held-out
+#: localizer rows)
 TRAINING_CHECK_LEVEL: float | None = 0.01
 #: the baseline while the localizer part is smaller than the training part (else "calibration"): the training part
 #: alone (docs/benchmarks/condcov.md, "Choosing the rule": rule ``bt0`` against ``nl0``, whose baseline was "pooled")
