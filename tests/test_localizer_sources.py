@@ -149,6 +149,22 @@ def test_the_summary_says_what_the_forest_learned_from():
     assert sizes["conformal"] + sizes["localizer"] == 800
 
 
+def _coverage_draws(seed0: int, n_cal: int, n_ref: int, alpha: float, reps: int, n_test: int = 100):
+    """Mean and s.e. over ``reps`` fresh draws of the exact coverage 2 Phi(t(x) / s(x)) - 1 of the half-normal
+    score averaged over a draw's test points, and the number of draws whose training check passed."""
+    cover_draws, passed = [], 0
+    for r in range(reps):
+        rng = np.random.default_rng(seed0 + r)
+        X, V = _hetero(rng, n_cal, p=2)
+        Xr, Vr = _hetero(rng, n_ref, p=2)
+        Xt = rng.uniform(size=(n_test, 2))
+        cal = _calibrate(X, V, Xr, Vr, alpha=alpha, seed=r)
+        passed += "sources not compared" in cal.localizer.source_choice_.reason
+        t = cal.thresholds(Xt, alpha).t
+        cover_draws.append(float(np.mean(2 * stats.norm.cdf(t / (0.1 + 2 * Xt[:, 0])) - 1)))
+    return float(np.mean(cover_draws)), float(np.std(cover_draws, ddof=1)) / np.sqrt(reps), passed
+
+
 @pytest.mark.long
 @pytest.mark.parametrize("source", ["calibration", "training", "pooled"])
 def test_marginal_coverage_with_each_source(source, forced):
@@ -159,18 +175,8 @@ def test_marginal_coverage_with_each_source(source, forced):
     binomial noise, so 25 draws (about 1 s each: three sources tuned) give a smaller standard error
     than 50 draws of 20 sampled scores did."""
     forced(source)
-    alpha, reps, n_test = 0.2, 25, 100
-    cover_draws = []
-    for r in range(reps):
-        rng = np.random.default_rng(1000 + r)
-        X, V = _hetero(rng, 150, p=2)
-        Xr, Vr = _hetero(rng, 150, p=2)
-        Xt = rng.uniform(size=(n_test, 2))
-        cal = _calibrate(X, V, Xr, Vr, alpha=alpha, seed=r)
-        t = cal.thresholds(Xt, alpha).t
-        cover_draws.append(float(np.mean(2 * stats.norm.cdf(t / (0.1 + 2 * Xt[:, 0])) - 1)))
-    cover = float(np.mean(cover_draws))
-    se = float(np.std(cover_draws, ddof=1)) / np.sqrt(reps)
+    alpha, reps = 0.2, 25
+    cover, se, _ = _coverage_draws(1000, 150, 150, alpha, reps)
     print(f"source {source}: coverage {cover:.4f} (se {se:.4f}) over {reps} draws")
     assert cover >= 1 - alpha - 3 * se, (source, cover, se)
     assert cover <= 1 - alpha + 0.06, (source, cover)  # not trivially wide
@@ -340,19 +346,8 @@ def test_a_failed_check_gives_the_split_without_it_row_for_row(monkeypatch):
 def test_marginal_coverage_with_the_training_check():
     """The default rule, check on: P(V <= t(X)) >= 1 - alpha over fresh draws (exact per-x coverage as above), with
     training rows like the calibration rows, so that the check passes in most draws and the forest grows on them."""
-    alpha, reps, n_test = 0.2, 25, 100
-    cover_draws, passed = [], 0
-    for r in range(reps):
-        rng = np.random.default_rng(2000 + r)
-        X, V = _hetero(rng, 200, p=2)
-        Xr, Vr = _hetero(rng, 300, p=2)
-        Xt = rng.uniform(size=(n_test, 2))
-        cal = _calibrate(X, V, Xr, Vr, alpha=alpha, seed=r)
-        passed += "sources not compared" in cal.localizer.source_choice_.reason
-        t = cal.thresholds(Xt, alpha).t
-        cover_draws.append(float(np.mean(2 * stats.norm.cdf(t / (0.1 + 2 * Xt[:, 0])) - 1)))
-    cover = float(np.mean(cover_draws))
-    se = float(np.std(cover_draws, ddof=1)) / np.sqrt(reps)
+    alpha, reps = 0.2, 25
+    cover, se, passed = _coverage_draws(2000, 200, 300, alpha, reps)
     print(f"training check passed in {passed} of {reps} draws: coverage {cover:.4f} (se {se:.4f})")
     assert passed >= reps // 2, passed
     assert cover >= 1 - alpha - 3 * se, (cover, se)
