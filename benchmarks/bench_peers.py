@@ -6,6 +6,7 @@ Usage (from the repository root)::
     python benchmarks/bench_peers.py                       # 6 data sets, 3 seeds
     python benchmarks/bench_peers.py --quick               # smoke test: small sizes, 2 seeds, no docs
     python benchmarks/bench_peers.py --datasets sim toy --seeds 3 --methods confrf
+    python benchmarks/bench_peers.py --report              # peers.md and plots again from the stored peers.json
 
 Protocol (the paper's, section "Experiments"): every seed splits the data at
 random into 40 % training, 40 % calibration and 20 % test. On the real data
@@ -259,6 +260,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"also write peers.md and the plots here (default {DEFAULT_DOCS.relative_to(ROOT)}, not with --quick)",
     )
     ap.add_argument("--no-docs", action="store_true", help="do not write into the docs")
+    ap.add_argument(
+        "--report",
+        action="store_true",
+        help="run nothing: rewrite peers.md and the plots from --out's peers.json (and into --docs)",
+    )
     args = ap.parse_args(argv)
     quick = args.quick
     for key, full, small in (
@@ -280,13 +286,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and write ``peers.md``, ``peers.json`` and the plots to ``--out`` (and ``--docs``)."""
     args = parse_args(argv)
-    from threadpoolctl import threadpool_limits
+    if args.report:
+        # the stored run's own arguments and rows: only the page and the plots are rendered again
+        res = json.loads((args.out / "peers.json").read_text())
+    else:
+        from threadpoolctl import threadpool_limits
 
-    # HistGradientBoosting's OpenMP busy-waits badly on a shared machine: one thread for everyone
-    with threadpool_limits(limits=1, user_api="openmp"):
-        res = run(args)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "peers.json").write_text(json.dumps(_jsonable(res), indent=1))
+        # HistGradientBoosting's OpenMP busy-waits badly on a shared machine: one thread for everyone
+        with threadpool_limits(limits=1, user_api="openmp"):
+            res = run(args)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "peers.json").write_text(json.dumps(_jsonable(res), indent=1))
     images = plots(res, args.out)
     text = markdown(res, [str(p) for p in images])
     (args.out / "peers.md").write_text(text)
