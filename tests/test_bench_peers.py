@@ -220,6 +220,12 @@ def test_hole_targets_rank_and_coverage(bench):
     )
     assert "| c | LCP-RF (fit on the training rows) | 3.000 | 2.000 (SPLIT) | 2 of 2 ✗ |" in text
     assert "1 / 1 / 0 | training 2 |" in text
+    # each miss with its seeds: the value, the best competitor's and the training check's verdict
+    assert (
+        "- miss: LCP-RF (fit on the training rows) on c: err^ 3.000 vs 2.000 (SPLIT); per seed "
+        "0: 3.000 vs 2.000 (passed, training), 1: 3.000 vs 2.000 (rejected, training)"
+    ) in text
+    assert "- miss: LCP-RF (fit on the training rows) on b: coverage 0.850 < 0.870; per seed 0: 0.840 (passed" in text
     assert (
         "**LCP-RF**: fidelity rank 1 on 3 of 3 data sets (target >= 2), "
         "coverage at or above 0.9 − 3 s.e. on 3 of 3 — **met**" in text

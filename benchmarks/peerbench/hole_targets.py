@@ -103,9 +103,15 @@ def hole_targets(res: dict[str, Any], summ: dict[str, dict[str, dict[str, Any]]]
                 f"{floor:.3f}{'' if ok else ' ✗'} | {check} | {source} |"
             )
             if rank != 1:
-                misses.append(f"{label_of(m)} on {name}: err^ {fid:.3f} vs {others[best]:.3f} ({label_of(best)})")
+                misses.append(
+                    f"{label_of(m)} on {name}: err^ {fid:.3f} vs {others[best]:.3f} ({label_of(best)}); per seed "
+                    + per_seed(res, name, m, "fidelity_error", best)
+                )
             if not ok:
-                misses.append(f"{label_of(m)} on {name}: coverage {cov:.3f} < {floor:.3f}")
+                misses.append(
+                    f"{label_of(m)} on {name}: coverage {cov:.3f} < {floor:.3f}; per seed "
+                    + per_seed(res, name, m, "coverage")
+                )
     L.append("")
     for m in rows:
         met = wins[m] >= need and cov_ok[m] == len(names)
@@ -114,6 +120,19 @@ def hole_targets(res: dict[str, Any], summ: dict[str, dict[str, dict[str, Any]]]
             f"coverage at or above {level:g} − {COVERAGE_SE:g} s.e. on {cov_ok[m]} of {len(names)} — "
             f"**{'met' if met else 'not met'}**"
         )
-    if misses:
-        L.append("- misses: " + "; ".join(misses))
+    L += [f"- miss: {x}" for x in misses]
     return L + [""]
+
+
+def per_seed(res: dict[str, Any], name: str, method: str, metric: str, against: str | None = None) -> str:
+    """``seed: value [vs against's value] (check verdict, forest source)`` for each seed of one row, one data set."""
+    rows = {r["seed"]: r for r in res["rows"] if r["dataset"] == name and r["method"] == method}
+    other = {r["seed"]: r[metric] for r in res["rows"] if r["dataset"] == name and r["method"] == against}
+    parts = []
+    for seed in sorted(rows):
+        r = rows[seed]
+        text = f"{seed}: {r[metric]:.3f}" + (f" vs {other[seed]:.3f}" if seed in other else "")
+        if "training_check" in r["extra"]:
+            text += f" ({r['extra']['training_check']}, {forest_source(r['extra'])})"
+        parts.append(text)
+    return ", ".join(parts)
