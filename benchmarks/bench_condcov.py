@@ -243,6 +243,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "training": ({"localizer_data": "training"}, {}),
     # the default with a leaf grid up to four times the sqrt rule where sources are tuned (grow_from_sources)
     "top4": ({}, {"confrf.localizers.sources:leaf_candidates": _wider_leaf_grid}),
+    # the default with the calibration rows' own localizer part when the training check does not pass
+    "rejcal": ({}, {"confrf.calibrators.localizer_split:REJECTED_LOCALIZER": "calibration"}),
     "calibration": ({"localizer_data": "calibration"}, {}),
     "cal2": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
     "cal1": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),
