@@ -277,7 +277,10 @@ def markdown(res: dict[str, Any], images: list[str]) -> str:
         "localizer part: the forest localizes either |r| or |r| / sigma(x), sigma the forest's own prediction of "
         '|r|; n_estimators = "auto": more than 100 trees where the tuned leaves are small); **LCP-RF (sqrt-n '
         "leaves)** is the previous default (min_samples_leaf = ceil(sqrt(n_localizer)), max_features = 1.0, raw "
-        "scores, 100 trees), for comparison.",
+        "scores, 100 trees), for comparison; **LCP-RF (fit on the training rows)** is LCP-RF as a user calls it, "
+        "`fit` on the training part (with its hole on the real data) then `conformalize`, so that "
+        '`localizer_data="auto"` may grow its forest on the training rows (the training check; its verdicts are in '
+        "the last table).",
         "",
         "Data: sim and toy are the paper's simulated models; California housing, STAR and diamonds ship with "
         "confrf; bike sharing is Capital Bikeshare's hourly counts of 2011 (`bikers` from calendar and weather, "
