@@ -169,6 +169,17 @@ def _few_localizer_rows(n: int, n_training: int, localizer_size: float, alpha: f
     return max(1, min(full, max(share, min_localizer_points(alpha))))
 
 
+def _wider_leaf_grid(n_grow: int, top: int) -> list[int]:
+    """leaf_candidates with the grid's top four times the sqrt rule: larger leaves where few conformal points fill them.
+
+    At 500-1,000 calibration rows the forest grows on the 2,000 training rows, but only 400-900 conformal points
+    fill its leaves: a leaf of ceil(sqrt(2,000)) = 45 training rows (the grid's top) holds 9-20 of them per tree.
+    """
+    from confrf.localizers.tuning import leaf_candidates
+
+    return leaf_candidates(n_grow, 4 * top)
+
+
 # the rules before the training check (issue 36, fourth round) compared the sources whatever the training part
 _NO_CHECK = {"confrf.localizers.sources:TRAINING_CHECK_LEVEL": None}
 _POOLED = {"confrf.localizers.sources:SMALL_PART_BASELINE": "pooled", **_NO_CHECK}  # the nl rules' baseline
@@ -230,6 +241,10 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         },
     ),
     "training": ({"localizer_data": "training"}, {}),
+    # the default with a leaf grid up to four times the sqrt rule where sources are tuned (grow_from_sources)
+    "top4": ({}, {"confrf.localizers.sources:leaf_candidates": _wider_leaf_grid}),
+    # the default with the calibration rows' own localizer part when the training check does not pass
+    "rejcal": ({}, {"confrf.calibrators.localizer_split:REJECTED_LOCALIZER": "calibration"}),
     "calibration": ({"localizer_data": "calibration"}, {}),
     "cal2": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
     "cal1": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),

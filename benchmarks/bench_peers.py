@@ -6,6 +6,8 @@ Usage (from the repository root)::
     python benchmarks/bench_peers.py                       # 6 data sets, 3 seeds
     python benchmarks/bench_peers.py --quick               # smoke test: small sizes, 2 seeds, no docs
     python benchmarks/bench_peers.py --datasets sim toy --seeds 3 --methods confrf
+    python benchmarks/bench_peers.py --report              # peers.md and plots again from the stored peers.json
+    python benchmarks/bench_peers.py --merge DIR1 DIR2     # join runs of other data sets (peers.json) into --out
 
 Protocol (the paper's, section "Experiments"): every seed splits the data at
 random into 40 % training, 40 % calibration and 20 % test. On the real data
@@ -215,6 +217,46 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+#: arguments that may differ between runs joined by --merge (each ran its own data sets and wrote its own files)
+PER_RUN = ("datasets", "out", "docs", "no_docs", "report", "merge", "argv")
+
+
+def merge_runs(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result of runs of the same settings on different data sets (say, two processes at once).
+
+    Raises ValueError when the runs' settings or methods differ, or when a data set is in two runs.
+    """
+    first = parts[0]
+    same = {k: v for k, v in first["args"].items() if k not in PER_RUN}
+    for res in parts[1:]:
+        other = {k: v for k, v in res["args"].items() if k not in PER_RUN}
+        if other != same or res["methods"] != first["methods"]:
+            diff = sorted(k for k in set(same) | set(other) if same.get(k) != other.get(k))
+            raise ValueError(f"runs with other settings or methods cannot be merged (differ: {diff or 'methods'})")
+    datasets = [d for res in parts for d in res["datasets"]]
+    if len(set(datasets)) < len(datasets):
+        raise ValueError(f"a data set is in several runs: {datasets}")
+    order = [d for d in DATASETS if d in datasets]
+    machine = dict(first["machine"])
+    # the runs were timed apart: wall time of the longest, load before the first and after the last to finish
+    machine["wall_seconds"] = max(r["machine"]["wall_seconds"] for r in parts)
+    machine["background_cpu_before"] = first["machine"].get("background_cpu_before")
+    machine["background_cpu_after"] = max(parts, key=lambda r: r["machine"]["wall_seconds"])["machine"].get(
+        "background_cpu_after"
+    )
+    return {
+        "args": {**first["args"], "datasets": order},
+        "command": " + ".join(r["command"].strip() for r in parts) + f" (run as {len(parts)} processes at once, "
+        "joined with --merge)",
+        "methods": first["methods"],
+        "datasets": order,
+        "notes": [n for r in parts for n in r["notes"]],
+        "machine": machine,
+        "splits": {d: s for r in parts for d, s in r["splits"].items()},
+        "rows": [row for d in order for r in parts for row in r["rows"] if row["dataset"] == d],
+    }
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
@@ -259,6 +301,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"also write peers.md and the plots here (default {DEFAULT_DOCS.relative_to(ROOT)}, not with --quick)",
     )
     ap.add_argument("--no-docs", action="store_true", help="do not write into the docs")
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="run nothing: join the peers.json of runs of other data sets (e.g. run at once) into --out, then report",
+    )
+    ap.add_argument(
+        "--report",
+        action="store_true",
+        help="run nothing: rewrite peers.md and the plots from --out's peers.json (and into --docs)",
+    )
     args = ap.parse_args(argv)
     quick = args.quick
     for key, full, small in (
@@ -280,13 +335,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and write ``peers.md``, ``peers.json`` and the plots to ``--out`` (and ``--docs``)."""
     args = parse_args(argv)
-    from threadpoolctl import threadpool_limits
+    if args.merge:
+        res = merge_runs([json.loads((d / "peers.json").read_text()) for d in args.merge])
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "peers.json").write_text(json.dumps(_jsonable(res), indent=1))
+    elif args.report:
+        # the stored run's own arguments and rows: only the page and the plots are rendered again
+        res = json.loads((args.out / "peers.json").read_text())
+    else:
+        from threadpoolctl import threadpool_limits
 
-    # HistGradientBoosting's OpenMP busy-waits badly on a shared machine: one thread for everyone
-    with threadpool_limits(limits=1, user_api="openmp"):
-        res = run(args)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "peers.json").write_text(json.dumps(_jsonable(res), indent=1))
+        # HistGradientBoosting's OpenMP busy-waits badly on a shared machine: one thread for everyone
+        with threadpool_limits(limits=1, user_api="openmp"):
+            res = run(args)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "peers.json").write_text(json.dumps(_jsonable(res), indent=1))
     images = plots(res, args.out)
     text = markdown(res, [str(p) for p in images])
     (args.out / "peers.md").write_text(text)

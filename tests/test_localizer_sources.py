@@ -342,6 +342,31 @@ def test_a_failed_check_gives_the_split_without_it_row_for_row(monkeypatch):
     assert cal.localizer.source_choice_ == off.localizer.source_choice_
 
 
+def test_a_failed_check_can_keep_the_calibration_rows_own_localizer_part(monkeypatch):
+    """REJECTED_LOCALIZER = "calibration": when the check rejects, the localizer part is the first localizer_size * n
+    rows of the same permutation (600 of 1,200 here, against the 300 sized for the training rows), so the conformal
+    points are the last 600 of the rule without it; a passed check is untouched."""
+    import confrf.calibrators.localizer_split as ls
+
+    rng = np.random.default_rng(14)
+    X, V = _hetero(rng, 1200)
+    Xr, Vr = _hetero(rng, 1500)
+    small = localizer_rows_with_training(1200, 1500, 0.5, 0.1)
+    assert small == 300 and ls.rejected_localizer_rows(small, 1200, 0.5, None) == 300  # the default: "training"
+    before = _calibrate(X, V, Xr, Vr / 3)
+    passed = _calibrate(X, V, Xr, Vr)
+    monkeypatch.setattr(ls, "REJECTED_LOCALIZER", "calibration")
+    assert ls.rejected_localizer_rows(small, 1200, 0.5, None) == 600
+    assert ls.rejected_localizer_rows(small, 1200, 0.5, 250) == 300  # never below the part sized for training rows
+    after = _calibrate(X, V, Xr, Vr / 3)
+    assert "Mann-Whitney" not in after.localizer.source_choice_.reason  # rejected, as before
+    assert (before.n_localizer_, after.n_localizer_) == (300, 600)
+    assert set(after.conformal_rows_) < set(before.conformal_rows_) and after.conformal_rows_.shape[0] == 600
+    again = _calibrate(X, V, Xr, Vr)
+    np.testing.assert_array_equal(again.conformal_rows_, passed.conformal_rows_)
+    assert again.n_localizer_ == passed.n_localizer_ == min_localizer_points(0.1)
+
+
 @pytest.mark.long
 def test_marginal_coverage_with_the_training_check():
     """The default rule, check on: P(V <= t(X)) >= 1 - alpha over fresh draws (exact per-x coverage as above), with

@@ -206,8 +206,31 @@ def run_confrf(key: str, sh: Shared) -> Interval:
             "max_features": loc.max_features_,
             "table": loc.tuning_.text(),
         }
+    verdict = training_verdict(est.calibrator_)
+    if verdict is not None:
+        extra["training_check"], extra["forest_source"] = verdict
     iv, psec = clock(lambda: est.predict_interval(s.X_te))
     return Interval(iv[:, 0], iv[:, 1], sec, psec, sh.mu_seconds, extra)
+
+
+def training_verdict(calibrator: Any) -> tuple[str, str] | None:
+    """(training check, forest source) of an LCP-RF calibrator that had training rows; None without them.
+
+    The check is "passed" (the forest grew on the training part, sources not compared), "rejected" (the
+    sources were compared on the localizer part) or "not run" (the sizes alone kept the training rows out,
+    ``training_note_``). The source is what the forest grew on: "calibration", "training" or "pooled", or
+    "no localization" when the chosen forest localizes nothing.
+    """
+    choice = getattr(getattr(calibrator, "localizer", None), "source_choice_", None)
+    if choice is not None:
+        # the training check passing is the only way a source choice has no held-out scores
+        # (confrf.localizers.sources.grow_from_sources; choose() always scores the sources it compares)
+        # the calibrator names a forest that chose no localization "calibration" (split conformal's threshold)
+        source = "no localization" if calibrator.localizer.pooled else str(calibrator.localizer_source_)
+        return ("passed" if not choice.scores else "rejected"), source
+    if getattr(calibrator, "training_note_", None) is not None:
+        return "not run", str(calibrator.localizer_source_)
+    return None
 
 
 def run_mapie_split(sh: Shared) -> Interval:

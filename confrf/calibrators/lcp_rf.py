@@ -257,6 +257,7 @@ class LCPForestCalibrator(Calibrator):
             alpha,
             rng,
             lambda k: training_check(rows.take(k), rows.scores[k], Xr, Vr, alpha, loc.random_state, loc.n_jobs),
+            split.rejected_localizer_rows(n_loc, n, self.localizer_size, self.max_localizer_size),
         )
         check_conformal_size(conf.shape[0], alpha, "conformal part of the calibration set")
         self._prepare_tuning(alpha, grow.shape[0], conf.shape[0])

@@ -48,8 +48,27 @@ def localizer_rows_with_training(n: int, n_training: int, localizer_size: float,
     return max(1, min(full, max(share, 3 * min_localizer_points(alpha))))
 
 
+#: the localizer part when the training check rejects (or does not run): "training" keeps the part sized for the
+#: training rows (localizer_rows_with_training); "calibration" gives it at least the rows the calibration rows alone
+#: would give (gated_localizer_rows). Either is read from sizes and the check's verdict only (training_split).
+REJECTED_LOCALIZER = "training"
+
+
+def rejected_localizer_rows(n_loc: int, n: int, localizer_size: float, max_localizer_size: int | None) -> int:
+    """Localizer rows of ``training_split`` when the training check does not pass (``REJECTED_LOCALIZER``)."""
+    if REJECTED_LOCALIZER == "training":
+        return n_loc
+    return max(n_loc, gated_localizer_rows(n, localizer_size, max_localizer_size))
+
+
 def training_split(
-    n: int, n_loc: int, n_ref: int, alpha: float, rng: np.random.Generator, check: Callable[[np.ndarray], str | None]
+    n: int,
+    n_loc: int,
+    n_ref: int,
+    alpha: float,
+    rng: np.random.Generator,
+    check: Callable[[np.ndarray], str | None],
+    n_loc_rejected: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, str | None]:
     """The localizer part, the conformal points and the training check's verdict, for "auto" with a training part.
 
@@ -59,15 +78,16 @@ def training_split(
     out-of-fold scores. If the check passes (a reason string), the
     forest grows on the training part and the check part is the localizer part: every other row is a conformal
     point. Otherwise the first ``n_loc`` rows of the same permutation are the localizer part (the split without the
-    check, row for row) and the sources are compared on them. The verdict reads the check part and the training part
-    only, and the rows added to the localizer part are fixed positions of the permutation, drawn before any score is
-    read: given the training part and the localizer part, the conformal points are i.i.d. with a test point, so
-    Guan's guarantee stays exact (docs/theory.md, "What the forest learns from").
+    check, row for row; the first ``n_loc_rejected`` rows when given, at least ``n_loc``) and the sources are
+    compared on them. The verdict reads the check part and the training part only, and the rows added to the
+    localizer part are fixed positions of the permutation, drawn before any score is read: given the training
+    part and the localizer part, the conformal points are i.i.d. with a test point, so Guan's guarantee stays exact
+    (docs/theory.md, "What the forest learns from").
     """
     perm = rng.permutation(n)
     n_check = min(min_localizer_points(alpha), n_loc)
     passed = check(np.sort(perm[:n_check])) if n_check < n_ref else None
-    n_first = n_check if passed is not None else n_loc
+    n_first = n_check if passed is not None else (n_loc if n_loc_rejected is None else n_loc_rejected)
     if n_first < 2:
         raise InputError(
             f"the localizer part has {n_first} point(s); give more calibration data or a larger localizer_size."
