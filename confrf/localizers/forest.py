@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from sklearn.ensemble import RandomForestRegressor
 
 from .. import _kernels
+from .._parallel import kernel_threads
 from .._validation import (
     as_float_matrix,
     as_float_vector,
@@ -45,6 +46,7 @@ from .._validation import (
 from ..exceptions import InputError, NotFittedError
 from ._compact_trees import pack_forest, unpack_forest
 from ._float32 import RankColumns
+from .batched import apply_trees
 from .forest_settings import (
     SCALES,
     auto_min_samples_leaf,
@@ -482,13 +484,15 @@ class ForestLocalizer:
         p = getattr(self, "n_columns_", None) or forest.n_features_in_  # before screening
         if X.shape[1] != p:
             raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {p}.")
-        # a plain loop over the trees: forest.apply's joblib dispatch costs more than the lookups
-        with np.errstate(over="ignore"):  # beyond float32's range is +-inf: past every split, as the value itself
-            X32 = np.ascontiguousarray(self._tree_input(X), dtype=np.float32)
+        # the trees split over plain threads: forest.apply's joblib dispatch costs more than the lookups
         leaves = np.empty((X.shape[0], len(forest.estimators_)), dtype=np.int64)
-        for tree, est in enumerate(forest.estimators_):
-            leaves[:, tree] = est.tree_.apply(X32)
+        apply_trees(forest.estimators_, self.float32_input(X), leaves, kernel_threads(self.n_jobs))
         return leaves + offsets[None, :]
+
+    def float32_input(self, X: np.ndarray) -> np.ndarray:
+        """The trees' input: the screened, rank-transformed columns of X as C-ordered float32."""
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf: past every split, as the value itself
+            return np.ascontiguousarray(self._tree_input(X), dtype=np.float32)
 
     def localization_note(self) -> str | None:
         """The summary's plain words when no localization was chosen, else None."""
