@@ -361,7 +361,11 @@ class ConformalRegressor(ConformalEstimator):
         last bit (BLAS blocks matrix products by row count). The
         cross-conformal methods have no score threshold: ``t`` is NaN (+inf
         where the interval is infinite) and ``level`` is the share of the
-        n + 1 upper ends at or below ``upr``.
+        n + 1 upper ends at or below ``upr``. LCP-RF without covariate-shift
+        weights first computes every row's thresholds, ``chunk_size`` rows at a
+        time with ``n_jobs`` threads, in the order of the rows' leaves (rows
+        with the same leaf in every tree once); the progress bar covers only
+        the chunks that follow.
 
         ``likelihood_ratio``: after a calibration weighted for covariate
         shift with an array of ratios, the new rows' ratios (one per row);
