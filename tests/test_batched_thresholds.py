@@ -1,5 +1,5 @@
 """Thresholds of many rows at once (issue 40): rows with the same leaves computed once, rows ordered by their first
-tree's leaf and computed in batches, the trees looked up on threads.
+tree's leaf and computed in batches.
 
 Each fast path must give exactly what the kernel gives row by row on the rows as they come (and, on small forests,
 what the slow reference of tests/reference.py gives): ties, +-inf scores, duplicated rows, multiplicities.
@@ -113,7 +113,7 @@ def _localizer(rng, scale, p=3, n=3_000):
 
 
 @pytest.mark.parametrize("scale", ["none", "forest"])
-def test_batched_thresholds_equal_one_call(scale, monkeypatch):
+def test_batched_thresholds_equal_one_call(scale):
     rng = np.random.default_rng(3)
     loc = _localizer(rng, scale)
     X = rng.uniform(size=(700, 3))
@@ -123,11 +123,8 @@ def test_batched_thresholds_equal_one_call(scale, monkeypatch):
     one = loc.thresholds(X, m_req)
     for batch, threads in ((7, 1), (100, 2), (699, 2), (700, 1)):
         _assert_same(batched.batched_thresholds(loc, X, m_req, threads, batch), one)
-    # the row-by-row kernel, leaves looked up on one thread: the same doubles
+    # the row-by-row kernel: the same doubles
     leaves = loc.leaves(X)
-    monkeypatch.setattr(batched, "PARALLEL_LOOKUP_ROWS", 1)
-    loc.n_jobs = 2
-    np.testing.assert_array_equal(loc.leaves(X), leaves)
     t, closed, level = _rowwise(loc.index_, leaves, m_req)
     if loc.scaled:
         t = t * loc.score_scale(X)

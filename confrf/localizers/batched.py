@@ -1,4 +1,4 @@
-"""Forest lookups and LCP-RF thresholds of many rows at once: the trees split over threads, the rows over batches.
+"""LCP-RF thresholds of many rows at once, in batches of rows that share leaves.
 
 A test row's threshold depends on its leaves alone. Over many rows, :func:`batched_thresholds` first orders them by
 their leaf in the first tree (scikit-learn numbers a tree's nodes depth first, so rows with nearby ids lie in
@@ -10,31 +10,12 @@ bit; only the order of the work changes.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 if TYPE_CHECKING:
     from .forest import ForestLocalizer
-
-#: rows per tree below which the trees are looked up on one thread (a thread pool costs more than it saves)
-PARALLEL_LOOKUP_ROWS = 2_000
-
-
-def apply_trees(estimators: list[Any], X32: np.ndarray, out: np.ndarray, n_threads: int) -> None:
-    """``out[:, t] = estimators[t].tree_.apply(X32)`` for every tree; scikit-learn's lookups release the GIL, so
-    ``n_threads`` threads share the trees."""
-
-    def one(t: int) -> None:
-        out[:, t] = estimators[t].tree_.apply(X32)
-
-    if n_threads <= 1 or len(estimators) < 2 or X32.shape[0] < PARALLEL_LOOKUP_ROWS:
-        for t in range(len(estimators)):
-            one(t)
-        return
-    with ThreadPoolExecutor(max_workers=n_threads) as pool:
-        list(pool.map(one, range(len(estimators))))  # list(): re-raises a lookup's error here
 
 
 def batched_thresholds(

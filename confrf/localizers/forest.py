@@ -34,7 +34,6 @@ import scipy.sparse as sp
 from sklearn.ensemble import RandomForestRegressor
 
 from .. import _kernels
-from .._parallel import kernel_threads
 from .._validation import (
     as_float_matrix,
     as_float_vector,
@@ -46,7 +45,6 @@ from .._validation import (
 from ..exceptions import InputError, NotFittedError
 from ._compact_trees import pack_forest, unpack_forest
 from ._float32 import RankColumns
-from .batched import apply_trees
 from .forest_settings import (
     SCALES,
     auto_min_samples_leaf,
@@ -484,9 +482,12 @@ class ForestLocalizer:
         p = getattr(self, "n_columns_", None) or forest.n_features_in_  # before screening
         if X.shape[1] != p:
             raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {p}.")
-        # the trees split over plain threads: forest.apply's joblib dispatch costs more than the lookups
+        # a plain loop over the trees: forest.apply's joblib dispatch costs more than the lookups (and threads
+        # sharing the trees measured no faster: scikit-learn 1.9's lookups did not run in parallel, issue 40)
+        X32 = self.float32_input(X)
         leaves = np.empty((X.shape[0], len(forest.estimators_)), dtype=np.int64)
-        apply_trees(forest.estimators_, self.float32_input(X), leaves, kernel_threads(self.n_jobs))
+        for tree, est in enumerate(forest.estimators_):
+            leaves[:, tree] = est.tree_.apply(X32)
         return leaves + offsets[None, :]
 
     def float32_input(self, X: np.ndarray) -> np.ndarray:
