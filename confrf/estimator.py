@@ -18,7 +18,7 @@ from ._estimator_base import (
     _seeds,  # noqa: F401  (kept importable as confrf.estimator._seeds)
     check_same_rows,
 )
-from ._parallel import governs_threads
+from ._parallel import DEFAULT_CHUNK_SIZE, _kernel_threads_set_to, governs_threads, resolve_jobs
 from ._validation import (
     as_float_matrix,
     as_float_vector,
@@ -27,6 +27,7 @@ from ._validation import (
     is_boolean,
 )
 from .calibrators import Calibrator, get_method, method_options
+from .calibrators.base import Thresholds, threshold_rows
 from .calibrators.distribution import SignedDistribution, signed_parts, signed_scores
 from .calibrators.pvalue import calibrator_pvalues
 from .dask import DaskRows, conformalize_rows, is_dask_collection
@@ -360,7 +361,11 @@ class ConformalRegressor(ConformalEstimator):
         last bit (BLAS blocks matrix products by row count). The
         cross-conformal methods have no score threshold: ``t`` is NaN (+inf
         where the interval is infinite) and ``level`` is the share of the
-        n + 1 upper ends at or below ``upr``.
+        n + 1 upper ends at or below ``upr``. LCP-RF without covariate-shift
+        weights first computes every row's thresholds, ``chunk_size`` rows at a
+        time with ``n_jobs`` threads, in the order of the rows' leaves (rows
+        with the same leaf in every tree once); the progress bar covers only
+        the chunks that follow.
 
         ``likelihood_ratio``: after a calibration weighted for covariate
         shift with an array of ratios, the new rows' ratios (one per row);
@@ -379,9 +384,19 @@ class ConformalRegressor(ConformalEstimator):
             # new rows have ratios only after a weighted calibration: then one calibration row's own
             one_w = None if w is None else self.calib_ratio_[:1]
             return {k: v[:0] for k, v in self._predict_rows(self.calib_X_[:1], a, one, one_w).items()}
+        batched = None
+        if not labels and w is None:  # the calibrator may compute every row's thresholds at once, in its own order
+            with _kernel_threads_set_to(resolve_jobs(self.n_jobs if n_jobs is None else n_jobs)):
+                batched = self.calibrator_.thresholds_in_batches(
+                    X, a, DEFAULT_CHUNK_SIZE if chunk_size is None else chunk_size
+                )
         return self._predict_chunks(
             lambda rows: self._predict_rows(
-                X[rows], a, {k: v[rows] for k, v in labels.items()}, None if w is None else w[rows]
+                X[rows],
+                a,
+                {k: v[rows] for k, v in labels.items()},
+                None if w is None else w[rows],
+                None if batched is None else Thresholds(batched.t[rows], batched.closed[rows], batched.level[rows]),
             ),
             X.shape[0],
             n_jobs,
@@ -394,9 +409,19 @@ class ConformalRegressor(ConformalEstimator):
         return prediction_ratios(self, X, likelihood_ratio)
 
     def _predict_rows(
-        self, X: np.ndarray, a: float, labels: dict[str, Any], ratio: ShiftRatio | None = None
+        self,
+        X: np.ndarray,
+        a: float,
+        labels: dict[str, Any],
+        ratio: ShiftRatio | None = None,
+        thresholds: Thresholds | None = None,
     ) -> dict[str, np.ndarray]:
         pred = self.model_.predict(X)
+        if thresholds is not None:  # computed beforehand (Calibrator.thresholds_in_batches)
+            return {
+                "fit": self.score_.center(pred),
+                **threshold_rows(thresholds, lambda t: self.score_.interval(pred, t)),
+            }
         rows = self.calibrator_.predict_rows(
             X, a, interval=lambda t: self.score_.interval(pred, t), likelihood_ratio=ratio, **labels
         )

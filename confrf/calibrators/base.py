@@ -207,6 +207,15 @@ class Calibrator(ABC):
         """
         raise InputError(f"method {self.name!r} does not fit models of its own; calibrate it with conformalize().")
 
+    def thresholds_in_batches(self, X: np.ndarray, alpha: float, batch: int) -> Thresholds | None:
+        """The thresholds of all rows of X, computed ``batch`` rows at a time in an order of the calibrator's choice
+        (after ``prepare(alpha)``), or None (the default) when rows are best computed chunk by chunk.
+
+        The estimators ask before predicting rows without labels or likelihood ratios; the results must equal
+        :meth:`thresholds`'s, bit for bit.
+        """
+        return None
+
     def predict_rows(
         self,
         X: np.ndarray,

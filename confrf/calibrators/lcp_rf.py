@@ -11,6 +11,7 @@ import numpy as np
 from .._parallel import kernel_threads
 from .._validation import as_float_matrix, as_float_vector, check_fraction, required_count
 from ..exceptions import InputError
+from ..localizers.batched import batched_thresholds
 from ..localizers.forest import ForestLocalizer, check_forest_backend, check_max_samples
 from ..localizers.sources import grow_from_sources, training_check
 from ..localizers.tuning import TUNE
@@ -357,6 +358,15 @@ class LCPForestCalibrator(Calibrator):
                 self.localizer, self.shift_index_, X[rest], req, threads
             )
         return Thresholds(t, closed, level)
+
+    def thresholds_in_batches(self, X, alpha, batch) -> Thresholds | None:
+        # rows sharing leaves are computed together (confrf/localizers/batched.py); the weighted rule's thresholds
+        # also depend on each row's likelihood ratio, so a weighted calibration keeps the chunks
+        if self.shift_ is not None:
+            return None
+        X = as_float_matrix(X, "X")
+        m_req = required_count(alpha, self.n_conformal_)
+        return Thresholds(*batched_thresholds(self.localizer, X, m_req, kernel_threads(self.n_jobs), int(batch)))
 
     def guarantee(self, alpha) -> Guarantee:
         if self.localizer.honest:

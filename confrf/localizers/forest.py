@@ -482,13 +482,18 @@ class ForestLocalizer:
         p = getattr(self, "n_columns_", None) or forest.n_features_in_  # before screening
         if X.shape[1] != p:
             raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {p}.")
-        # a plain loop over the trees: forest.apply's joblib dispatch costs more than the lookups
-        with np.errstate(over="ignore"):  # beyond float32's range is +-inf: past every split, as the value itself
-            X32 = np.ascontiguousarray(self._tree_input(X), dtype=np.float32)
+        # a plain loop over the trees: forest.apply's joblib dispatch costs more than the lookups (and threads
+        # sharing the trees measured no faster: scikit-learn 1.9's lookups did not run in parallel, issue 40)
+        X32 = self.float32_input(X)
         leaves = np.empty((X.shape[0], len(forest.estimators_)), dtype=np.int64)
         for tree, est in enumerate(forest.estimators_):
             leaves[:, tree] = est.tree_.apply(X32)
         return leaves + offsets[None, :]
+
+    def float32_input(self, X: np.ndarray) -> np.ndarray:
+        """The trees' input: the screened, rank-transformed columns of X as C-ordered float32."""
+        with np.errstate(over="ignore"):  # beyond float32's range is +-inf: past every split, as the value itself
+            return np.ascontiguousarray(self._tree_input(X), dtype=np.float32)
 
     def localization_note(self) -> str | None:
         """The summary's plain words when no localization was chosen, else None."""

@@ -117,10 +117,16 @@ class LeafIndex:
 
     # -- the LCP-RF kernels on this index: the test rows' (m, k) global leaf ids in, per-row results out --------
     def thresholds(self, leaves: np.ndarray, m_req: int, n_threads: int = 1) -> Thresholds:
-        """Exact LCP-RF thresholds (t, closed, level) of the rows at requirement ``m_req``, in index units."""
-        return _kernels.lcp_rf_thresholds_ranked(
-            leaves, *self.ranked(), int(m_req), n_threads=max(1, int(n_threads)), unit_mult=self.unit_mult
+        """Exact LCP-RF thresholds (t, closed, level) of the rows at requirement ``m_req``, in index units.
+
+        A row's threshold depends on its leaves alone, so rows with the same leaf in every tree are computed once
+        (:func:`distinct_rows`), in an order that puts rows sharing leaves next to each other.
+        """
+        distinct, inverse = distinct_rows(leaves)
+        t, closed, level = _kernels.lcp_rf_thresholds_ranked(
+            distinct, *self.ranked(), int(m_req), n_threads=max(1, int(n_threads)), unit_mult=self.unit_mult
         )
+        return t[inverse], closed[inverse], level[inverse]
 
     def weighted_thresholds(
         self, leaves: np.ndarray, cumw_p2: np.ndarray, w_r: np.ndarray, req: np.ndarray, n_threads: int = 1
@@ -248,6 +254,34 @@ class LeafIndex:
             col[self.members[e0:e1]] = np.repeat(ids, np.diff(self.leaf_ptr[lo : hi + 1]))
             out[:, t] = col if rows is None else col[rows]
         return out
+
+
+#: a row's leaf ids are folded into one 64-bit key with these odd multipliers (wrapping); the key only orders the
+#: rows, equal rows are found by comparing them whole
+_FOLD = np.random.default_rng(20261128).integers(1, 2**62, size=4096, dtype=np.int64) | 1
+
+
+def distinct_rows(leaves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a leaf matrix and, per row, which of them it equals: ``distinct[inverse]`` is ``leaves``.
+
+    The distinct rows come sorted by their first tree's leaf (scikit-learn numbers a tree's nodes depth first,
+    so nearby ids are nearby cells: consecutive rows share many leaves, whose index entries are then still in
+    the caches) and then by a hash of the whole row, which puts equal rows next to each other; adjacent rows
+    are merged only when every leaf is equal, so the result is exact whatever the hash. O(m k).
+    """
+    leaves = np.ascontiguousarray(leaves)
+    m, k = leaves.shape
+    if m < 2:
+        return leaves, np.arange(m)
+    key = (leaves.astype(np.int64, copy=False) * np.resize(_FOLD, k)).sum(axis=1)  # integer arrays wrap silently
+    order = np.lexsort((key, leaves[:, 0]))
+    ordered = leaves[order]
+    new = np.empty(m, dtype=bool)
+    new[0] = True
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
+    inverse = np.empty(m, dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return np.ascontiguousarray(ordered[new]), inverse
 
 
 def stack_lookups(
