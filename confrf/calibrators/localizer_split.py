@@ -77,14 +77,14 @@ def training_split(
     One random permutation of the calibration rows; its first ceil(10 / alpha) rows (at most ``n_loc``) are the
     *check part*: while they are fewer than the ``n_ref`` training rows, ``check`` (given their indices; the
     calibrator's call of :func:`confrf.localizers.sources.training_check`) compares them with the training part's
-    out-of-fold scores. If the check passes (a reason string), the
-    forest grows on the training part and the check part is the localizer part: every other row is a conformal
-    point. Otherwise the first ``n_loc_rejected`` rows of the same permutation (the calibrator passes
-    :func:`rejected_localizer_rows`; ``n_loc`` when not given, the split without the check row for row) are the
-    localizer part and the sources are compared on them. The verdict reads the check part and the training part only, and the rows added to the
-    localizer part are fixed positions of the permutation, drawn before any score is read: given the training
-    part and the localizer part, the conformal points are i.i.d. with a test point, so Guan's guarantee stays exact
-    (docs/theory.md, "What the forest learns from").
+    out-of-fold scores. If the check passes (a reason string), the forest grows on the training part and the check
+    part is the localizer part: every other row is a conformal point. Otherwise the first ``n_loc_rejected`` rows of
+    the same permutation (the calibrator passes :func:`rejected_localizer_rows`; ``n_loc`` when not given, the split
+    without the check row for row) are the localizer part and the sources are compared on them. The verdict reads
+    the check part and the training part only, and the rows added to the localizer part are fixed positions of the
+    permutation, drawn before any score is read: given the training part and the localizer part, the conformal
+    points are i.i.d. with a test point, so Guan's guarantee stays exact (docs/theory.md, "What the forest learns
+    from").
     """
     perm = rng.permutation(n)
     n_check = min(min_localizer_points(alpha), n_loc)
