@@ -243,8 +243,10 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "training": ({"localizer_data": "training"}, {}),
     # the default with a leaf grid up to four times the sqrt rule where sources are tuned (grow_from_sources)
     "top4": ({}, {"confrf.localizers.sources:leaf_candidates": _wider_leaf_grid}),
-    # the default with the calibration rows' own localizer part when the training check does not pass
+    # the calibration rows' own localizer part when the training check does not pass (now the default; the rows
+    # "LCP-RF auto[rejcal]" in explore/ were measured before it was), and the rule before (the training-sized part)
     "rejcal": ({}, {"confrf.calibrators.localizer_split:REJECTED_LOCALIZER": "calibration"}),
+    "rejtrain": ({}, {"confrf.calibrators.localizer_split:REJECTED_LOCALIZER": "training"}),
     "calibration": ({"localizer_data": "calibration"}, {}),
     "cal2": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
     "cal1": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),

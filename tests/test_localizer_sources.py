@@ -325,43 +325,34 @@ def test_a_passed_check_reads_the_check_part_only_and_every_other_row_is_conform
     assert choice.reason in grown
 
 
-def test_a_failed_check_gives_the_split_without_it_row_for_row(monkeypatch):
+def test_a_failed_check_gives_the_calibration_rows_own_localizer_part(monkeypatch):
     """Training scores a third of the calibration rows' (a model that has not seen rows like them): the check
-    rejects, and the localizer part, the conformal points and the source choice are those of the rule without the
-    check (the same permutation's first localizer_rows_with_training rows)."""
-    rng = np.random.default_rng(13)
-    X, V = _hetero(rng, 500)
-    Xr, Vr = _hetero(rng, 1500)
-    Vr = Vr / 3
-    cal = _calibrate(X, V, Xr, Vr)
-    assert "Mann-Whitney" not in cal.localizer.source_choice_.reason
-    assert cal.conformal_rows_.shape[0] == 500 - localizer_rows_with_training(500, 1500, 0.5, 0.1)
-    monkeypatch.setattr(sources, "TRAINING_CHECK_LEVEL", None)
-    off = _calibrate(X, V, Xr, Vr)
-    np.testing.assert_array_equal(cal.conformal_rows_, off.conformal_rows_)
-    assert cal.localizer.source_choice_ == off.localizer.source_choice_
-
-
-def test_a_failed_check_can_keep_the_calibration_rows_own_localizer_part(monkeypatch):
-    """REJECTED_LOCALIZER = "calibration": when the check rejects, the localizer part is the first localizer_size * n
-    rows of the same permutation (600 of 1,200 here, against the 300 sized for the training rows), so the conformal
-    points are the last 600 of the rule without it; a passed check is untouched."""
+    rejects, and the localizer part is the first localizer_size * n rows of the same permutation (600 of 1,200, the
+    part the calibration rows alone give, against the 300 sized for the training rows); the conformal points and the
+    source choice are then those of the rule with the check off, row for row. The rule before
+    (REJECTED_LOCALIZER = "training") kept the 300 rows: its conformal points are a superset of the new ones. A
+    passed check is untouched."""
     import confrf.calibrators.localizer_split as ls
 
     rng = np.random.default_rng(14)
     X, V = _hetero(rng, 1200)
     Xr, Vr = _hetero(rng, 1500)
     small = localizer_rows_with_training(1200, 1500, 0.5, 0.1)
-    assert small == 300 and ls.rejected_localizer_rows(small, 1200, 0.5, None) == 300  # the default: "training"
-    before = _calibrate(X, V, Xr, Vr / 3)
-    passed = _calibrate(X, V, Xr, Vr)
-    monkeypatch.setattr(ls, "REJECTED_LOCALIZER", "calibration")
-    assert ls.rejected_localizer_rows(small, 1200, 0.5, None) == 600
+    assert small == 300 and ls.rejected_localizer_rows(small, 1200, 0.5, None) == 600
     assert ls.rejected_localizer_rows(small, 1200, 0.5, 250) == 300  # never below the part sized for training rows
-    after = _calibrate(X, V, Xr, Vr / 3)
-    assert "Mann-Whitney" not in after.localizer.source_choice_.reason  # rejected, as before
-    assert (before.n_localizer_, after.n_localizer_) == (300, 600)
-    assert set(after.conformal_rows_) < set(before.conformal_rows_) and after.conformal_rows_.shape[0] == 600
+    passed = _calibrate(X, V, Xr, Vr)
+    cal = _calibrate(X, V, Xr, Vr / 3)
+    assert "Mann-Whitney" not in cal.localizer.source_choice_.reason  # rejected
+    assert cal.n_localizer_ == 600 and cal.conformal_rows_.shape[0] == 600
+    monkeypatch.setattr(sources, "TRAINING_CHECK_LEVEL", None)
+    off = _calibrate(X, V, Xr, Vr / 3)
+    np.testing.assert_array_equal(cal.conformal_rows_, off.conformal_rows_)
+    assert cal.localizer.source_choice_ == off.localizer.source_choice_
+    monkeypatch.undo()
+    monkeypatch.setattr(ls, "REJECTED_LOCALIZER", "training")
+    assert ls.rejected_localizer_rows(small, 1200, 0.5, None) == 300
+    before = _calibrate(X, V, Xr, Vr / 3)
+    assert before.n_localizer_ == 300 and set(cal.conformal_rows_) < set(before.conformal_rows_)
     again = _calibrate(X, V, Xr, Vr)
     np.testing.assert_array_equal(again.conformal_rows_, passed.conformal_rows_)
     assert again.n_localizer_ == passed.n_localizer_ == min_localizer_points(0.1)

@@ -48,10 +48,12 @@ def localizer_rows_with_training(n: int, n_training: int, localizer_size: float,
     return max(1, min(full, max(share, 3 * min_localizer_points(alpha))))
 
 
-#: the localizer part when the training check rejects (or does not run): "training" keeps the part sized for the
-#: training rows (localizer_rows_with_training); "calibration" gives it at least the rows the calibration rows alone
-#: would give (gated_localizer_rows). Either is read from sizes and the check's verdict only (training_split).
-REJECTED_LOCALIZER = "training"
+#: the localizer part when the training check rejects (or does not run): "calibration" (the default) gives it at
+#: least the rows the calibration rows alone would give (gated_localizer_rows): training rows that do not look like
+#: the calibration rows should not shrink the part the forest can learn from (under the paper's hole, the fitted
+#: LCP-RF then equals the prefit one; docs/benchmarks/peers.md). "training" keeps the smaller part sized for the
+#: training rows (localizer_rows_with_training), the rule before. Either is read from sizes and the verdict only.
+REJECTED_LOCALIZER = "calibration"
 
 
 def rejected_localizer_rows(n_loc: int, n: int, localizer_size: float, max_localizer_size: int | None) -> int:
@@ -75,14 +77,14 @@ def training_split(
     One random permutation of the calibration rows; its first ceil(10 / alpha) rows (at most ``n_loc``) are the
     *check part*: while they are fewer than the ``n_ref`` training rows, ``check`` (given their indices; the
     calibrator's call of :func:`confrf.localizers.sources.training_check`) compares them with the training part's
-    out-of-fold scores. If the check passes (a reason string), the
-    forest grows on the training part and the check part is the localizer part: every other row is a conformal
-    point. Otherwise the first ``n_loc`` rows of the same permutation are the localizer part (the split without the
-    check, row for row; the first ``n_loc_rejected`` rows when given, at least ``n_loc``) and the sources are
-    compared on them. The verdict reads the check part and the training part only, and the rows added to the
-    localizer part are fixed positions of the permutation, drawn before any score is read: given the training
-    part and the localizer part, the conformal points are i.i.d. with a test point, so Guan's guarantee stays exact
-    (docs/theory.md, "What the forest learns from").
+    out-of-fold scores. If the check passes (a reason string), the forest grows on the training part and the check
+    part is the localizer part: every other row is a conformal point. Otherwise the first ``n_loc_rejected`` rows of
+    the same permutation (the calibrator passes :func:`rejected_localizer_rows`; ``n_loc`` when not given, the split
+    without the check row for row) are the localizer part and the sources are compared on them. The verdict reads
+    the check part and the training part only, and the rows added to the localizer part are fixed positions of the
+    permutation, drawn before any score is read: given the training part and the localizer part, the conformal
+    points are i.i.d. with a test point, so Guan's guarantee stays exact (docs/theory.md, "What the forest learns
+    from").
     """
     perm = rng.permutation(n)
     n_check = min(min_localizer_points(alpha), n_loc)
