@@ -6,24 +6,14 @@ import math
 from collections import Counter
 from typing import Any
 
-from .methods import label_of
+from .methods import certified_methods, label_of
 
 #: the LCP-RF rows checked (prefit: calibration rows only; fit: the training rows with their hole, "auto")
 ROWS = ("lcp-rf", "lcp-rf-fit")
-#: rows of the same method (other options), never competitors of one another
-LCP_RF_ROWS = ("lcp-rf", "lcp-rf-fit", "lcp-rf-auto")
 #: the coverage target: mean coverage at least 1 - alpha minus this many standard errors over seeds
 COVERAGE_SE = 3.0
 #: fidelity rank 1 on all data sets but this many (issue 36: at least 5 of 6)
 MAX_MISSES = 1
-
-
-def competitors(res: dict[str, Any], name: str) -> list[str]:
-    """Certified methods on data set ``name`` (a finite-sample guarantee, marginal or PAC), LCP-RF's rows aside."""
-    rows = [r for r in res["rows"] if r["dataset"] == name]
-    return [
-        m for m in res["methods"] if m not in LCP_RF_ROWS and any(r["method"] == m and r.get("certified") for r in rows)
-    ]
 
 
 def verdicts(res: dict[str, Any], name: str, method: str = "lcp-rf-fit") -> tuple[Counter[str], Counter[str]]:
@@ -78,7 +68,7 @@ def hole_targets(res: dict[str, Any], summ: dict[str, dict[str, dict[str, Any]]]
     cov_ok = dict.fromkeys(rows, 0)
     misses: list[str] = []
     for name in names:
-        others = {m: summ[name][m]["fidelity_error"][0] for m in competitors(res, name) if m in summ[name]}
+        others = {m: summ[name][m]["fidelity_error"][0] for m in certified_methods(res, name) if m in summ[name]}
         best = min(others, key=others.get) if others else None
         for m in rows:
             me = summ[name].get(m)

@@ -410,3 +410,16 @@ def run_qrf_normalized(sh: Shared) -> Interval:
         sh.mu_seconds,
         {"conformal_quantile": Q},
     )
+
+
+#: LCP-RF's rows (the default on a prefit model, fitted on the training rows, the previous default): rows of the same
+#: method with other options, never competitors of one another in the targets' tables
+LCP_RF_ROWS = ("lcp-rf", "lcp-rf-fit", "lcp-rf-auto")
+
+
+def certified_methods(res: dict[str, Any], name: str) -> list[str]:
+    """Methods with a finite-sample guarantee (marginal or PAC) on data set ``name``, LCP-RF's rows aside."""
+    rows = [r for r in res["rows"] if r["dataset"] == name]
+    return [
+        m for m in res["methods"] if m not in LCP_RF_ROWS and any(r["method"] == m and r.get("certified") for r in rows)
+    ]

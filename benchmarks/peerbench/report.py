@@ -13,7 +13,7 @@ import confrf as cf
 
 from .data import DATASETS, REAL
 from .hole_targets import hole_targets
-from .methods import CONFRF_METHODS, Interval, Shared, label_of
+from .methods import CONFRF_METHODS, Interval, Shared, certified_methods, label_of
 
 
 # --------------------------------------------------------------- metrics ----
@@ -97,19 +97,6 @@ def summarize(res: dict[str, Any]) -> dict[str, dict[str, dict[str, tuple[float,
 
 #: the issue-12 targets are about this row, against the other certified methods (its old default is not one)
 TARGET_METHOD, TARGET_BEFORE = "lcp-rf", "lcp-rf-auto"
-#: the same method fitted on the training rows (issue 36): checked in its own table, not a competitor of LCP-RF
-TARGET_FIT = "lcp-rf-fit"
-
-
-def certified_methods(res: dict[str, Any], name: str) -> list[str]:
-    """Methods with a finite-sample guarantee (marginal or PAC) on data set ``name``, LCP-RF's other rows aside."""
-    rows = [r for r in res["rows"] if r["dataset"] == name]
-    return [
-        m
-        for m in res["methods"]
-        if m not in (TARGET_METHOD, TARGET_BEFORE, TARGET_FIT)
-        and any(r["method"] == m and r.get("certified") for r in rows)
-    ]
 
 
 def marginal_methods(res: dict[str, Any], name: str) -> list[str]:
