@@ -70,7 +70,7 @@ def training_split(
     alpha: float,
     rng: np.random.Generator,
     check: Callable[[np.ndarray], str | None],
-    n_loc_rejected: int | None = None,
+    n_loc_rejected: int,
 ) -> tuple[np.ndarray, np.ndarray, str | None]:
     """The localizer part, the conformal points and the training check's verdict, for "auto" with a training part.
 
@@ -79,8 +79,8 @@ def training_split(
     calibrator's call of :func:`confrf.localizers.sources.training_check`) compares them with the training part's
     out-of-fold scores. If the check passes (a reason string), the forest grows on the training part and the check
     part is the localizer part: every other row is a conformal point. Otherwise the first ``n_loc_rejected`` rows of
-    the same permutation (the calibrator passes :func:`rejected_localizer_rows`; ``n_loc`` when not given, the split
-    without the check row for row) are the localizer part and the sources are compared on them. The verdict reads
+    the same permutation (:func:`rejected_localizer_rows`: the calibration rows' own part by default) are the
+    localizer part and the sources are compared on them. The verdict reads
     the check part and the training part only, and the rows added to the localizer part are fixed positions of the
     permutation, drawn before any score is read: given the training part and the localizer part, the conformal
     points are i.i.d. with a test point, so Guan's guarantee stays exact (docs/theory.md, "What the forest learns
@@ -89,7 +89,7 @@ def training_split(
     perm = rng.permutation(n)
     n_check = min(min_localizer_points(alpha), n_loc)
     passed = check(np.sort(perm[:n_check])) if n_check < n_ref else None
-    n_first = n_check if passed is not None else (n_loc if n_loc_rejected is None else n_loc_rejected)
+    n_first = n_check if passed is not None else n_loc_rejected
     if n_first < 2:
         raise InputError(
             f"the localizer part has {n_first} point(s); give more calibration data or a larger localizer_size."
