@@ -10,8 +10,9 @@ user gets it with ``method="split"`` and ``score=ScaledScore(sigma_model=RandomF
 ``--out`` in bench_condcov's row format (methods "explore[normsplit-LEAF]": the same computed directly);
 ``--report`` prints them next to the stored LCP-RF default, MAPIE CQR and conditionalconformal rows.
 
-    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_normalized_split.py --models sim toy multi bias homo \\
-        --n-cal 500 1000 --seeds 3 --out benchmarks/explore/condcov_normalized_split.jsonl
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_normalized_split.py --n-cal 500 1000 4000 16000 --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_normalized_split.py --n-cal 500 1000 --seeds 3 --api \\
+        --out benchmarks/explore/condcov_normalized_split_api.jsonl
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ LEAVES = (45, 90)
 TREES = 200
 
 
-def cell(model: bc.Model, n_cal: int, seed: int, n_eval: int) -> list[dict]:
+def cell(model: bc.Model, n_cal: int, seed: int, n_eval: int, api: bool) -> list[dict]:
     """The rows of one (model, n_cal, seed), with bench_condcov's draws (run_cell) and shared base model."""
     rng = np.random.default_rng([seed, n_cal, bc.MODELS.index(model.name)])
     X_tr, y_tr = model.draw(rng, bc.N_TRAIN)
@@ -61,12 +62,13 @@ def cell(model: bc.Model, n_cal: int, seed: int, n_eval: int) -> list[dict]:
         rf = RandomForestRegressor(
             n_estimators=TREES, min_samples_leaf=leaf, max_features=1.0, random_state=seed, n_jobs=1
         )
-        s_cal, s_ev = (np.maximum(s, floor) for s in (clone(rf).fit(X_tr, resid).predict(Z) for Z in (X_cal, X_ev)))
+        fitted = clone(rf).fit(X_tr, resid)
+        s_cal, s_ev = (np.maximum(fitted.predict(Z), floor) for Z in (X_cal, X_ev))
         v = np.sort(np.abs(y_cal - mu_cal) / s_cal)
         k = math.ceil((1 - bc.ALPHA) * (n_cal + 1))
         q = v[k - 1] if k <= n_cal else math.inf
         intervals[f"normsplit-{leaf}"] = (mu_ev - q * s_ev, mu_ev + q * s_ev)
-        if leaf == LEAVES[0]:  # the same through confrf's API, as a user writes it
+        if api and leaf == LEAVES[0]:  # the same through confrf's API, as a user writes it
             score = ScaledScore(sigma_model=rf)
             est = cf.ConformalRegressor(
                 model=base_model(seed), method="split", score=score, alpha=bc.ALPHA, random_state=seed
@@ -120,6 +122,7 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--n-eval", type=int, default=2000)
     ap.add_argument("--out", type=Path, default=HERE / "condcov_normalized_split.jsonl")
+    ap.add_argument("--api", action="store_true", help="also the ScaledScore row through confrf's API")
     ap.add_argument("--report", action="store_true", help="only print the comparison")
     args = ap.parse_args()
     stored = [HERE.parent / "condcov_results.jsonl"]
@@ -128,7 +131,7 @@ def main() -> int:
             for name in args.models:
                 for n_cal in args.n_cal:
                     for seed in range(args.seeds):
-                        for r in cell(bc.MODEL_SPECS[name], n_cal, seed, args.n_eval):
+                        for r in cell(bc.MODEL_SPECS[name], n_cal, seed, args.n_eval, args.api):
                             f.write(json.dumps(r) + "\n")
     print(report([*stored, args.out]))
     return 0
