@@ -180,6 +180,15 @@ def _wider_leaf_grid(n_grow: int, top: int) -> list[int]:
     return leaf_candidates(n_grow, 4 * top)
 
 
+def _leaves_above(n_grow: int, top: int, doublings: int) -> list[int]:
+    """leaf_candidates plus top * 2, ..., top * 2**doublings (at most half the growing rows) as challengers: the
+    tuning's baseline stays the sqrt rule ``top`` (sources.grow_from_sources passes it), unlike ``top4``."""
+    from confrf.localizers.tuning import leaf_candidates
+
+    above = [top * 2**j for j in range(1, doublings + 1) if top * 2**j <= n_grow // 2]
+    return sorted(set(leaf_candidates(n_grow, top)) | set(above))
+
+
 # the rules before the training check (issue 36, fourth round) compared the sources whatever the training part
 _NO_CHECK = {"confrf.localizers.sources:TRAINING_CHECK_LEVEL": None}
 _POOLED = {"confrf.localizers.sources:SMALL_PART_BASELINE": "pooled", **_NO_CHECK}  # the nl rules' baseline
@@ -247,6 +256,9 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # "LCP-RF auto[rejcal]" in explore/ were measured before it was), and the rule before (the training-sized part)
     "rejcal": ({}, {"confrf.calibrators.localizer_split:REJECTED_LOCALIZER": "calibration"}),
     "rejtrain": ({}, {"confrf.calibrators.localizer_split:REJECTED_LOCALIZER": "training"}),
+    # issue 36, sixth round: leaves above the sqrt rule as challengers (the sqrt rule stays the tuning's baseline)
+    "above1": ({}, {"confrf.localizers.sources:leaf_candidates": lambda n, top: _leaves_above(n, top, 1)}),
+    "above2": ({}, {"confrf.localizers.sources:leaf_candidates": lambda n, top: _leaves_above(n, top, 2)}),
     "calibration": ({"localizer_data": "calibration"}, {}),
     "cal2": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
     "cal1": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),

@@ -192,6 +192,19 @@ def test_refinement_around_the_first_choice():
     assert tun.chosen in tun.candidates and len(tun.scores) == len(tun.candidates) == len(tun.infinite)
 
 
+def test_the_baseline_leaf_comes_first_and_is_the_fallback():
+    """``baseline``: the leaf the others must beat, first among the candidates (larger leaves are challengers)."""
+    X, V = _data(900, seed=4)
+    common = dict(alpha=0.1, max_features=[1.0], forest_kwargs={}, random_state=0, n_jobs=1)
+    tun = tune_forest(X, V, leaves=[5, 10, 20, 40], baseline=10, make_localizer=ForestLocalizer, **common)
+    assert [m for m, _, _ in tun.candidates[:4]] == [10, 40, 20, 5]
+    default = tune_forest(X, V, leaves=[5, 10, 20, 40], make_localizer=ForestLocalizer, **common)
+    assert [m for m, _, _ in default.candidates[:4]] == [40, 20, 10, 5]  # the largest, when none is named
+    # too few points to simulate: the baseline is kept, not the largest leaf
+    few = tune_forest(X[:30], V[:30], leaves=[5, 10], baseline=5, make_localizer=ForestLocalizer, **common)
+    assert few.reason and few.chosen[0] == 5
+
+
 def test_default_estimator_tunes():
     """ConformalRegressor's defaults ("tune" for both settings) pass its option checks and tune LCP-RF."""
     rng = np.random.default_rng(0)

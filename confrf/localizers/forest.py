@@ -220,6 +220,7 @@ class ForestLocalizer:
                 random_state=seed,
                 n_jobs=self.n_jobs,
                 leaves=leaf_candidates(X.shape[0], msl) if self.min_samples_leaf == TUNE else [msl],
+                baseline=msl,
                 max_features=feature_candidates(X.shape[1]) if mf == TUNE else [mf],
                 scales=list(SCALES) if scale == TUNE else [scale],
                 forest_kwargs={

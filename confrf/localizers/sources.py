@@ -212,6 +212,7 @@ def grow_from_sources(
             tree_X[source],
             Vs,
             leaves=leaf_candidates(n_s, top) if msl == TUNE else [top],
+            baseline=top,
             max_features=feature_candidates(X.shape[1]) if mf == TUNE else [mf],
             scales=list(SCALES) if scale == TUNE else [scale],
             conformal_ratio=n_conformal / n_s,

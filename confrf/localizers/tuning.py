@@ -166,6 +166,7 @@ def tune_forest(
     reference: tuple[np.ndarray, np.ndarray] | None = None,
     source: str = "calibration",
     n_splits: int | None = None,
+    baseline: int | None = None,
 ) -> ForestTuning:
     """Choose (min_samples_leaf, max_features, scale) for a forest grown on (X, V) by simulated LCP-RF calibrations.
 
@@ -209,6 +210,8 @@ def tune_forest(
     final forest grown on that source. ``n_splits`` (1 or TUNE_FOLDS): simulate
     over that many splits into folds from the start, even a single candidate
     (to score a setting chosen elsewhere on the same test points).
+    ``baseline``: the leaf size the others must beat (default: the largest of
+    ``leaves``); larger leaves are then challengers like the smaller ones.
     """
     if source not in ("calibration", "training", "pooled") or (source != "calibration") != (reference is not None):
         raise ValueError(f"source {source!r} needs reference rows exactly when it is not 'calibration'")
@@ -216,8 +219,11 @@ def tune_forest(
     # "screened" among other max_features is a later stage (below), not part of the grid
     grid_mf = [f for f in max_features if f != SCREENED] or [SCREENED]
     screen_later = SCREENED in max_features and grid_mf != [SCREENED]
-    # largest leaf first: the fallback and, among equal scores, the choice closest to the sqrt rule
-    cands = [(int(m), f, sc) for f in grid_mf for m in sorted(leaves, reverse=True) for sc in scales]
+    # the baseline leaf first (the fallback; by default the largest); then the others from large to small, so that
+    # among equal scores the choice closest to the sqrt rule wins
+    base = max(leaves) if baseline is None or baseline not in leaves else int(baseline)
+    order = [base] + [m for m in sorted(leaves, reverse=True) if m != base]
+    cands = [(int(m), f, sc) for f in grid_mf for m in order for sc in scales]
     n = X.shape[0]
     rng = np.random.default_rng(random_state)
     use = rng.permutation(n)[: min(n, MAX_TUNE_POINTS)]
