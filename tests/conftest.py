@@ -32,10 +32,6 @@ def pytest_collection_modifyitems(config, items):
     if config.getoption("--long"):
         _pages_left_to_the_build(items)
         config._confrf_notebooks = _notebooks_wanted(items)
-        # the long tests first (a stable sort: otherwise in file order). pytest-xdist hands the tests out in this
-        # order (--dist loadgroup: the xdist_group work units first), so with -n 2 the short tests fill the end
-        # and no worker waits alone for a Monte Carlo test that started last (tests/test_tuning.py's, by file name)
-        items.sort(key=lambda item: "long" not in item.keywords)
         return
     skip = pytest.mark.skip(reason="long (expensive) test: run with --long")
     for item in items:
