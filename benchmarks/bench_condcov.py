@@ -259,6 +259,10 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # issue 36, sixth round: leaves above the sqrt rule as challengers (the sqrt rule stays the tuning's baseline)
     "above1": ({}, {"confrf.localizers.sources:leaf_candidates": lambda n, top: _leaves_above(n, top, 1)}),
     "above2": ({}, {"confrf.localizers.sources:leaf_candidates": lambda n, top: _leaves_above(n, top, 2)}),
+    # issue 36, seventh round: the default before normalized split conformal took over from the localized forest
+    # where its leaves would hold fewer than 5/alpha conformal points (sources.normalizes); the stored rows of that
+    # name at n_cal 500-4,000 are the runs of "LCP-RF default" made before the change (the same code path)
+    "localized": ({}, {"confrf.localizers.sources:NORMALIZED_LEAF_MASS": 0.0}),
     "calibration": ({"localizer_data": "calibration"}, {}),
     "cal2": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
     "cal1": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),
@@ -316,6 +320,8 @@ def lcp_rf(sh: Shared, prefit: bool, options: dict[str, Any]) -> tuple[np.ndarra
         "source": getattr(cal, "localizer_source_", "calibration"),
         "note": getattr(cal, "training_note_", None),
         "localizes": not loc.pooled,
+        # sigma(x) from the forest, uniform weights (rows written before this key: localizes false, source training)
+        "normalized": bool(getattr(loc, "normalized", False)),
         "n_grow": int(cal.n_grow_),
         "n_conformal": int(cal.n_conformal_),
         "leaf": loc.min_samples_leaf_,

@@ -29,7 +29,12 @@ def frame():
 
 @pytest.fixture(scope="module")
 def lcp(frame):
-    return cf.lcp_rf(FORMULA, data=frame, model="ols", random_state=0, n_estimators=8)
+    # a localized forest (its leaves, ESS and masses are what these tests recompute): without the patch, the 900
+    # conformal points would be too few for the tuned leaves and the forest would give sigma(x) only
+    # (test_normalized_localizer.py checks that mode's summary)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("confrf.localizers.sources.NORMALIZED_LEAF_MASS", 0.0)
+        return cf.lcp_rf(FORMULA, data=frame, model="ols", random_state=0, n_estimators=8)
 
 
 def _flat(text: str) -> str:

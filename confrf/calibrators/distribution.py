@@ -98,8 +98,8 @@ class SignedDistribution:
             if loc.scaled:
                 assert loc.index_scale_ is not None  # set whenever the index is scaled
                 S = S / loc.index_scale_
-            if loc.pooled:
-                return cls("split", S.shape[0], sorted_signed=np.sort(S))
+            if loc.pooled:  # split conformal's, of S / sigma(x) when normalized (the localizer keeps sigma)
+                return cls("split", S.shape[0], sorted_signed=np.sort(S), localizer=loc if loc.scaled else None)
             mult = None
             if not idx.unit_mult:
                 mult = np.ones((idx.n, idx.n_trees), dtype=np.int32)
@@ -115,8 +115,11 @@ class SignedDistribution:
     # -- per-row quantities in signed-score units ------------------------------------------------------
     def _scale(self, X: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         leaves = self.localizer.leaves(X)
-        sigma = self.localizer._scale_of(leaves) if self.localizer.scaled else np.ones(X.shape[0])
-        return leaves, sigma
+        return leaves, self.localizer.score_scale(X, leaves)
+
+    def _split_scale(self, X: np.ndarray) -> np.ndarray:
+        # a normalized localizer's split distribution is of S / sigma(x); plain split conformal's has no sigma
+        return np.ones(X.shape[0]) if self.localizer is None else self.localizer.score_scale(X)
 
     def thresholds(self, X: Any, taus: Any, n_jobs: int | None = None) -> np.ndarray:
         """(rows, levels) thresholds t_{1-tau}(x) of the signed score: P(S <= t) >= tau; +inf where unreachable."""
@@ -125,7 +128,7 @@ class SignedDistribution:
         if self.kind == "split":
             S = self.sorted_signed
             t = np.where(m <= self.n, S[np.minimum(m, self.n) - 1] if self.n else np.inf, np.inf)
-            return np.broadcast_to(t, (X.shape[0], m.shape[0])).copy()
+            return t[None, :] * self._split_scale(X)[:, None]
         idx = self.localizer._index()
         leaves, sigma = self._scale(X)
         t, _, _ = idx.levels(leaves, m, kernel_threads(n_jobs if n_jobs is not None else self.localizer.n_jobs))
@@ -143,7 +146,8 @@ class SignedDistribution:
             S = self.sorted_signed
             u = np.unique(S)
             c = np.searchsorted(S, u, side="right").astype(np.int64)
-            return np.arange(rows + 1, dtype=np.int64) * u.shape[0], np.tile(u, rows), np.tile(c, rows)
+            support = (u[None, :] * self._split_scale(X)[:, None]).ravel()
+            return np.arange(rows + 1, dtype=np.int64) * u.shape[0], support, np.tile(c, rows)
         idx = self.localizer._index()
         leaves, sigma = self._scale(X)
         indptr, u, c = idx.profiles(leaves)

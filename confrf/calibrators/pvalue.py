@@ -59,11 +59,11 @@ def split_mass(u: np.ndarray, cum: np.ndarray, v: np.ndarray) -> np.ndarray:
 def forest_counts(localizer: Any, X: np.ndarray, v: np.ndarray, n_threads: int = 1) -> np.ndarray:
     """count(v) of exact LCP-RF for rows of X at their scores v (score units; divided by sigma(x) when scaled)."""
     idx = localizer._index()
-    if localizer.pooled:
-        return split_counts(idx.scores_r, v)
     leaves = localizer.leaves(X)
     if localizer.scaled:
-        v = v / localizer._scale_of(leaves)
+        v = v / localizer.score_scale(X, leaves)
+    if localizer.pooled:  # one leaf (of V / sigma(x) when normalized)
+        return split_counts(idx.scores_r, v)
     return idx.counts(leaves, v, n_threads)
 
 
@@ -72,7 +72,7 @@ def forest_mass(localizer: Any, shift_index: Any, X: np.ndarray, v: np.ndarray, 
     idx = localizer._index()
     leaves = localizer.leaves(X)
     if localizer.scaled:
-        v = v / localizer._scale_of(leaves)
+        v = v / localizer.score_scale(X, leaves)
     return idx.mass_at(leaves, shift_index.cumw_p2, shift_index.w_r, v, n_threads)
 
 

@@ -21,6 +21,15 @@ a fixed function of the growing data, so V / sigma(x) is a fixed score
 function and LCP's guarantee is unchanged; the localizing weights then only
 have to correct what sigma misses, which they do with fewer points per leaf
 (:mod:`confrf.localizers.tuning` chooses the scale with the leaves).
+
+A *normalized* localizer keeps the forest for sigma(x) only and puts every
+conformal point in one leaf: uniform weights on V / sigma(x), so the
+thresholds are sigma(x) times split conformal's quantile of the V_i / sigma(X_i)
+(normalized split conformal, with a random-forest scale). The calibrator asks
+for it when the localized leaves would hold too few conformal points to
+estimate their own quantiles (:func:`confrf.localizers.sources.normalizes`).
+Everything that reads the index treats it as one leaf (``pooled``), and
+everything that reads sigma(x) takes it from the forest (``scaled``).
 """
 
 from __future__ import annotations
@@ -165,6 +174,7 @@ class ForestLocalizer:
     tune_seconds_: float | None = field(default=None, repr=False)  # the "tune" rule's simulated calibrations
     index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
     pooled_: bool | None = field(default=None, repr=False)  # every point in one leaf: no forest, no localization
+    normalized_: str | None = field(default=None, repr=False)  # why the forest gives sigma(x) only (uniform weights)
     skipped_: str | None = field(default=None, repr=False)  # why no localizer part was used at all (skip())
     source_choice_: Any = field(default=None, repr=False)  # what the forest grew on and why (sources.SourceChoice)
 
@@ -238,13 +248,19 @@ class ForestLocalizer:
         self.tune_seconds_ = time.perf_counter() - t0 if self.tuning_ is not None else None
         return self.grow_chosen(X, V, int(msl), mf, scale, seed)
 
-    def grow_chosen(self, X: np.ndarray, V: np.ndarray, msl: int, mf: Any, scale: str, seed: int) -> ForestLocalizer:
+    def grow_chosen(
+        self, X: np.ndarray, V: np.ndarray, msl: int, mf: Any, scale: str, seed: int, normalized: str | None = None
+    ) -> ForestLocalizer:
         """Grow the final forest on (X, V) with settings already chosen (by :meth:`grow`'s tuning, or by
         :func:`confrf.localizers.sources.grow_from_sources`) and the fit's resolved ``seed`` (screening and
-        trees); ``rank_columns_`` must be learned."""
+        trees); ``rank_columns_`` must be learned. ``normalized`` (why): the forest gives sigma(x) only and
+        the weights are uniform (``scale`` must be "forest")."""
         backend = check_forest_backend(self.forest_backend)
+        if normalized and scale != "forest":
+            raise ValueError("a normalized localizer divides by the forest's sigma(x): scale must be 'forest'")
         self.min_samples_leaf_, self.max_features_, self.scale_ = int(msl), mf, scale
         self.pooled_ = self.min_samples_leaf_ >= X.shape[0]
+        self.normalized_ = None if self.pooled_ else normalized
         if self.pooled_:
             # every point in one leaf: uniform weights, split conformal's thresholds; nothing to grow or scale
             self.forest_, self.leaf_values_, self.scale_ = None, None, "none"
@@ -292,6 +308,7 @@ class ForestLocalizer:
         """
         self.forest_, self.leaf_values_, self.tuning_, self.rank_columns_, self.columns_ = None, None, None, None, None
         self.pooled_, self.skipped_, self.scale_, self.scale_floor_ = True, reason, "none", 1.0
+        self.normalized_ = None
         self.n_columns_, self.n_grow_, self.min_samples_leaf_, self.max_features_ = int(n_columns), 0, None, None
         self.tune_seconds_ = self.grow_seconds_ = None
         return self
@@ -324,7 +341,7 @@ class ForestLocalizer:
         V = as_float_vector(scores, "scores")
         offsets = self._node_offsets()
         leaves = self._global_leaves(X, offsets)
-        sigma = self._scale_of(leaves) if self.scaled else np.ones(X.shape[0])
+        sigma = self.score_scale(X, leaves)
         n_leaves = 1 if self.pooled else int(offsets[-1] + self._forest().estimators_[-1].tree_.node_count)
         return leaves.astype(leaf_dtype(n_leaves), copy=False), (V / sigma if self.scaled else V), sigma
 
@@ -360,25 +377,37 @@ class ForestLocalizer:
 
     @property
     def n_trees(self) -> int:
-        """Trees of the grown forest (``n_estimators`` with "auto" resolved); 1 one-leaf tree when pooled."""
+        """Trees of the index (``n_estimators`` with "auto" resolved); 1 one-leaf tree when pooled."""
         return 1 if self.pooled else len(self._forest().estimators_)
 
     @property
     def pooled(self) -> bool:
-        """Every point in one leaf (no localization): the thresholds are split conformal's."""
-        return bool(self.pooled_)
+        """Every indexed point in one leaf (uniform weights): split conformal's thresholds, of V / sigma(x) when
+        :attr:`normalized`."""
+        return bool(self.pooled_) or self.normalized
+
+    @property
+    def normalized(self) -> bool:
+        """The forest gives sigma(x) only and the weights are uniform (normalized split conformal)."""
+        return bool(getattr(self, "normalized_", None))  # getattr: pickles from before the state existed
 
     @property
     def scaled(self) -> bool:
         """Whether the indexed scores are V / sigma(x) (``scale_ == "forest"``)."""
-        return self.scale_ == "forest" and not self.pooled  # one leaf has no sigma(x) to divide by
+        return self.scale_ == "forest" and not self.pooled_  # without a forest there is no sigma(x) to divide by
 
-    def score_scale(self, X: np.ndarray) -> np.ndarray:
-        """sigma(x) for rows of X: the forest's prediction of the score, floored; 1 when unscaled."""
+    def score_scale(self, X: np.ndarray, leaves: np.ndarray | None = None) -> np.ndarray:
+        """sigma(x) for rows of X: the forest's prediction of the score, floored; 1 when unscaled.
+
+        ``leaves``: the rows' :meth:`leaves`, reused when they are the forest's (not when pooled: a
+        normalized localizer's index has one leaf, its forest many).
+        """
         X = as_float_matrix(X, "X")
         if not self.scaled:
             return np.ones(X.shape[0])
-        return self._scale_of(self._global_leaves(X, self._node_offsets()))
+        if leaves is None or self.pooled:
+            leaves = self._forest_leaves(X)
+        return self._scale_of(leaves)
 
     def _scale_of(self, leaves: np.ndarray) -> np.ndarray:
         # scikit-learn's forest prediction (mean over trees of the leaf means), from leaves already looked up
@@ -400,10 +429,11 @@ class ForestLocalizer:
         idx = self._index()
         leaves = self.leaves(X)
         if self.pooled:
-            return idx.pooled_thresholds(m_req, leaves.shape[0])
-        t, closed, level = idx.thresholds(leaves, m_req, n_threads)
+            t, closed, level = idx.pooled_thresholds(m_req, leaves.shape[0])
+        else:
+            t, closed, level = idx.thresholds(leaves, m_req, n_threads)
         if self.scaled:
-            t = t * self._scale_of(leaves)
+            t = t * self.score_scale(X, leaves)
         return t, closed, level
 
     def weights(self, X: np.ndarray, include_self: bool = False) -> sp.csr_matrix:
@@ -438,13 +468,15 @@ class ForestLocalizer:
         if not np.all((qs >= 0) & (qs <= 1)):  # NaN fails too
             raise InputError("quantile levels must lie in [0, 1].")
         leaves = self.leaves(X)  # once, for the weights and for sigma
-        if self.pooled and leaves.shape[0] > 1:  # the same uniform weights for every row: one row's quantiles
-            return np.repeat(self.conditional_quantiles(X[:1], qs), leaves.shape[0], axis=0)
-        W = self._weight_rows(X, False, leaves)[0]
+        # pooled: the same uniform weights for every row, so one row's quantiles (of V / sigma when normalized)
+        rows = leaves[:1] if self.pooled else leaves
+        W = self._weight_rows(X, False, rows)[0]
         out = _kernels.csr_row_quantiles(
             W.indptr.astype(np.int64), W.indices.astype(np.int32), W.data, self._index().scores, qs
         )
-        return out * self._scale_of(leaves)[:, None] if self.scaled else out
+        if self.pooled:
+            out = np.repeat(out, leaves.shape[0], axis=0)
+        return out * self.score_scale(X, leaves)[:, None] if self.scaled else out
 
     def leaf_sizes(self) -> np.ndarray:
         """Calibration mass of every non-empty leaf (for the assumption checks)."""
@@ -463,8 +495,10 @@ class ForestLocalizer:
         return self.index_
 
     def _node_offsets(self) -> np.ndarray:
-        if self.pooled:
-            return np.zeros(1, dtype=np.int64)
+        # the index's: one tree of one leaf when pooled
+        return np.zeros(1, dtype=np.int64) if self.pooled else self._forest_offsets()
+
+    def _forest_offsets(self) -> np.ndarray:
         counts = [est.tree_.node_count for est in self._forest().estimators_]
         return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
@@ -479,7 +513,12 @@ class ForestLocalizer:
             if X.shape[1] != self.n_columns_:
                 raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {self.n_columns_}.")
             return np.zeros((X.shape[0], 1), dtype=np.int64)  # one tree, one leaf
+        return self._forest_leaves(X, offsets)
+
+    def _forest_leaves(self, X: np.ndarray, offsets: np.ndarray | None = None) -> np.ndarray:
+        """The forest's global leaf ids (m, k) of rows of X (also when the index is one leaf: sigma(x))."""
         forest = self._forest()
+        offsets = self._forest_offsets() if offsets is None else offsets
         p = getattr(self, "n_columns_", None) or forest.n_features_in_  # before screening
         if X.shape[1] != p:
             raise InputError(f"X has {X.shape[1]} columns; the localizer was grown on {p}.")

@@ -16,10 +16,17 @@ if TYPE_CHECKING:  # pragma: no cover - forest.py imports this module
 
 
 def localization_note(loc: ForestLocalizer) -> str | None:
-    """The summary's plain words when no localization was chosen, else None."""
+    """The summary's plain words when no localization was chosen (or only sigma(x) was kept), else None."""
     if not loc.pooled:
         return None
     n = loc.index_.n if loc.index_ is not None else None
+    if loc.normalized:
+        on = f" over the {n} conformal points" if n is not None else ""
+        return (
+            f"normalized split conformal ({loc.normalized_}): every conformal point weighs the same, and the "
+            f"thresholds are sigma(x) times split conformal's quantile of V / sigma(x){on}, sigma(x) the forest's "
+            f"prediction of the score (grown on {loc.n_grow_:,} rows)"
+        )
     skipped = getattr(loc, "skipped_", None)
     if skipped:
         every = f" on all {n} calibration points" if n is not None else ""
@@ -52,7 +59,7 @@ def _leaf_rule(loc: ForestLocalizer) -> str:
 
 def describe_forest(loc: ForestLocalizer) -> dict[str, Any]:
     """Forest settings and leaf-size facts for summaries."""
-    if loc.pooled:
+    if loc.pooled and not loc.normalized:
         out: dict[str, Any] = {
             "note": localization_note(loc),
             "n_estimators": "0 (no forest grown)",
@@ -83,11 +90,16 @@ def describe_forest(loc: ForestLocalizer) -> dict[str, Any]:
         "score_scale": (
             "V / sigma(x), sigma the forest's prediction of the score" if loc.scaled else "none (raw scores)"
         ),
+        **(
+            {"weights": "uniform (normalized split conformal)", "note": localization_note(loc)}
+            if loc.normalized
+            else {}
+        ),
         "max_depth": loc.max_depth,
         "bootstrap": loc.bootstrap,
         "honest": loc.honest,
     }
-    if loc.index_ is not None:
+    if loc.index_ is not None and not loc.normalized:  # a normalized index is one leaf of every conformal point
         sizes = loc.leaf_sizes()
         out["leaf_size_min"] = int(sizes.min()) if sizes.size else 0
         out["leaf_size_median"] = float(np.median(sizes)) if sizes.size else 0.0

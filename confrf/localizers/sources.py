@@ -73,6 +73,9 @@ SOURCE_SE = 1.0
 #: :func:`training_check`'s three tests rejects at this level (None: always compare the sources on held-out
 #: localizer rows)
 TRAINING_CHECK_LEVEL: float | None = 0.01
+#: normalized split conformal replaces the localized forest when the tuned leaves would hold fewer conformal
+#: points than this many times 1/alpha (:func:`normalizes`; docs/benchmarks/condcov.md, "Seventh round")
+NORMALIZED_LEAF_MASS = 5.0
 #: the baseline while the localizer part is smaller than the training part (else "calibration"): the training part
 #: alone (docs/benchmarks/condcov.md, "Choosing the rule": rule ``bt0`` against ``nl0``, whose baseline was "pooled")
 SMALL_PART_BASELINE = "training"
@@ -221,7 +224,8 @@ def grow_from_sources(
         )
     if check is not None:
         choice = SourceChoice("training", rows, {}, {"training": tunings["training"].localizes}, check)
-        return _grow_choice(loc, tunings["training"], choice, growing, X, V, seed, t0)
+        why = normalizes(loc, tunings["training"], n_conformal, rows["training"])
+        return _grow_choice(loc, tunings["training"], choice, growing, X, V, seed, t0, normalized=why)
     base = tunings["calibration"]
     held_out: dict[str, np.ndarray | None] = {}
     if base.reason or base.losses is None:
@@ -250,6 +254,29 @@ def grow_from_sources(
             held_out[source] = None if ev.losses is None else ev.losses[t.chosen]
     choice = choose(held_out, {s: t.localizes for s, t in tunings.items()}, rows)
     return _grow_choice(loc, tunings[choice.chosen], choice, growing, X, V, seed, t0)
+
+
+def normalizes(loc: Any, tuning: ForestTuning, n_conformal: int, n_grow: int) -> str | None:
+    """Why the forest grown on the training part should give sigma(x) only (None: localize as tuned).
+
+    With the leaf size and the scale tuned (the defaults) and a tuning that chose to localize, the chosen leaves
+    hold about ``leaf * n_conformal / n_grow`` conformal points. Below ``NORMALIZED_LEAF_MASS / alpha`` (fewer
+    than five expected scores above a leaf's 1 - alpha quantile) each leaf's quantile is too noisy, and
+    normalized split conformal does better: every conformal point weighs the same, on V / sigma(x), sigma a
+    forest of the training part's scores (leaves of the sqrt rule, every column). Exact conditional coverage
+    of both on 5 models at 500-16,000 calibration rows: docs/benchmarks/condcov.md, "Seventh round". Reads
+    sizes and the training part's tuning only, so the conformal points stay unseen.
+    """
+    if loc.min_samples_leaf != TUNE or loc.scale != TUNE or not tuning.localizes or tuning.reason:
+        return None
+    mass = tuning.chosen[0] * n_conformal / max(n_grow, 1)
+    need = NORMALIZED_LEAF_MASS / loc.alpha
+    if mass >= need:
+        return None
+    return (
+        f"the tuned leaves ({tuning.chosen[0]} training rows) would hold about {mass:.0f} of the {n_conformal:,} "
+        f"conformal points, below {NORMALIZED_LEAF_MASS:g}/alpha = {need:.0f}: too few for a leaf's own quantile"
+    )
 
 
 def training_check(
@@ -329,11 +356,20 @@ def _grow_choice(
     V: np.ndarray,
     seed: Any,
     t0: float,
+    normalized: str | None = None,
 ) -> Any:
-    """Grow ``loc`` on the chosen source with its tuning's settings (no localization: one leaf of L)."""
+    """Grow ``loc`` on the chosen source with its tuning's settings (no localization: one leaf of L;
+    ``normalized``, why: a forest for sigma(x) only, with the sqrt rule's leaves and, unless given, every
+    feature, as the measured normalized split conformal had)."""
+    from .forest import auto_min_samples_leaf
+
     loc.tuning_ = replace(tuning, losses=None)  # the per-point losses are not kept in the fitted object
     loc.source_choice_ = choice
     loc.tune_seconds_ = time.perf_counter() - t0
+    if normalized is not None:
+        Xs, Vs = growing[choice.chosen]
+        mf = 1.0 if loc.max_features == TUNE else loc.max_features
+        return loc.grow_chosen(Xs, Vs, auto_min_samples_leaf(Xs.shape[0]), mf, "forest", seed, normalized)
     if not tuning.localizes:
         # no localization: every localizer point in one leaf (the forest reads nothing; split conformal's thresholds)
         return loc.grow_chosen(X, V, X.shape[0], tuning.chosen[1], "none", seed)

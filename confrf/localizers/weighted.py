@@ -58,5 +58,5 @@ def weighted_forest_thresholds(
     leaves = localizer.leaves(X)
     t, closed, level = idx.weighted_thresholds(leaves, shift.cumw_p2, shift.w_r, req, n_threads)
     if localizer.scaled:
-        t = t * localizer._scale_of(leaves)
+        t = t * localizer.score_scale(X, leaves)
     return t, closed, level

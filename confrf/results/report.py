@@ -37,8 +37,8 @@ def no_localization(result: ResultBase) -> str | None:
     training-conditional ones). Titles and plots say so, not only a note deep in the summary.
     """
     loc = getattr(getattr(result.estimator, "calibrator_", None), "localizer", None)
-    if not isinstance(loc, ForestLocalizer) or not loc.pooled:
-        return None
+    if not isinstance(loc, ForestLocalizer) or not loc.pooled or loc.normalized:
+        return None  # a normalized localizer adapts through sigma(x)
     if getattr(loc, "skipped_", None):
         return "size rule"
     # the tuning compares no localization only when it chooses the leaf size; a given leaf size holding every point
@@ -53,18 +53,32 @@ def _unlocalized_result(result: ResultBase) -> str:
     return f"{split} sets" if hasattr(result, "level_columns") else f"{split} intervals"
 
 
+def _normalized(result: ResultBase) -> bool:
+    """Whether the forest gives sigma(x) only and the weights are uniform (normalized split conformal)."""
+    loc = getattr(getattr(result.estimator, "calibrator_", None), "localizer", None)
+    return isinstance(loc, ForestLocalizer) and loc.normalized
+
+
+#: what a normalized forest localizer's titles say instead of localized weights
+NORMALIZED = "normalized split conformal (forest sigma(x), uniform weights)"
+
+
 def method_title(result: ResultBase) -> str:
     """The report's title; says "no localization" when the forest method's weights are uniform."""
     why = no_localization(result)
     if why is not None:
         return f"{result.method.upper()}, no localization ({why}): {_unlocalized_result(result)}"
+    if _normalized(result):
+        return f"{result.method.upper()}, {NORMALIZED}"
     return getattr(result, "title", None) or get_method(result.method).title or result.method
 
 
 def method_label(result: ResultBase) -> str:
     """The method's name for plot titles, with "no localization" when the weights are uniform."""
     why = no_localization(result)
-    return result.method if why is None else f"{result.method} (no localization: {_unlocalized_result(result)})"
+    if why is None:
+        return f"{result.method} ({NORMALIZED})" if _normalized(result) else result.method
+    return f"{result.method} (no localization: {_unlocalized_result(result)})"
 
 
 def add_header(s: Summary, result: AnyResult) -> None:
