@@ -219,14 +219,23 @@ def training_verdict(calibrator: Any) -> tuple[str, str] | None:
     The check is "passed" (the forest grew on the training part, sources not compared), "rejected" (the
     sources were compared on the localizer part) or "not run" (the sizes alone kept the training rows out,
     ``training_note_``). The source is what the forest grew on: "calibration", "training" or "pooled", or
-    "no localization" when the chosen forest localizes nothing.
+    "no localization" when the chosen forest localizes nothing, or "normalized (training)" when it gives
+    sigma(x) only (uniform weights).
     """
     choice = getattr(getattr(calibrator, "localizer", None), "source_choice_", None)
     if choice is not None:
         # the training check passing is the only way a source choice has no held-out scores
         # (confrf.localizers.sources.grow_from_sources; choose() always scores the sources it compares)
-        # the calibrator names a forest that chose no localization "calibration" (split conformal's threshold)
-        source = "no localization" if calibrator.localizer.pooled else str(calibrator.localizer_source_)
+        # the calibrator names a forest that chose no localization "calibration" (split conformal's threshold);
+        # a normalized one (sigma(x) from the forest, uniform weights) grew on the training part
+        loc = calibrator.localizer
+        source = (
+            f"normalized ({calibrator.localizer_source_})"
+            if getattr(loc, "normalized", False)
+            else "no localization"
+            if loc.pooled
+            else str(calibrator.localizer_source_)
+        )
         return ("passed" if not choice.scores else "rejected"), source
     if getattr(calibrator, "training_note_", None) is not None:
         return "not run", str(calibrator.localizer_source_)
