@@ -153,8 +153,10 @@ def test_training_verdict_reads_the_check(bench):
         check, source = training_verdict(est.calibrator_)
         choice = est.calibrator_.localizer.source_choice_
         assert (check == "passed") == ("look like the training part" in choice.reason)
-        pooled = est.calibrator_.localizer.pooled
-        assert source == ("no localization" if pooled else est.calibrator_.localizer_source_)
+        loc, where = est.calibrator_.localizer, est.calibrator_.localizer_source_
+        # normalized: the forest grew on the training part and gives sigma(x) only (uniform weights)
+        expected = f"normalized ({where})" if loc.normalized else "no localization" if loc.pooled else where
+        assert source == expected
         seen[name] = check
     assert seen == {"whole": "passed", "hole": "rejected"}
     prefit = cf.ConformalRegressor(method="lcp-rf", alpha=0.1, random_state=0, n_jobs=1)
