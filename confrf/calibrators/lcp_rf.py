@@ -266,7 +266,7 @@ class LCPForestCalibrator(Calibrator):
         grow_from_sources(self.localizer, Xg, Vg, Xr, Vr, int(conf.shape[0]), checked=passed)
         choice = self.localizer.source_choice_
         # a normalized localizer's sigma(x) is the training part's forest
-        self.localizer_source_ = "calibration" if self.localizer.pooled_ else choice.chosen
+        self.localizer_source_ = "calibration" if self.localizer.no_localization else choice.chosen
         t0 = time.perf_counter()
         self.localizer.index_lookups(*rows.lookup(self.localizer, conf))
         self.localizer.index_seconds_ = time.perf_counter() - t0
@@ -374,10 +374,10 @@ class LCPForestCalibrator(Calibrator):
             how = (
                 "no localization, decided from the sizes alone: the thresholds are split conformal's"
                 if getattr(self.localizer, "skipped_", None)
+                else "no localization was chosen, on disjoint data: the thresholds are split conformal's"
+                if self.localizer.no_localization
                 else "sigma(x) from a forest grown on disjoint data, uniform weights: normalized split conformal"
                 if self.localizer.normalized
-                else "no localization was chosen, on disjoint data: the thresholds are split conformal's"
-                if self.localizer.pooled
                 else "the forest was grown on disjoint data"
             )
             return Guarantee(
@@ -397,7 +397,7 @@ class LCPForestCalibrator(Calibrator):
         choice = getattr(self.localizer, "source_choice_", None)
         if choice is not None:
             out = {"localizer": self.n_localizer_, "conformal": self.n_conformal_}
-            if not self.localizer.pooled_ and choice.chosen != "calibration":
+            if not self.localizer.no_localization and choice.chosen != "calibration":
                 out["forest rows"] = self.n_grow_  # the training part's rows, with the localizer part's if pooled
             return out
         if self.localizer_source_ != "calibration":
@@ -413,7 +413,9 @@ class LCPForestCalibrator(Calibrator):
         choice = getattr(self.localizer, "source_choice_", None)
         if choice is not None:
             out["forest_grown_on"] = (
-                f"nothing (no localization; source: {choice.text()})" if self.localizer.pooled_ else choice.text()
+                f"nothing (no localization; source: {choice.text()})"
+                if self.localizer.no_localization
+                else choice.text()
             )
         elif self.localizer_source_ != "calibration":
             out["forest_grown_on"] = self.localizer_source_

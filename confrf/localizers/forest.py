@@ -387,6 +387,11 @@ class ForestLocalizer:
         return bool(self.pooled_) or self.normalized
 
     @property
+    def no_localization(self) -> bool:
+        """Every point in one leaf and no sigma(x) (no forest grown): the thresholds are split conformal's."""
+        return bool(self.pooled_)
+
+    @property
     def normalized(self) -> bool:
         """The forest gives sigma(x) only and the weights are uniform (normalized split conformal)."""
         return bool(getattr(self, "normalized_", None))  # getattr: pickles from before the state existed

@@ -59,7 +59,7 @@ def _leaf_rule(loc: ForestLocalizer) -> str:
 
 def describe_forest(loc: ForestLocalizer) -> dict[str, Any]:
     """Forest settings and leaf-size facts for summaries."""
-    if loc.pooled and not loc.normalized:
+    if loc.no_localization:
         out: dict[str, Any] = {
             "note": localization_note(loc),
             "n_estimators": "0 (no forest grown)",

@@ -36,9 +36,9 @@ def no_localization(result: ResultBase) -> str | None:
     weights are then uniform, so the thresholds are split conformal's (PAC: the uniform weights'
     training-conditional ones). Titles and plots say so, not only a note deep in the summary.
     """
-    loc = getattr(getattr(result.estimator, "calibrator_", None), "localizer", None)
-    if not isinstance(loc, ForestLocalizer) or not loc.pooled or loc.normalized:
-        return None  # a normalized localizer adapts through sigma(x)
+    loc = _forest_localizer(result)
+    if loc is None or not loc.no_localization:
+        return None
     if getattr(loc, "skipped_", None):
         return "size rule"
     # the tuning compares no localization only when it chooses the leaf size; a given leaf size holding every point
@@ -53,10 +53,15 @@ def _unlocalized_result(result: ResultBase) -> str:
     return f"{split} sets" if hasattr(result, "level_columns") else f"{split} intervals"
 
 
+def _forest_localizer(result: ResultBase) -> ForestLocalizer | None:
+    loc = getattr(getattr(result.estimator, "calibrator_", None), "localizer", None)
+    return loc if isinstance(loc, ForestLocalizer) else None
+
+
 def _normalized(result: ResultBase) -> bool:
     """Whether the forest gives sigma(x) only and the weights are uniform (normalized split conformal)."""
-    loc = getattr(getattr(result.estimator, "calibrator_", None), "localizer", None)
-    return isinstance(loc, ForestLocalizer) and loc.normalized
+    loc = _forest_localizer(result)
+    return loc is not None and loc.normalized
 
 
 #: what a normalized forest localizer's titles say instead of localized weights
