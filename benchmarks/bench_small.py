@@ -186,7 +186,9 @@ def run_method(method: str, model: Any, d: dict[str, Any], seed: int, args: argp
         est.fit(X[a], y[a]).conformalize(X[b], y[b])
         if method == "lcp-rf":
             loc = est.calibrator_.localizer
-            facts["pooled"] = bool(loc.pooled)
+            # no localization: no forest (split conformal); a normalized forest gives sigma(x) and is not counted
+            facts["pooled"] = bool(loc.no_localization)
+            facts["normalized"] = bool(loc.normalized)
             facts["size_rule"] = bool(getattr(loc, "skipped_", None))  # no localizer part: too few points
     elif method in ("cv+", "jackknife+", "jackknife+ab"):
         opts = {"cv+": {"cv": folds}, "jackknife+": None, "jackknife+ab": {"n_bootstrap": args.n_bootstrap}}[method]
