@@ -21,6 +21,7 @@ from reference_shift import weighted_split_reference
 from scipy import stats
 
 import confrf as cf
+import confrf.localizers.sigma_leaf as sigma_leaf
 import confrf.localizers.sources as sources
 import confrf.localizers.tuning as tuning
 from confrf.exceptions import ConfrfWarning
@@ -41,11 +42,13 @@ def always(monkeypatch):
     monkeypatch.setattr(sources, "NORMALIZED_LEAF_MASS", 1e9)
 
 
-def _fit(seed=0, n_train=300, n_cal=100, likelihood_ratio=None, **kw):
+def _fit(seed=0, n_train=300, n_cal=100, likelihood_ratio=None, n_estimators=10, **kw):
     rng = np.random.default_rng(seed)
     Xt, yt = _draw(rng, n_train)
     Xc, yc = _draw(rng, n_cal)
-    est = cf.ConformalRegressor(model="ols", alpha=ALPHA, random_state=seed, n_estimators=10, **kw).fit(Xt, yt)
+    est = cf.ConformalRegressor(model="ols", alpha=ALPHA, random_state=seed, n_estimators=n_estimators, **kw).fit(
+        Xt, yt
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConfrfWarning)
         est.conformalize(Xc, yc, likelihood_ratio=likelihood_ratio)
@@ -62,7 +65,9 @@ def test_the_mode_is_sigma_from_the_training_forest_and_uniform_weights(always):
     loc = est.localizer_
     assert "sources not compared" in loc.source_choice_.reason, "the set-up needs the training check to pass"
     assert loc.normalized and loc.pooled and loc.scaled and loc.n_trees == 1 and loc.forest_ is not None
-    assert loc.n_grow_ == 300 and loc.min_samples_leaf_ == 18  # the sqrt rule of the 300 training rows
+    # sigma's leaf: the out-of-bag choice among multiples of the sqrt rule of the 300 training rows (18)
+    assert loc.n_grow_ == 300 and loc.sigma_leaf_.candidates == (13, 18, 25, 36, 51)
+    assert loc.min_samples_leaf_ == loc.sigma_leaf_.chosen
     Xq = np.random.default_rng(9).uniform(size=(40, 2))
     sigma = loc.score_scale(Xq)
     # sigma is scikit-learn's forest prediction, floored at SCALE_FLOOR times the mean growing score; not 1
@@ -157,13 +162,62 @@ def test_the_rule_reads_sizes_and_the_training_part_only(monkeypatch):
     assert not _fit(seed=4, n_train=600, n_cal=300)[0].localizer_.normalized
 
 
+def _oob_mse_reference(X, V, leaf, seed):
+    """A forest's out-of-bag mean squared error from the definition: each row's prediction is the mean of the trees
+    whose bootstrap sample left it out (rows left out by no tree count at their mean, as scikit-learn's)."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    f = RandomForestRegressor(
+        n_estimators=sigma_leaf.SIGMA_LEAF_TREES, min_samples_leaf=leaf, max_features=1.0, random_state=seed
+    ).fit(X, V)
+    total, count = np.zeros(len(V)), np.zeros(len(V))
+    for tree, rows in zip(f.estimators_, f.estimators_samples_, strict=True):
+        out = np.ones(len(V), bool)
+        out[rows] = False
+        total[out] += tree.predict(X[out])
+        count[out] += 1
+    assert count.min() > 0, "every row is out of bag somewhere with 100 trees"
+    return float(np.mean((V - total / count) ** 2))
+
+
+def test_sigma_leaf_is_the_out_of_bag_choice_of_the_definition():
+    rng = np.random.default_rng(11)
+    X = rng.uniform(size=(240, 2))
+    V = np.abs(rng.normal(size=240)) * (0.1 + 2 * X[:, 0])
+    choice = sigma_leaf.choose_sigma_leaf(X, V, base=16, max_features=1.0, random_state=3)
+    assert choice.candidates == (11, 16, 23, 32, 45)
+    ref = [_oob_mse_reference(X, V, leaf, 3) for leaf in choice.candidates]
+    np.testing.assert_allclose(choice.losses, ref, rtol=1e-10)
+    assert choice.chosen == choice.candidates[int(np.argmin(ref))]
+    assert "among leaves of 11, 16, 23, 32, 45" in choice.text()
+    # small growing parts: candidates stay below half of the rows (two leaves at least), without repeats
+    assert sigma_leaf.sigma_leaf_candidates(12, 5) == [4, 5]
+    assert sigma_leaf.sigma_leaf_candidates(9, 5) == [3]
+
+
+def test_sigma_leaf_follows_how_fast_the_noise_changes():
+    """Noise of one scale everywhere: the largest leaf predicts it best; noise switching on and off every 0.05 in
+    x1: a small leaf. A choice stuck at the sqrt rule (or at any one multiple of it) fails one of the two."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(2000, 2))
+    flat = np.abs(rng.normal(size=2000))
+    fast = flat * np.where(np.floor(X[:, 0] / 0.05) % 2 == 0, 0.05, 1.0)
+    got = [sigma_leaf.choose_sigma_leaf(X, V, 45, 1.0, 0).chosen for V in (flat, fast)]
+    assert got == [127, 32], got
+
+
 def test_the_summary_says_so_and_the_fit_pickles(always):
     est, Xc = _fit(seed=5)
     why = est.localizer_.normalized_
     desc = est.calibrator_.describe()
     assert desc["weights"] == "uniform (normalized split conformal)" and why in desc["note"]
+    assert est.localizer_.sigma_leaf_.text() in desc["note"]
     assert "normalized split conformal" in est.calibrator_.guarantee(ALPHA).sentence
     assert "leaf_size_min" not in desc  # one leaf holds every conformal point: no leaf facts
+    # the forest block counts sigma's trees, not the one tree of the one-leaf index
+    auto = _fit(seed=5, n_estimators="auto")[0]
+    trees = len(auto.localizer_.forest_.estimators_)
+    assert trees > 1 and auto.calibrator_.describe()["n_estimators"] == f"{trees} (auto)"
     Xq = np.random.default_rng(5).uniform(size=(30, 2))
     again = pickle.loads(pickle.dumps(est))
     for key in ("lwr", "upr", "t", "closed"):

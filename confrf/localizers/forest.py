@@ -175,6 +175,7 @@ class ForestLocalizer:
     index_seconds_: float | None = field(default=None, repr=False)  # the O(n k) leaf-index precomputation
     pooled_: bool | None = field(default=None, repr=False)  # every point in one leaf: no forest, no localization
     normalized_: str | None = field(default=None, repr=False)  # why the forest gives sigma(x) only (uniform weights)
+    sigma_leaf_: Any = field(default=None, repr=False)  # a normalized forest's leaf choice (sigma_leaf.SigmaLeafChoice)
     skipped_: str | None = field(default=None, repr=False)  # why no localizer part was used at all (skip())
     source_choice_: Any = field(default=None, repr=False)  # what the forest grew on and why (sources.SourceChoice)
 
@@ -261,6 +262,7 @@ class ForestLocalizer:
         self.min_samples_leaf_, self.max_features_, self.scale_ = int(msl), mf, scale
         self.pooled_ = self.min_samples_leaf_ >= X.shape[0]
         self.normalized_ = None if self.pooled_ else normalized
+        self.sigma_leaf_ = None  # set by the caller that chose the leaf (sources._grow_choice)
         if self.pooled_:
             # every point in one leaf: uniform weights, split conformal's thresholds; nothing to grow or scale
             self.forest_, self.leaf_values_, self.scale_ = None, None, "none"
@@ -308,7 +310,7 @@ class ForestLocalizer:
         """
         self.forest_, self.leaf_values_, self.tuning_, self.rank_columns_, self.columns_ = None, None, None, None, None
         self.pooled_, self.skipped_, self.scale_, self.scale_floor_ = True, reason, "none", 1.0
-        self.normalized_ = None
+        self.normalized_ = self.sigma_leaf_ = None
         self.n_columns_, self.n_grow_, self.min_samples_leaf_, self.max_features_ = int(n_columns), 0, None, None
         self.tune_seconds_ = self.grow_seconds_ = None
         return self

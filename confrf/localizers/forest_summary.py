@@ -15,6 +15,12 @@ if TYPE_CHECKING:  # pragma: no cover - forest.py imports this module
     from .forest import ForestLocalizer
 
 
+def _sigma_leaf(loc: ForestLocalizer) -> str:
+    """'; ' and how sigma(x)'s leaf was chosen, or '' (a pickle from before the choice existed)."""
+    choice = getattr(loc, "sigma_leaf_", None)
+    return f"; {choice.text()}" if choice is not None else ""
+
+
 def localization_note(loc: ForestLocalizer) -> str | None:
     """The summary's plain words when no localization was chosen (or only sigma(x) was kept), else None."""
     if not loc.pooled:
@@ -25,7 +31,7 @@ def localization_note(loc: ForestLocalizer) -> str | None:
         return (
             f"normalized split conformal ({loc.normalized_}): every conformal point weighs the same, and the "
             f"thresholds are sigma(x) times split conformal's quantile of V / sigma(x){on}, sigma(x) the forest's "
-            f"prediction of the score (grown on {loc.n_grow_:,} rows)"
+            f"prediction of the score (grown on {loc.n_grow_:,} rows{_sigma_leaf(loc)})"
         )
     skipped = getattr(loc, "skipped_", None)
     if skipped:
@@ -76,9 +82,11 @@ def describe_forest(loc: ForestLocalizer) -> dict[str, Any]:
         if loc.tune_seconds_ is not None:
             out["time_tuning"] = f"{loc.tune_seconds_:.2f} s"
         return out
+    # a normalized localizer's index is one tree of one leaf, but sigma(x) averages the whole forest
+    trees = len(loc.forest_.estimators_) if loc.normalized and loc.forest_ is not None else loc.n_trees
     out = {
         "n_estimators": (
-            f"{loc.n_trees} (auto)" if loc.n_estimators == "auto" and loc.forest_ is not None else loc.n_estimators
+            f"{trees} (auto)" if loc.n_estimators == "auto" and loc.forest_ is not None else loc.n_estimators
         ),
         "min_samples_leaf": loc.min_samples_leaf_,
         "settings_rule": _leaf_rule(loc),
