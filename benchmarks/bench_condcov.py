@@ -263,6 +263,9 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # where its leaves would hold fewer than 5/alpha conformal points (sources.normalizes); the stored rows of that
     # name at n_cal 500-4,000 are the runs of "LCP-RF default" made before the change (the same code path)
     "localized": ({}, {"confrf.localizers.sources:NORMALIZED_LEAF_MASS": 0.0}),
+    # issue 36, eighth round: sigma(x)'s leaves fixed at the sqrt rule, as in the seventh round (the stored rows of
+    # that name at n_cal 500-4,000 are the runs of "LCP-RF default" made before the leaf was chosen out of bag)
+    "sigma-sqrt": ({}, {"confrf.localizers.sigma_leaf:SIGMA_LEAF_FACTORS": (1.0,)}),
     "calibration": ({"localizer_data": "calibration"}, {}),
     "cal2": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
     "cal1": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),

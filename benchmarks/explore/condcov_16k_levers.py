@@ -1,0 +1,134 @@
+"""Issue 36, eighth round: two levers on q10(CC) at 16,000 calibration rows, measured outside the default.
+
+On ``bench_condcov.py``'s cells at n_cal 16,000 (same models, draws, seeds and shared base model; exact CC):
+
+- ``--levers leaves``: LCP-RF fitted as a user calls it, with leaves forced above the sqrt rule of the 8,000
+  localizer rows (90) and the scale forced: rows "L180f" (180 rows, scale "forest"), "L360f", "L180n" (scale
+  "none"), next to "default";
+- ``--levers debias``: an upper bound for re-centring the interval on a bias-corrected mean: mu(x) + b(x), b a
+  random forest (leaves of 20 rows) of the signed residuals of an *extra*, independent draw of n_cal / 2 rows,
+  then LCP-RF on the prefit corrected model ("debiased") against the same on mu ("plain"). A calibration set has
+  no extra rows; inside LCP-RF b would have to be learned on the localizer part, so this bounds what it could give.
+
+Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round").
+
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers leaves --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers debias --seeds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.ensemble import RandomForestRegressor
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent.parent))
+
+import bench_condcov as bc  # noqa: E402
+from peerbench.data import Split, base_model  # noqa: E402
+from peerbench.methods import Shared  # noqa: E402
+
+import confrf as cf  # noqa: E402
+
+N_CAL = 16000
+#: forced LCP-RF settings (estimator parameters, options) of ``--levers leaves``
+LEAVES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "default": ({}, {}),
+    "L180f": ({"min_samples_leaf": 180}, {"scale": "forest"}),
+    "L360f": ({"min_samples_leaf": 360}, {"scale": "forest"}),
+    "L180n": ({"min_samples_leaf": 180}, {"scale": "none"}),
+}
+
+
+class _Recentred:
+    """A prefit mean model plus a bias correction."""
+
+    def __init__(self, mu: Any, b: Any) -> None:
+        self.mu, self.b = mu, b
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> _Recentred:
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.mu.predict(X) + self.b.predict(X)
+
+
+def _row(model: bc.Model, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarray) -> dict:
+    cc = model.coverage(X_ev, iv[:, 0], iv[:, 1])
+    row = {
+        "model": model.name,
+        "n_cal": N_CAL,
+        "seed": seed,
+        "lever": label,
+        "dev": float(np.mean(np.abs(cc - (1 - bc.ALPHA)))),
+        "q10": float(np.quantile(cc, 0.1)),
+        "width_ratio": float(np.mean(iv[:, 1] - iv[:, 0]) / np.mean(model.oracle_width(X_ev))),
+    }
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def cell(model: bc.Model, seed: int, lever: str) -> list[dict]:
+    rng = np.random.default_rng([seed, N_CAL, bc.MODELS.index(model.name)])
+    X_tr, y_tr = model.draw(rng, bc.N_TRAIN)
+    X_cal, y_cal = model.draw(rng, N_CAL)
+    X_ev = model.draw_x(rng, 2000)
+    sh = Shared(Split(model.name, X_tr, y_tr, X_cal, y_cal, X_ev, np.zeros(2000)), seed, bc.ALPHA, 1)
+    sh.fit_base()
+    kw: dict[str, Any] = {"method": "lcp-rf", "alpha": bc.ALPHA, "random_state": seed, "n_jobs": 1}
+    rows = []
+    if lever == "leaves":
+        for label, (params, options) in LEAVES.items():
+            est = cf.ConformalRegressor(model=base_model(seed), options=dict(options), **params, **kw)
+            est.fit(X_tr, y_tr).conformalize(X_cal, y_cal)
+            rows.append(_row(model, seed, label, X_ev, est.predict_interval(X_ev)))
+        return rows
+    X_x, y_x = model.draw(np.random.default_rng([seed, 99]), N_CAL // 2)
+    b = RandomForestRegressor(200, min_samples_leaf=20, max_features=1.0, random_state=seed, n_jobs=1)
+    b.fit(X_x, y_x - sh.mu.predict(X_x))
+    for label, mu in (("plain", sh.mu), ("debiased", _Recentred(sh.mu, b))):
+        est = cf.ConformalRegressor(model=mu, prefit=True, **kw).conformalize(X_cal, y_cal)
+        rows.append(_row(model, seed, label, X_ev, est.predict_interval(X_ev)))
+    return rows
+
+
+def report(path: Path) -> str:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    by: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        by[(r["model"], r["lever"])].append(r)
+    return "\n".join(
+        f"{m} {lever}: |CC - 0.9| x 1000 {1000 * np.mean([r['dev'] for r in v]):.1f}, q10 "
+        f"{np.mean([r['q10'] for r in v]):.3f}, width/oracle {np.mean([r['width_ratio'] for r in v]):.3f} ({len(v)})"
+        for (m, lever), v in sorted(by.items())
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", nargs="+", default=["sim", "toy", "multi", "bias"])
+    ap.add_argument("--levers", choices=["leaves", "debias"], default="leaves")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=HERE / "condcov_16k_levers.jsonl")
+    ap.add_argument("--report", action="store_true", help="only print the comparison")
+    args = ap.parse_args()
+    if not args.report:
+        with args.out.open("a") as f:
+            for name in args.models:
+                for seed in range(args.seeds):
+                    for r in cell(bc.MODEL_SPECS[name], seed, args.levers):
+                        f.write(json.dumps(r) + "\n")
+    print(report(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
