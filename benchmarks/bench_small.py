@@ -238,7 +238,7 @@ def metrics(r: dict[str, Any], y: np.ndarray) -> dict[str, Any]:
         "share_infinite": float(np.mean(~finite)),
         "fit_s": r["fit_s"],
         "predict_s": r["predict_s"],
-        **{k: r[k] for k in ("pooled", "size_rule", "certified") if k in r},
+        **{k: r[k] for k in ("pooled", "normalized", "size_rule", "certified") if k in r},
     }
 
 
@@ -367,10 +367,13 @@ def targets(res: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
         "of the per-split ratio of median widths (± s.e.) and of mean widths, and in how many splits LCP-RF did "
         "not localize: by the size rule (fewer than ceil(10/alpha) = 100 localizer points: no localizer part, "
         "split conformal on every calibration point, so the ratio is exactly 1) or by the tuning (no forest beat "
-        "the no-localization candidate: split conformal on the conformal half).",
+        "the no-localization candidate: split conformal on the conformal half), and in how many it used "
+        "normalized split conformal (the forest gives only a scale sigma(x), every conformal point weighs the same; "
+        "docs/theory.md).",
         "",
-        "| data | model | median width ratio | mean width ratio | no localization: size rule / tuning | verdict |",
-        "|---|---|---:|---:|---:|---|",
+        "| data | model | median width ratio | mean width ratio | no localization: size rule / tuning | normalized "
+        "| verdict |",
+        "|---|---|---:|---:|---:|---:|---|",
     ]
     over, helped, skewed = [], [], []
     for name in names:
@@ -392,9 +395,11 @@ def targets(res: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
                 helped.append(f"{name}/{model}")
             if m > 1.02 and mean_ratio[0] + 2 * mean_ratio[1] < 1.0:
                 skewed.append(f"{name}/{model}")
+            # runs stored before the fact was recorded have no "normalized" key
+            normalized = f"{int(np.sum(cell['normalized']))}" if "normalized" in cell else "–"
             L.append(
                 f"| {name} | {model} | {m:.3f} ± {s:.3f} | {fmt(mean_ratio, 3)} | {by_rule} / {by_tuning} of "
-                f"{len(cell['pooled'])} | {verdict} |"
+                f"{len(cell['pooled'])} | {normalized} | {verdict} |"
             )
     L += [
         "",

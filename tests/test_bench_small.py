@@ -28,5 +28,8 @@ def test_two_splits_of_sim_300(tmp_path, capsys):
             assert abs(by["jackknife+", s]["mean_width"] / by["mapie-jackknife+", s]["mean_width"] - 1) < 1e-9
     for r in res["rows"]:
         assert 0.5 < r["coverage"] <= 1.0 and r["mean_width"] > 0 and r["fit_s"] >= 0
+        if r["method"] == "lcp-rf":  # what the localizer did, kept for the report
+            assert isinstance(r["pooled"], bool) and isinstance(r["normalized"], bool)
     text = (tmp_path / "bench_small.md").read_text()
     assert "### sim-300" in text and "### Targets" in text and "LCP-RF" in text
+    assert "| normalized |" in text
