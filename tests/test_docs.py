@@ -152,7 +152,7 @@ CODE_DIRECTIVES = {"{code-cell}", "{code-block}", "{code}", "{sourcecode}"}
 LONG_PAGES = {
     "README.md": "fits LCP-RF on all 53,940 diamonds",
     "docs/guide/methods.md": "fits every method, kernel LCP and SLCP with their out-of-fold model fits",
-    "docs/guide/guarantees.md": "fits 13 configurations to print their guarantees",
+    "docs/guide/guarantees.md": "fits 16 configurations to print their guarantees",
     "docs/guide/scale.md": "predicts 53,940 rows three times, once on a Dask cluster",
 }
 
