@@ -55,7 +55,7 @@ import numpy as np
 
 from .._validation import seed_entropy
 from ._float32 import RankColumns
-from .sigma_leaf import SigmaLeafChoice, choose_sigma_leaf
+from .sigma_leaf import choose_sigma_leaf
 from .tuning import (
     TUNE,
     TUNE_TREES,
@@ -226,12 +226,7 @@ def grow_from_sources(
     if check is not None:
         choice = SourceChoice("training", rows, {}, {"training": tunings["training"].localizes}, check)
         why = normalizes(loc, tunings["training"], n_conformal, rows["training"])
-        sigma = None
-        if why is not None:  # sigma(x)'s leaves, chosen on the training part alone
-            mf_sigma = 1.0 if mf == TUNE else mf
-            sqrt_rule = auto_min_samples_leaf(rows["training"])
-            sigma = choose_sigma_leaf(tree_X["training"], V_ref, sqrt_rule, mf_sigma, seed, loc.n_jobs)
-        return _grow_choice(loc, tunings["training"], choice, growing, X, V, seed, t0, normalized=why, sigma=sigma)
+        return _grow_choice(loc, tunings["training"], choice, growing, X, V, seed, t0, normalized=why)
     base = tunings["calibration"]
     held_out: dict[str, np.ndarray | None] = {}
     if base.reason or base.losses is None:
@@ -363,19 +358,20 @@ def _grow_choice(
     seed: Any,
     t0: float,
     normalized: str | None = None,
-    sigma: SigmaLeafChoice | None = None,
 ) -> Any:
     """Grow ``loc`` on the chosen source with its tuning's settings (no localization: one leaf of L;
-    ``normalized``, why: a forest for sigma(x) only, with ``sigma``'s chosen leaves and, unless given, every
-    feature)."""
+    ``normalized``, why: a forest for sigma(x) only, with every feature unless given, and the leaf
+    :func:`confrf.localizers.sigma_leaf.choose_sigma_leaf` picks on the growing rows)."""
+    from .forest import auto_min_samples_leaf
+
     loc.tuning_ = replace(tuning, losses=None)  # the per-point losses are not kept in the fitted object
     loc.source_choice_ = choice
     loc.tune_seconds_ = time.perf_counter() - t0
     if normalized is not None:
-        if sigma is None:
-            raise ValueError("a normalized localizer needs its sigma leaf choice (choose_sigma_leaf)")
         Xs, Vs = growing[choice.chosen]
         mf = 1.0 if loc.max_features == TUNE else loc.max_features
+        # out of bag on the growing rows alone (the training part): the conformal points stay unseen
+        sigma = choose_sigma_leaf(loc._tree_input(Xs), Vs, auto_min_samples_leaf(Xs.shape[0]), mf, seed, loc.n_jobs)
         loc.grow_chosen(Xs, Vs, sigma.chosen, mf, "forest", seed, normalized)
         loc.sigma_leaf_ = sigma
         return loc
