@@ -379,6 +379,18 @@ def methods(
     return out
 
 
+def shared_cell(model: Model, n_cal: int, seed: int, n_eval: int) -> Shared:
+    """The draws of one (model, n_cal, seed) cell (training, calibration, evaluation x) with its shared base model
+    fitted: every method of the cell, and the exploration scripts, see these rows."""
+    rng = np.random.default_rng([seed, n_cal, MODELS.index(model.name) if model.name in MODELS else 9])
+    X_tr, y_tr = model.draw(rng, N_TRAIN)
+    X_cal, y_cal = model.draw(rng, n_cal)
+    X_ev = model.draw_x(rng, n_eval)
+    sh = Shared(Split(model.name, X_tr, y_tr, X_cal, y_cal, X_ev, np.zeros(n_eval)), seed, ALPHA, 1)
+    sh.fit_base()
+    return sh
+
+
 def run_cell(
     model: Model,
     n_cal: int,
@@ -389,13 +401,8 @@ def run_cell(
     only: list[str] | None = None,
     variants: list[str] = (),
 ) -> list[dict[str, Any]]:
-    rng = np.random.default_rng([seed, n_cal, MODELS.index(model.name) if model.name in MODELS else 9])
-    X_tr, y_tr = model.draw(rng, N_TRAIN)
-    X_cal, y_cal = model.draw(rng, n_cal)
-    X_ev = model.draw_x(rng, n_eval)
-    split = Split(model.name, X_tr, y_tr, X_cal, y_cal, X_ev, np.zeros(n_eval))
-    sh = Shared(split, seed, ALPHA, 1)
-    sh.fit_base()
+    sh = shared_cell(model, n_cal, seed, n_eval)
+    X_ev = sh.split.X_te
     rows = []
     for name, fn in methods(n_cal, cc_points, variants).items():
         chosen = only is None or name in only or name.startswith("LCP-RF auto[")

@@ -33,8 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
 import bench_condcov as bc  # noqa: E402
-from peerbench.data import Split, base_model  # noqa: E402
-from peerbench.methods import Shared  # noqa: E402
+from peerbench.data import base_model  # noqa: E402
 
 import confrf as cf  # noqa: E402
 
@@ -77,12 +76,8 @@ def _row(model: bc.Model, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarra
 
 
 def cell(model: bc.Model, seed: int, lever: str) -> list[dict]:
-    rng = np.random.default_rng([seed, N_CAL, bc.MODELS.index(model.name)])
-    X_tr, y_tr = model.draw(rng, bc.N_TRAIN)
-    X_cal, y_cal = model.draw(rng, N_CAL)
-    X_ev = model.draw_x(rng, 2000)
-    sh = Shared(Split(model.name, X_tr, y_tr, X_cal, y_cal, X_ev, np.zeros(2000)), seed, bc.ALPHA, 1)
-    sh.fit_base()
+    sh = bc.shared_cell(model, N_CAL, seed, 2000)
+    X_tr, y_tr, X_cal, y_cal, X_ev = sh.split.X_tr, sh.split.y_tr, sh.split.X_cal, sh.split.y_cal, sh.split.X_te
     kw: dict[str, Any] = {"method": "lcp-rf", "alpha": bc.ALPHA, "random_state": seed, "n_jobs": 1}
     rows = []
     if lever == "leaves":

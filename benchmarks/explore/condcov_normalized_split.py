@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
 import bench_condcov as bc  # noqa: E402
-from peerbench.data import Split, base_model  # noqa: E402
+from peerbench.data import base_model  # noqa: E402
 from peerbench.methods import Shared  # noqa: E402
 
 import confrf as cf  # noqa: E402
@@ -44,16 +44,18 @@ LEAVES = (45, 90)
 TREES = 200
 
 
-def cell(model: bc.Model, n_cal: int, seed: int, n_eval: int, api: bool) -> list[dict]:
-    """The rows of one (model, n_cal, seed), with bench_condcov's draws (run_cell) and shared base model."""
-    rng = np.random.default_rng([seed, n_cal, bc.MODELS.index(model.name)])
-    X_tr, y_tr = model.draw(rng, bc.N_TRAIN)
-    X_cal, y_cal = model.draw(rng, n_cal)
-    X_ev = model.draw_x(rng, n_eval)
-    sh = Shared(Split(model.name, X_tr, y_tr, X_cal, y_cal, X_ev, np.zeros(n_eval)), seed, bc.ALPHA, 1)
-    sh.fit_base()
+def training_residuals(sh: Shared) -> np.ndarray:
+    """The training part's 5-fold out-of-fold absolute residuals of the cell's base model (sigma's target)."""
+    X_tr, y_tr, seed = sh.split.X_tr, sh.split.y_tr, sh.seed
     oof = cross_val_predict(base_model(seed), X_tr, y_tr, cv=KFold(5, shuffle=True, random_state=seed))
-    resid = np.abs(y_tr - oof)
+    return np.abs(y_tr - oof)
+
+
+def cell(model: bc.Model, n_cal: int, seed: int, n_eval: int, api: bool) -> list[dict]:
+    """The rows of one (model, n_cal, seed), with bench_condcov's draws and shared base model."""
+    sh = bc.shared_cell(model, n_cal, seed, n_eval)
+    X_tr, y_tr, X_cal, y_cal, X_ev = sh.split.X_tr, sh.split.y_tr, sh.split.X_cal, sh.split.y_cal, sh.split.X_te
+    resid = training_residuals(sh)
     floor = 1e-3 * float(resid.mean())
     mu_cal, mu_ev = sh.mu.predict(X_cal), sh.mu.predict(X_ev)
     rows = []

@@ -24,15 +24,14 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.ensemble import RandomForestRegressor
-from sklearn.model_selection import KFold, cross_val_predict
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
 import bench_condcov as bc  # noqa: E402
-from peerbench.data import Split, base_model  # noqa: E402
-from peerbench.methods import Shared  # noqa: E402
+from condcov_normalized_split import training_residuals  # noqa: E402
 
 #: around the sqrt rule of the 2,000 training rows (45)
 LEAVES = (16, 23, 32, 45, 64, 90, 128)
@@ -48,14 +47,9 @@ GRIDS = {
 
 
 def cell(model: bc.Model, n_cal: int, seed: int, n_eval: int) -> list[dict]:
-    rng = np.random.default_rng([seed, n_cal, bc.MODELS.index(model.name)])
-    X_tr, y_tr = model.draw(rng, bc.N_TRAIN)
-    X_cal, y_cal = model.draw(rng, n_cal)
-    X_ev = model.draw_x(rng, n_eval)
-    sh = Shared(Split(model.name, X_tr, y_tr, X_cal, y_cal, X_ev, np.zeros(n_eval)), seed, bc.ALPHA, 1)
-    sh.fit_base()
-    oof = cross_val_predict(base_model(seed), X_tr, y_tr, cv=KFold(5, shuffle=True, random_state=seed))
-    r = np.abs(y_tr - oof)
+    sh = bc.shared_cell(model, n_cal, seed, n_eval)
+    X_tr, X_cal, y_cal, X_ev = sh.split.X_tr, sh.split.X_cal, sh.split.y_cal, sh.split.X_te
+    r = training_residuals(sh)
     floor = 1e-3 * float(r.mean())
     mu_cal, mu_ev = sh.mu.predict(X_cal), sh.mu.predict(X_ev)
     rows = []
