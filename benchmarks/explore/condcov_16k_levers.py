@@ -10,10 +10,22 @@ On ``bench_condcov.py``'s cells at n_cal 16,000 (same models, draws, seeds and s
   then LCP-RF on the prefit corrected model ("debiased") against the same on mu ("plain"). A calibration set has
   no extra rows; inside LCP-RF b would have to be learned on the localizer part, so this bounds what it could give.
 
+Ninth round:
+
+- ``--levers split``: the default with a smaller localizer share of the calibration set (``localizer_size`` 0.25
+  and 0.35 instead of 0.5: more conformal points per leaf, fewer rows to grow the forest): rows "loc25", "loc35";
+- ``--levers eqtail``: the default's forest with an equal-tailed interval instead of the symmetric one: the upper
+  end the one-sided LCP bound of the signed residual at 1 - alpha / 2 (``predict_quantiles``), the lower end the
+  same bound of the negated residual, so each side misses at most alpha / 2 (exact) and the interval at most alpha.
+  Rows "symmetric" and "equal-tailed", with the median over the evaluation points of the forest weights'
+  effective sample size (Kish, ``ess``).
+
 Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round").
 
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers leaves --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers debias --seeds 2
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers split --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers eqtail --seeds 3
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ import bench_condcov as bc  # noqa: E402
 from peerbench.data import base_model  # noqa: E402
 
 import confrf as cf  # noqa: E402
+from confrf.calibrators.distribution import SignedDistribution, signed_parts  # noqa: E402
 
 N_CAL = 16000
 #: forced LCP-RF settings (estimator parameters, options) of ``--levers leaves``
@@ -45,6 +58,8 @@ LEAVES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "L360f": ({"min_samples_leaf": 360}, {"scale": "forest"}),
     "L180n": ({"min_samples_leaf": 180}, {"scale": "none"}),
 }
+#: ``--levers split``: the localizer share of the calibration set
+SPLIT = {"loc25": 0.25, "loc35": 0.35}
 
 
 class _Recentred:
@@ -60,7 +75,7 @@ class _Recentred:
         return self.mu.predict(X) + self.b.predict(X)
 
 
-def _row(model: bc.Model, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarray) -> dict:
+def _row(model: bc.Model, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarray, **extra: Any) -> dict:
     cc = model.coverage(X_ev, iv[:, 0], iv[:, 1])
     row = {
         "model": model.name,
@@ -70,6 +85,7 @@ def _row(model: bc.Model, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarra
         "dev": float(np.mean(np.abs(cc - (1 - bc.ALPHA)))),
         "q10": float(np.quantile(cc, 0.1)),
         "width_ratio": float(np.mean(iv[:, 1] - iv[:, 0]) / np.mean(model.oracle_width(X_ev))),
+        **extra,
     }
     print(json.dumps(row), flush=True)
     return row
@@ -85,6 +101,23 @@ def cell(model: bc.Model, seed: int, lever: str) -> list[dict]:
             est = cf.ConformalRegressor(model=base_model(seed), options=dict(options), **params, **kw)
             est.fit(X_tr, y_tr).conformalize(X_cal, y_cal)
             rows.append(_row(model, seed, label, X_ev, est.predict_interval(X_ev)))
+        return rows
+    if lever == "split":
+        for label, share in SPLIT.items():
+            est = cf.ConformalRegressor(model=base_model(seed), localizer_size=share, **kw)
+            est.fit(X_tr, y_tr).conformalize(X_cal, y_cal)
+            rows.append(_row(model, seed, label, X_ev, est.predict_interval(X_ev)))
+        return rows
+    if lever == "eqtail":
+        est = cf.ConformalRegressor(model=base_model(seed), **kw).fit(X_tr, y_tr).conformalize(X_cal, y_cal)
+        w = est.calibrator_.localizer.weights(X_ev)
+        ess = float(np.median(np.asarray(w.sum(axis=1)).ravel() ** 2 / np.asarray(w.multiply(w).sum(axis=1)).ravel()))
+        c, s = signed_parts(est.score_, est.model_.predict(X_ev))
+        upper = est.signed_distribution().thresholds(X_ev, [1 - bc.ALPHA / 2], n_jobs=1)[:, 0]
+        negated = SignedDistribution.from_calibrator(est.calibrator_, -est.calib_signed_)
+        lower = negated.thresholds(X_ev, [1 - bc.ALPHA / 2], n_jobs=1)[:, 0]
+        rows.append(_row(model, seed, "symmetric", X_ev, est.predict_interval(X_ev), ess=ess))
+        rows.append(_row(model, seed, "equal-tailed", X_ev, np.column_stack([c - s * lower, c + s * upper]), ess=ess))
         return rows
     X_x, y_x = model.draw(np.random.default_rng([seed, 99]), N_CAL // 2)
     b = RandomForestRegressor(200, min_samples_leaf=20, max_features=1.0, random_state=seed, n_jobs=1)
@@ -110,7 +143,7 @@ def report(path: Path) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", nargs="+", default=["sim", "toy", "multi", "bias"])
-    ap.add_argument("--levers", choices=["leaves", "debias"], default="leaves")
+    ap.add_argument("--levers", choices=["leaves", "debias", "split", "eqtail"], default="leaves")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--out", type=Path, default=HERE / "condcov_16k_levers.jsonl")
     ap.add_argument("--report", action="store_true", help="only print the comparison")
