@@ -18,7 +18,8 @@ Ninth round:
   end the one-sided LCP bound of the signed residual at 1 - alpha / 2 (``predict_quantiles``), the lower end the
   same bound of the negated residual, so each side misses at most alpha / 2 (exact) and the interval at most alpha.
   Rows "symmetric" and "equal-tailed", with the median over the evaluation points of the forest weights'
-  effective sample size (Kish, ``ess``).
+  effective sample size (Kish, ``ess``; n_conformal where the weights are uniform). ``--n-cal 1000`` / ``4000``
+  runs the same at the other sizes of the benchmark.
 
 Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round").
 
@@ -75,11 +76,11 @@ class _Recentred:
         return self.mu.predict(X) + self.b.predict(X)
 
 
-def _row(model: bc.Model, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarray, **extra: Any) -> dict:
+def _row(model: bc.Model, n_cal: int, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarray, **extra: Any) -> dict:
     cc = model.coverage(X_ev, iv[:, 0], iv[:, 1])
     row = {
         "model": model.name,
-        "n_cal": N_CAL,
+        "n_cal": n_cal,
         "seed": seed,
         "lever": label,
         "dev": float(np.mean(np.abs(cc - (1 - bc.ALPHA)))),
@@ -91,8 +92,8 @@ def _row(model: bc.Model, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarra
     return row
 
 
-def cell(model: bc.Model, seed: int, lever: str) -> list[dict]:
-    sh = bc.shared_cell(model, N_CAL, seed, 2000)
+def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dict]:
+    sh = bc.shared_cell(model, n_cal, seed, 2000)
     X_tr, y_tr, X_cal, y_cal, X_ev = sh.split.X_tr, sh.split.y_tr, sh.split.X_cal, sh.split.y_cal, sh.split.X_te
     kw: dict[str, Any] = {"method": "lcp-rf", "alpha": bc.ALPHA, "random_state": seed, "n_jobs": 1}
     rows = []
@@ -100,13 +101,13 @@ def cell(model: bc.Model, seed: int, lever: str) -> list[dict]:
         for label, (params, options) in LEAVES.items():
             est = cf.ConformalRegressor(model=base_model(seed), options=dict(options), **params, **kw)
             est.fit(X_tr, y_tr).conformalize(X_cal, y_cal)
-            rows.append(_row(model, seed, label, X_ev, est.predict_interval(X_ev)))
+            rows.append(_row(model, n_cal, seed, label, X_ev, est.predict_interval(X_ev)))
         return rows
     if lever == "split":
         for label, share in SPLIT.items():
             est = cf.ConformalRegressor(model=base_model(seed), localizer_size=share, **kw)
             est.fit(X_tr, y_tr).conformalize(X_cal, y_cal)
-            rows.append(_row(model, seed, label, X_ev, est.predict_interval(X_ev)))
+            rows.append(_row(model, n_cal, seed, label, X_ev, est.predict_interval(X_ev)))
         return rows
     if lever == "eqtail":
         est = cf.ConformalRegressor(model=base_model(seed), **kw).fit(X_tr, y_tr).conformalize(X_cal, y_cal)
@@ -116,15 +117,17 @@ def cell(model: bc.Model, seed: int, lever: str) -> list[dict]:
         upper = est.signed_distribution().thresholds(X_ev, [1 - bc.ALPHA / 2], n_jobs=1)[:, 0]
         negated = SignedDistribution.from_calibrator(est.calibrator_, -est.calib_signed_)
         lower = negated.thresholds(X_ev, [1 - bc.ALPHA / 2], n_jobs=1)[:, 0]
-        rows.append(_row(model, seed, "symmetric", X_ev, est.predict_interval(X_ev), ess=ess))
-        rows.append(_row(model, seed, "equal-tailed", X_ev, np.column_stack([c - s * lower, c + s * upper]), ess=ess))
+        rows.append(_row(model, n_cal, seed, "symmetric", X_ev, est.predict_interval(X_ev), ess=ess))
+        rows.append(
+            _row(model, n_cal, seed, "equal-tailed", X_ev, np.column_stack([c - s * lower, c + s * upper]), ess=ess)
+        )
         return rows
-    X_x, y_x = model.draw(np.random.default_rng([seed, 99]), N_CAL // 2)
+    X_x, y_x = model.draw(np.random.default_rng([seed, 99]), n_cal // 2)
     b = RandomForestRegressor(200, min_samples_leaf=20, max_features=1.0, random_state=seed, n_jobs=1)
     b.fit(X_x, y_x - sh.mu.predict(X_x))
     for label, mu in (("plain", sh.mu), ("debiased", _Recentred(sh.mu, b))):
         est = cf.ConformalRegressor(model=mu, prefit=True, **kw).conformalize(X_cal, y_cal)
-        rows.append(_row(model, seed, label, X_ev, est.predict_interval(X_ev)))
+        rows.append(_row(model, n_cal, seed, label, X_ev, est.predict_interval(X_ev)))
     return rows
 
 
@@ -132,11 +135,11 @@ def report(path: Path) -> str:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     by: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
-        by[(r["model"], r["lever"])].append(r)
+        by[(r["model"], r["n_cal"], r["lever"])].append(r)
     return "\n".join(
-        f"{m} {lever}: |CC - 0.9| x 1000 {1000 * np.mean([r['dev'] for r in v]):.1f}, q10 "
+        f"{m} {n}: {lever}: |CC - 0.9| x 1000 {1000 * np.mean([r['dev'] for r in v]):.1f}, q10 "
         f"{np.mean([r['q10'] for r in v]):.3f}, width/oracle {np.mean([r['width_ratio'] for r in v]):.3f} ({len(v)})"
-        for (m, lever), v in sorted(by.items())
+        for (m, n, lever), v in sorted(by.items())
     )
 
 
@@ -145,6 +148,7 @@ def main() -> int:
     ap.add_argument("--models", nargs="+", default=["sim", "toy", "multi", "bias"])
     ap.add_argument("--levers", choices=["leaves", "debias", "split", "eqtail"], default="leaves")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--n-cal", type=int, default=N_CAL, help="calibration rows per cell (16,000: the target's size)")
     ap.add_argument("--out", type=Path, default=HERE / "condcov_16k_levers.jsonl")
     ap.add_argument("--report", action="store_true", help="only print the comparison")
     args = ap.parse_args()
@@ -152,7 +156,7 @@ def main() -> int:
         with args.out.open("a") as f:
             for name in args.models:
                 for seed in range(args.seeds):
-                    for r in cell(bc.MODEL_SPECS[name], seed, args.levers):
+                    for r in cell(bc.MODEL_SPECS[name], seed, args.levers, args.n_cal):
                         f.write(json.dumps(r) + "\n")
     print(report(args.out))
     return 0
