@@ -21,7 +21,7 @@ Ninth round:
   effective sample size (Kish, ``ess``; n_conformal where the weights are uniform). ``--n-cal 1000`` / ``4000``
   runs the same at the other sizes of the benchmark.
 
-Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round").
+Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round" and "Ninth round").
 
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers leaves --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers debias --seeds 2
@@ -112,7 +112,7 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
     if lever == "eqtail":
         est = cf.ConformalRegressor(model=base_model(seed), **kw).fit(X_tr, y_tr).conformalize(X_cal, y_cal)
         w = est.calibrator_.localizer.weights(X_ev)
-        ess = float(np.median(np.asarray(w.sum(axis=1)).ravel() ** 2 / np.asarray(w.multiply(w).sum(axis=1)).ravel()))
+        ess = float(np.median(1.0 / np.asarray(w.multiply(w).sum(axis=1)).ravel()))  # QRF rows sum to 1
         c, s = signed_parts(est.score_, est.model_.predict(X_ev))
         upper = est.signed_distribution().thresholds(X_ev, [1 - bc.ALPHA / 2], n_jobs=1)[:, 0]
         negated = SignedDistribution.from_calibrator(est.calibrator_, -est.calib_signed_)
