@@ -21,12 +21,23 @@ Ninth round:
   effective sample size (Kish, ``ess``; n_conformal where the weights are uniform). ``--n-cal 1000`` / ``4000``
   runs the same at the other sizes of the benchmark.
 
-Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round" and "Ninth round").
+Tenth round:
+
+- ``--levers refit``: the base model fitted on the training rows *and* a random half of the calibration rows
+  (10,000 rows at n_cal 16,000), the other half conformalized: row "refit/training" with
+  ``localizer_data="training"`` (the forest on the 10,000 rows' out-of-fold scores, all 8,000 rows conformal
+  points), "refit/default" with no option (4,000 localizer rows: the gate closes, calibration rows only). Exact
+  either way: the model and the forest read only rows that are not conformal points. The rows record mu's median
+  |b(x)| / s(x) at the evaluation points (``med_d``; b = mu - m, s the noise scale), and "refit/noise-scale
+  oracle" is ``condcov_noise_oracle.py``'s oracle (mu +- c s(x), c exact for a mean CC of 0.9) on the refitted mu.
+
+Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round", "Ninth round" and "Tenth round").
 
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers leaves --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers debias --seeds 2
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers split --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers eqtail --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers refit --seeds 3
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE.parent.parent))
 
 import bench_condcov as bc  # noqa: E402
+from condcov_noise_oracle import noise_scale_oracle  # noqa: E402
 from peerbench.data import base_model  # noqa: E402
 
 import confrf as cf  # noqa: E402
@@ -122,6 +134,20 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
             _row(model, n_cal, seed, "equal-tailed", X_ev, np.column_stack([c - s * lower, c + s * upper]), ess=ess)
         )
         return rows
+    if lever == "refit":
+        half = np.random.default_rng([seed, 7]).permutation(n_cal)
+        grow, conf = half[: n_cal // 2], half[n_cal // 2 :]
+        X_fit, y_fit = np.vstack([X_tr, X_cal[grow]]), np.concatenate([y_tr, y_cal[grow]])
+        for label, options in (("refit/training", {"localizer_data": "training"}), ("refit/default", {})):
+            est = cf.ConformalRegressor(model=base_model(seed), options=options, **kw)
+            est.fit(X_fit, y_fit).conformalize(X_cal[conf], y_cal[conf])
+            mu_ev = est.model_.predict(X_ev)
+            d = float(np.median(np.abs(mu_ev - model.mean(X_ev)) / model.scale(X_ev)))
+            rows.append(_row(model, n_cal, seed, label, X_ev, est.predict_interval(X_ev), med_d=d))
+        c, _ = noise_scale_oracle(model, X_ev, mu_ev)  # the refitted mu's ceiling for a noise-only localizer
+        oracle = mu_ev[:, None] + np.outer(c * model.scale(X_ev), [-1.0, 1.0])
+        rows.append(_row(model, n_cal, seed, "refit/noise-scale oracle", X_ev, oracle, med_d=d))
+        return rows
     X_x, y_x = model.draw(np.random.default_rng([seed, 99]), n_cal // 2)
     b = RandomForestRegressor(200, min_samples_leaf=20, max_features=1.0, random_state=seed, n_jobs=1)
     b.fit(X_x, y_x - sh.mu.predict(X_x))
@@ -146,7 +172,7 @@ def report(path: Path) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", nargs="+", default=["sim", "toy", "multi", "bias"])
-    ap.add_argument("--levers", choices=["leaves", "debias", "split", "eqtail"], default="leaves")
+    ap.add_argument("--levers", choices=["leaves", "debias", "split", "eqtail", "refit"], default="leaves")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--n-cal", type=int, default=N_CAL, help="calibration rows per cell (16,000: the target's size)")
     ap.add_argument("--out", type=Path, default=HERE / "condcov_16k_levers.jsonl")
