@@ -1,4 +1,4 @@
-"""Issue 36, eighth round: two levers on q10(CC) at 16,000 calibration rows, measured outside the default.
+"""Issue 36, eighth to tenth rounds: levers on q10(CC) at 16,000 calibration rows, measured outside the default.
 
 On ``bench_condcov.py``'s cells at n_cal 16,000 (same models, draws, seeds and shared base model; exact CC):
 
@@ -31,6 +31,13 @@ Tenth round:
   |b(x)| / s(x) at the evaluation points (``med_d``; b = mu - m, s the noise scale), and "refit/noise-scale
   oracle" is ``condcov_noise_oracle.py``'s oracle (mu +- c s(x), c exact for a mean CC of 0.9) on the refitted mu.
 
+- ``--levers recentre``: re-centring as LCP-RF could do it inside a calibration set (no extra rows): the base model
+  mu stays fixed; on a random half of the calibration rows a random forest b (200 trees, leaves of 20 rows) learns
+  mu's signed residuals, the forest of LCP-RF grows on that half's out-of-fold scores of mu + b
+  (``localizer_data="training"``: b refitted in 5 folds, so the scores are not in-sample), and the other half are
+  the conformal points: row "recentre/b", against "recentre/plain", the same with b = 0. Exact: b and the forest
+  read only the first half.
+
 Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round", "Ninth round" and "Tenth round").
 
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers leaves --seeds 3
@@ -38,6 +45,7 @@ Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round", 
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers split --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers eqtail --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers refit --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers recentre --seeds 3
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import RandomForestRegressor
 
 HERE = Path(__file__).resolve().parent
@@ -86,6 +95,35 @@ class _Recentred:
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return self.mu.predict(X) + self.b.predict(X)
+
+
+class _Frozen:
+    """A fitted model that scikit-learn's ``clone`` copies as it is (not an estimator parameter to refit)."""
+
+    def __init__(self, mu: Any) -> None:
+        self.mu = mu
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.mu.predict(X)
+
+
+class _LearnsBias(RegressorMixin, BaseEstimator):
+    """mu (frozen) plus, if ``learn``, a random forest of the signed residuals of the rows it is fitted on."""
+
+    def __init__(self, mu: _Frozen | None = None, learn: bool = True, random_state: int | None = None) -> None:
+        self.mu, self.learn, self.random_state = mu, learn, random_state
+
+    def fit(self, X: np.ndarray, y: np.ndarray) -> _LearnsBias:
+        self.b_ = None
+        if self.learn:
+            self.b_ = RandomForestRegressor(
+                200, min_samples_leaf=20, max_features=1.0, random_state=self.random_state, n_jobs=1
+            ).fit(X, y - self.mu.predict(X))
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        return self.mu.predict(X) + (0.0 if self.b_ is None else self.b_.predict(X))
 
 
 def _row(model: bc.Model, n_cal: int, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarray, **extra: Any) -> dict:
@@ -148,6 +186,16 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
         oracle = mu_ev[:, None] + np.outer(c * model.scale(X_ev), [-1.0, 1.0])
         rows.append(_row(model, n_cal, seed, "refit/noise-scale oracle", X_ev, oracle, med_d=d))
         return rows
+    if lever == "recentre":
+        half = np.random.default_rng([seed, 7]).permutation(n_cal)
+        grow, conf = half[: n_cal // 2], half[n_cal // 2 :]
+        for label, learn in (("recentre/plain", False), ("recentre/b", True)):
+            est = cf.ConformalRegressor(
+                model=_LearnsBias(_Frozen(sh.mu), learn), options={"localizer_data": "training"}, **kw
+            )
+            est.fit(X_cal[grow], y_cal[grow]).conformalize(X_cal[conf], y_cal[conf])
+            rows.append(_row(model, n_cal, seed, label, X_ev, est.predict_interval(X_ev)))
+        return rows
     X_x, y_x = model.draw(np.random.default_rng([seed, 99]), n_cal // 2)
     b = RandomForestRegressor(200, min_samples_leaf=20, max_features=1.0, random_state=seed, n_jobs=1)
     b.fit(X_x, y_x - sh.mu.predict(X_x))
@@ -172,7 +220,7 @@ def report(path: Path) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", nargs="+", default=["sim", "toy", "multi", "bias"])
-    ap.add_argument("--levers", choices=["leaves", "debias", "split", "eqtail", "refit"], default="leaves")
+    ap.add_argument("--levers", choices=["leaves", "debias", "split", "eqtail", "refit", "recentre"], default="leaves")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--n-cal", type=int, default=N_CAL, help="calibration rows per cell (16,000: the target's size)")
     ap.add_argument("--out", type=Path, default=HERE / "condcov_16k_levers.jsonl")
