@@ -126,6 +126,12 @@ class _LearnsBias(RegressorMixin, BaseEstimator):
         return self.mu.predict(X) + (0.0 if self.b_ is None else self.b_.predict(X))
 
 
+def _halves(seed: int, n_cal: int) -> tuple[np.ndarray, np.ndarray]:
+    """A random half of the calibration rows (for the model or b and the forest) and the other half (conformal)."""
+    perm = np.random.default_rng([seed, 7]).permutation(n_cal)
+    return perm[: n_cal // 2], perm[n_cal // 2 :]
+
+
 def _row(model: bc.Model, n_cal: int, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarray, **extra: Any) -> dict:
     cc = model.coverage(X_ev, iv[:, 0], iv[:, 1])
     row = {
@@ -173,8 +179,7 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
         )
         return rows
     if lever == "refit":
-        half = np.random.default_rng([seed, 7]).permutation(n_cal)
-        grow, conf = half[: n_cal // 2], half[n_cal // 2 :]
+        grow, conf = _halves(seed, n_cal)
         X_fit, y_fit = np.vstack([X_tr, X_cal[grow]]), np.concatenate([y_tr, y_cal[grow]])
         for label, options in (("refit/training", {"localizer_data": "training"}), ("refit/default", {})):
             est = cf.ConformalRegressor(model=base_model(seed), options=options, **kw)
@@ -182,13 +187,13 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
             mu_ev = est.model_.predict(X_ev)
             d = float(np.median(np.abs(mu_ev - model.mean(X_ev)) / model.scale(X_ev)))
             rows.append(_row(model, n_cal, seed, label, X_ev, est.predict_interval(X_ev), med_d=d))
+        # both rows fitted the same seeded model on the same rows, so mu_ev and d are theirs alike
         c, _ = noise_scale_oracle(model, X_ev, mu_ev)  # the refitted mu's ceiling for a noise-only localizer
         oracle = mu_ev[:, None] + np.outer(c * model.scale(X_ev), [-1.0, 1.0])
         rows.append(_row(model, n_cal, seed, "refit/noise-scale oracle", X_ev, oracle, med_d=d))
         return rows
     if lever == "recentre":
-        half = np.random.default_rng([seed, 7]).permutation(n_cal)
-        grow, conf = half[: n_cal // 2], half[n_cal // 2 :]
+        grow, conf = _halves(seed, n_cal)
         for label, learn in (("recentre/plain", False), ("recentre/b", True)):
             est = cf.ConformalRegressor(
                 model=_LearnsBias(_Frozen(sh.mu), learn), options={"localizer_data": "training"}, **kw
