@@ -2,10 +2,10 @@
 
 The gate (``confrf.calibrators.localizer_split.TRAINING_GATE``) lets the training rows compete for the forest only
 while the localizer part is below 2,500 rows. ``cf.lcp_rf``'s even split gives a training part twice the localizer
-part, so on large data the gate keeps more rows out than it lets in. Each seed holds out 20 % of the rows, fits
-``cf.lcp_rf("y ~ .")`` on the rest twice, as shipped ("gated") and with the gate's constant patched out ("open"),
-and records held-out coverage, worst-slab coverage (1,000 directions, delta 0.1), widths, the forest's source and
-the fit's CPU seconds (one thread).
+part, so on large data the gate leaves out twice as many rows as the forest grows on. Each seed holds out 20 % of
+the rows, fits ``cf.lcp_rf("y ~ .")`` on the rest twice, as shipped ("gated") and with the gate's constant patched
+out ("open"), and records held-out coverage, worst-slab coverage (1,000 directions, delta 0.1), widths, the
+forest's source and the fit's CPU seconds (one thread).
 
 Rows: ``gate_open_real.jsonl`` (docs/benchmarks/condcov.md, "Tenth round").
 
