@@ -9,7 +9,8 @@ forest's source and the fit's CPU seconds (one thread).
 
 Rows: ``gate_open_real.jsonl`` (docs/benchmarks/condcov.md, "Tenth round").
 
-    OMP_NUM_THREADS=1 python benchmarks/explore/gate_open_real.py --data california diamonds --seeds 2
+    OMP_NUM_THREADS=1 python benchmarks/explore/gate_open_real.py --data california --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/explore/gate_open_real.py --data diamonds --seeds 2
 """
 
 from __future__ import annotations
