@@ -36,7 +36,7 @@ Tenth round:
   mu's signed residuals, the forest of LCP-RF grows on that half's out-of-fold scores of mu + b
   (``localizer_data="training"``: b refitted in 5 folds, so the scores are not in-sample), and the other half are
   the conformal points: row "recentre/b", against "recentre/plain", the same with b = 0. Exact: b and the forest
-  read only the first half.
+  read only the first half. ``--n-cal 4000`` / ``1000`` runs it at the benchmark's other sizes.
 
 Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round", "Ninth round" and "Tenth round").
 
@@ -45,7 +45,7 @@ Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round", 
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers split --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers eqtail --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers refit --seeds 3
-    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers recentre --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers recentre --seeds 3 [--n-cal 4000]
 """
 
 from __future__ import annotations
