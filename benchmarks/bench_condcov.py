@@ -266,6 +266,8 @@ VARIANTS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # issue 36, eighth round: sigma(x)'s leaves fixed at the sqrt rule, as in the seventh round (the stored rows of
     # that name at n_cal 500-4,000 are the runs of "LCP-RF default" made before the leaf was chosen out of bag)
     "sigma-sqrt": ({}, {"confrf.localizers.sigma_leaf:SIGMA_LEAF_FACTORS": (1.0,)}),
+    # issue 36, eleventh round: the tuning without the "screened" max_features candidate (all columns, or a third)
+    "noscreen": ({}, {"confrf.localizers.screening:SCREEN_MIN_FEATURES": 10**9}),
     "calibration": ({"localizer_data": "calibration"}, {}),
     "cal2": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 2.0}),
     "cal1": ({"localizer_data": "calibration"}, {"confrf.localizers.tuning:NO_LOCALIZATION_SE": 1.0}),

@@ -1,4 +1,4 @@
-"""Issue 36, eighth to tenth rounds: levers on q10(CC) at 16,000 calibration rows, measured outside the default.
+"""Issue 36, eighth to eleventh rounds: levers on q10(CC) at 16,000 calibration rows, measured outside the default.
 
 On ``bench_condcov.py``'s cells at n_cal 16,000 (same models, draws, seeds and shared base model; exact CC):
 
@@ -38,7 +38,20 @@ Tenth round:
   the conformal points: row "recentre/b", against "recentre/plain", the same with b = 0. Exact: b and the forest
   read only the first half. ``--n-cal 4000`` / ``1000`` runs it at the benchmark's other sizes.
 
-Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round", "Ninth round" and "Tenth round").
+Eleventh round:
+
+- ``--levers signed``: forests grown on a random half of the calibration rows with fixed leaves (20, 45, 90 rows;
+  200 trees, every column, scale "none"), the other half the conformal points, on three targets: the absolute
+  residual (row "abs/symmetric/L..", LCP-RF's forest with fixed settings, and "abs/equal-tailed/L.."), the signed
+  residual y - mu ("signed/equal-tailed/L..": the leaves follow mu's bias) and both, standardized, as one
+  multi-output forest ("both/equal-tailed/L.."). The equal-tailed rows are the two one-sided exact LCP bounds of the
+  signed residual and of its negation at alpha / 2 each, as in ``eqtail``. Exact: the forests read only the first
+  half.
+- ``--levers trees``: the default with 100, 200 and 400 trees in its final forest (``n_estimators``; the tuning,
+  whose forests have their own tree count, chooses the same settings), with the weights' median effective sample
+  size.
+
+Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round" to "Eleventh round").
 
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers leaves --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers debias --seeds 2
@@ -46,6 +59,8 @@ Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round", 
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers eqtail --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers refit --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers recentre --seeds 3 [--n-cal 4000]
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers signed --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers trees --seeds 3
 """
 
 from __future__ import annotations
@@ -70,7 +85,10 @@ from condcov_noise_oracle import noise_scale_oracle  # noqa: E402
 from peerbench.data import base_model  # noqa: E402
 
 import confrf as cf  # noqa: E402
+from confrf._validation import required_count  # noqa: E402
 from confrf.calibrators.distribution import SignedDistribution, signed_parts  # noqa: E402
+from confrf.localizers import ForestLocalizer  # noqa: E402
+from confrf.localizers._float32 import RankColumns  # noqa: E402
 
 N_CAL = 16000
 #: forced LCP-RF settings (estimator parameters, options) of ``--levers leaves``
@@ -130,6 +148,27 @@ def _halves(seed: int, n_cal: int) -> tuple[np.ndarray, np.ndarray]:
     """A random half of the calibration rows (for the model or b and the forest) and the other half (conformal)."""
     perm = np.random.default_rng([seed, 7]).permutation(n_cal)
     return perm[: n_cal // 2], perm[n_cal // 2 :]
+
+
+LEVERS = ("leaves", "debias", "split", "eqtail", "refit", "recentre", "signed", "trees")
+#: ``--levers trees``: the default with this many trees in its final forest (the tuning is unchanged)
+TREES = (100, 200, 400)
+#: ``--levers signed``: fixed leaf sizes of the forests grown on the localizer half
+SIGNED_LEAVES = (20, 45, 90)
+
+
+def _grown(X: np.ndarray, target: np.ndarray, leaf: int, seed: int) -> ForestLocalizer:
+    """An honest forest (scale "none") grown on ``target``, one column or several (scikit-learn's multi-output
+    trees: a split's gain sums the columns' variance reductions)."""
+    loc = ForestLocalizer(n_estimators=200, min_samples_leaf=leaf, max_features=1.0, random_state=seed, n_jobs=1)
+    loc.rank_columns_, loc.columns_, loc.n_columns_ = RankColumns.learn(X), None, X.shape[1]
+    return loc.grow_chosen(X, target, leaf, 1.0, "none", seed)
+
+
+def _one_sided(loc: ForestLocalizer, X_conf: np.ndarray, s: np.ndarray, X_ev: np.ndarray, level: float) -> np.ndarray:
+    """The exact LCP bound t(x) of {s <= t(x)} at miscoverage ``level``, with ``loc``'s weights on (X_conf, s)."""
+    loc.index(X_conf, s)
+    return loc.thresholds(X_ev, required_count(level, len(s)))[0]
 
 
 def _row(model: bc.Model, n_cal: int, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarray, **extra: Any) -> dict:
@@ -192,6 +231,32 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
         oracle = mu_ev[:, None] + np.outer(c * model.scale(X_ev), [-1.0, 1.0])
         rows.append(_row(model, n_cal, seed, "refit/noise-scale oracle", X_ev, oracle, med_d=d))
         return rows
+    if lever == "trees":
+        for k in TREES:
+            est = cf.ConformalRegressor(model=base_model(seed), n_estimators=k, **kw)
+            est.fit(X_tr, y_tr).conformalize(X_cal, y_cal)
+            w = est.calibrator_.localizer.weights(X_ev)
+            ess = float(np.median(1.0 / np.asarray(w.multiply(w).sum(axis=1)).ravel()))  # QRF rows sum to 1
+            rows.append(_row(model, n_cal, seed, f"trees{k}", X_ev, est.predict_interval(X_ev), ess=ess))
+        return rows
+    if lever == "signed":
+        grow, conf = _halves(seed, n_cal)
+        r = y_cal - sh.mu.predict(X_cal)
+        mu_ev = sh.mu.predict(X_ev)
+        both = np.column_stack([r[grow], np.abs(r[grow])])
+        targets = {"abs": both[:, 1], "signed": both[:, 0], "both": (both - both.mean(0)) / both.std(0)}
+        for leaf in SIGNED_LEAVES:
+            for tname, target in targets.items():
+                loc = _grown(X_cal[grow], target, leaf, seed)
+                if tname == "abs":
+                    t = _one_sided(loc, X_cal[conf], np.abs(r[conf]), X_ev, bc.ALPHA)
+                    iv = np.column_stack([mu_ev - t, mu_ev + t])
+                    rows.append(_row(model, n_cal, seed, f"abs/symmetric/L{leaf}", X_ev, iv))
+                up = _one_sided(loc, X_cal[conf], r[conf], X_ev, bc.ALPHA / 2)
+                lo = _one_sided(loc, X_cal[conf], -r[conf], X_ev, bc.ALPHA / 2)
+                iv = np.column_stack([mu_ev - lo, mu_ev + up])
+                rows.append(_row(model, n_cal, seed, f"{tname}/equal-tailed/L{leaf}", X_ev, iv))
+        return rows
     if lever == "recentre":
         grow, conf = _halves(seed, n_cal)
         for label, learn in (("recentre/plain", False), ("recentre/b", True)):
@@ -225,7 +290,7 @@ def report(path: Path) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", nargs="+", default=["sim", "toy", "multi", "bias"])
-    ap.add_argument("--levers", choices=["leaves", "debias", "split", "eqtail", "refit", "recentre"], default="leaves")
+    ap.add_argument("--levers", choices=LEVERS, default="leaves")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--n-cal", type=int, default=N_CAL, help="calibration rows per cell (16,000: the target's size)")
     ap.add_argument("--out", type=Path, default=HERE / "condcov_16k_levers.jsonl")
