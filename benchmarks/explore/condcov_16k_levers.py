@@ -47,9 +47,8 @@ Eleventh round:
   multi-output forest ("both/equal-tailed/L.."). The equal-tailed rows are the two one-sided exact LCP bounds of the
   signed residual and of its negation at alpha / 2 each, as in ``eqtail``. Exact: the forests read only the first
   half.
-- ``--levers trees``: the default with 100, 200 and 400 trees in its final forest (``n_estimators``; the tuning,
-  whose forests have their own tree count, chooses the same settings), with the weights' median effective sample
-  size.
+- ``--levers trees``: the default with 100, 200 and 400 trees in its final forest (``n_estimators``; the tuning
+  grows forests of its own tree count), with the weights' median effective sample size.
 
 Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round" to "Eleventh round").
 
@@ -150,6 +149,7 @@ def _halves(seed: int, n_cal: int) -> tuple[np.ndarray, np.ndarray]:
     return perm[: n_cal // 2], perm[n_cal // 2 :]
 
 
+#: the ``--levers`` choices, one per construction above
 LEVERS = ("leaves", "debias", "split", "eqtail", "refit", "recentre", "signed", "trees")
 #: ``--levers trees``: the default with this many trees in its final forest (the tuning is unchanged)
 TREES = (100, 200, 400)
