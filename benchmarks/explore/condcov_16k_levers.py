@@ -49,6 +49,8 @@ Eleventh round:
   half.
 - ``--levers trees``: the default with 100, 200 and 400 trees in its final forest (``n_estimators``; the tuning
   grows forests of its own tree count), with the weights' median effective sample size.
+- ``--levers combo``: the ``recentre`` lever's re-centred fit ("recentre/symmetric", equal to its "recentre/b"
+  rows) with the ``eqtail`` lever's equal-tailed interval around mu + b ("recentre/equal-tailed").
 
 Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round" to "Eleventh round").
 
@@ -60,6 +62,7 @@ Rows: ``condcov_16k_levers.jsonl`` (docs/benchmarks/condcov.md, "Eighth round" t
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers recentre --seeds 3 [--n-cal 4000]
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers signed --seeds 3
     OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers trees --seeds 3
+    OMP_NUM_THREADS=1 python benchmarks/explore/condcov_16k_levers.py --levers combo --seeds 3
 """
 
 from __future__ import annotations
@@ -150,7 +153,7 @@ def _halves(seed: int, n_cal: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: the ``--levers`` choices, one per construction above
-LEVERS = ("leaves", "debias", "split", "eqtail", "refit", "recentre", "signed", "trees")
+LEVERS = ("leaves", "debias", "split", "eqtail", "refit", "recentre", "signed", "trees", "combo")
 #: ``--levers trees``: the default with this many trees in its final forest (the tuning is unchanged)
 TREES = (100, 200, 400)
 #: ``--levers signed``: fixed leaf sizes of the forests grown on the localizer half
@@ -204,18 +207,23 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
             est.fit(X_tr, y_tr).conformalize(X_cal, y_cal)
             rows.append(_row(model, n_cal, seed, label, X_ev, est.predict_interval(X_ev)))
         return rows
-    if lever == "eqtail":
-        est = cf.ConformalRegressor(model=base_model(seed), **kw).fit(X_tr, y_tr).conformalize(X_cal, y_cal)
+    if lever in ("eqtail", "combo"):
+        if lever == "eqtail":
+            est = cf.ConformalRegressor(model=base_model(seed), **kw).fit(X_tr, y_tr).conformalize(X_cal, y_cal)
+        else:  # recentre's "recentre/b" fit, then both intervals around mu + b
+            grow, conf = _halves(seed, n_cal)
+            est = cf.ConformalRegressor(model=_LearnsBias(_Frozen(sh.mu)), options={"localizer_data": "training"}, **kw)
+            est.fit(X_cal[grow], y_cal[grow]).conformalize(X_cal[conf], y_cal[conf])
         w = est.calibrator_.localizer.weights(X_ev)
         ess = float(np.median(1.0 / np.asarray(w.multiply(w).sum(axis=1)).ravel()))  # QRF rows sum to 1
         c, s = signed_parts(est.score_, est.model_.predict(X_ev))
         upper = est.signed_distribution().thresholds(X_ev, [1 - bc.ALPHA / 2], n_jobs=1)[:, 0]
         negated = SignedDistribution.from_calibrator(est.calibrator_, -est.calib_signed_)
         lower = negated.thresholds(X_ev, [1 - bc.ALPHA / 2], n_jobs=1)[:, 0]
-        rows.append(_row(model, n_cal, seed, "symmetric", X_ev, est.predict_interval(X_ev), ess=ess))
-        rows.append(
-            _row(model, n_cal, seed, "equal-tailed", X_ev, np.column_stack([c - s * lower, c + s * upper]), ess=ess)
-        )
+        label = "" if lever == "eqtail" else "recentre/"
+        rows.append(_row(model, n_cal, seed, f"{label}symmetric", X_ev, est.predict_interval(X_ev), ess=ess))
+        iv = np.column_stack([c - s * lower, c + s * upper])
+        rows.append(_row(model, n_cal, seed, f"{label}equal-tailed", X_ev, iv, ess=ess))
         return rows
     if lever == "refit":
         grow, conf = _halves(seed, n_cal)
