@@ -154,7 +154,7 @@ def _halves(seed: int, n_cal: int) -> tuple[np.ndarray, np.ndarray]:
 
 #: the ``--levers`` choices, one per construction above
 LEVERS = ("leaves", "debias", "split", "eqtail", "refit", "recentre", "signed", "trees", "combo")
-#: ``--levers trees``: the default with this many trees in its final forest (the tuning is unchanged)
+#: ``--levers trees``: the default with this many trees in its final forest (its tuning grows forests of its own)
 TREES = (100, 200, 400)
 #: ``--levers signed``: fixed leaf sizes of the forests grown on the localizer half
 SIGNED_LEAVES = (20, 45, 90)
@@ -172,6 +172,20 @@ def _one_sided(loc: ForestLocalizer, X_conf: np.ndarray, s: np.ndarray, X_ev: np
     """The exact LCP bound t(x) of {s <= t(x)} at miscoverage ``level``, with ``loc``'s weights on (X_conf, s)."""
     loc.index(X_conf, s)
     return loc.thresholds(X_ev, required_count(level, len(s)))[0]
+
+
+def _median_ess(est: cf.ConformalRegressor, X_ev: np.ndarray) -> float:
+    """Median over X_ev of the Kish effective sample size of the forest weights, 1 / sum w^2 (QRF rows sum to 1)."""
+    w = est.calibrator_.localizer.weights(X_ev)
+    return float(np.median(1.0 / np.asarray(w.multiply(w).sum(axis=1)).ravel()))
+
+
+def _recentred(sh: Any, seed: int, n_cal: int, learn: bool, kw: dict[str, Any]) -> cf.ConformalRegressor:
+    """``--levers recentre``'s fit: mu (+ b learned if ``learn``) and the forest on one half, the other conformal."""
+    grow, conf = _halves(seed, n_cal)
+    X_cal, y_cal = sh.split.X_cal, sh.split.y_cal
+    est = cf.ConformalRegressor(model=_LearnsBias(_Frozen(sh.mu), learn), options={"localizer_data": "training"}, **kw)
+    return est.fit(X_cal[grow], y_cal[grow]).conformalize(X_cal[conf], y_cal[conf])
 
 
 def _row(model: bc.Model, n_cal: int, seed: int, label: str, X_ev: np.ndarray, iv: np.ndarray, **extra: Any) -> dict:
@@ -211,11 +225,8 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
         if lever == "eqtail":
             est = cf.ConformalRegressor(model=base_model(seed), **kw).fit(X_tr, y_tr).conformalize(X_cal, y_cal)
         else:  # recentre's "recentre/b" fit, then both intervals around mu + b
-            grow, conf = _halves(seed, n_cal)
-            est = cf.ConformalRegressor(model=_LearnsBias(_Frozen(sh.mu)), options={"localizer_data": "training"}, **kw)
-            est.fit(X_cal[grow], y_cal[grow]).conformalize(X_cal[conf], y_cal[conf])
-        w = est.calibrator_.localizer.weights(X_ev)
-        ess = float(np.median(1.0 / np.asarray(w.multiply(w).sum(axis=1)).ravel()))  # QRF rows sum to 1
+            est = _recentred(sh, seed, n_cal, True, kw)
+        ess = _median_ess(est, X_ev)
         c, s = signed_parts(est.score_, est.model_.predict(X_ev))
         upper = est.signed_distribution().thresholds(X_ev, [1 - bc.ALPHA / 2], n_jobs=1)[:, 0]
         negated = SignedDistribution.from_calibrator(est.calibrator_, -est.calib_signed_)
@@ -243,14 +254,13 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
         for k in TREES:
             est = cf.ConformalRegressor(model=base_model(seed), n_estimators=k, **kw)
             est.fit(X_tr, y_tr).conformalize(X_cal, y_cal)
-            w = est.calibrator_.localizer.weights(X_ev)
-            ess = float(np.median(1.0 / np.asarray(w.multiply(w).sum(axis=1)).ravel()))  # QRF rows sum to 1
-            rows.append(_row(model, n_cal, seed, f"trees{k}", X_ev, est.predict_interval(X_ev), ess=ess))
+            rows.append(
+                _row(model, n_cal, seed, f"trees{k}", X_ev, est.predict_interval(X_ev), ess=_median_ess(est, X_ev))
+            )
         return rows
     if lever == "signed":
         grow, conf = _halves(seed, n_cal)
-        r = y_cal - sh.mu.predict(X_cal)
-        mu_ev = sh.mu.predict(X_ev)
+        r, mu_ev = y_cal - sh.mu_cal, sh.mu_test
         both = np.column_stack([r[grow], np.abs(r[grow])])
         targets = {"abs": both[:, 1], "signed": both[:, 0], "both": (both - both.mean(0)) / both.std(0)}
         for leaf in SIGNED_LEAVES:
@@ -266,12 +276,8 @@ def cell(model: bc.Model, seed: int, lever: str, n_cal: int = N_CAL) -> list[dic
                 rows.append(_row(model, n_cal, seed, f"{tname}/equal-tailed/L{leaf}", X_ev, iv))
         return rows
     if lever == "recentre":
-        grow, conf = _halves(seed, n_cal)
         for label, learn in (("recentre/plain", False), ("recentre/b", True)):
-            est = cf.ConformalRegressor(
-                model=_LearnsBias(_Frozen(sh.mu), learn), options={"localizer_data": "training"}, **kw
-            )
-            est.fit(X_cal[grow], y_cal[grow]).conformalize(X_cal[conf], y_cal[conf])
+            est = _recentred(sh, seed, n_cal, learn, kw)
             rows.append(_row(model, n_cal, seed, label, X_ev, est.predict_interval(X_ev)))
         return rows
     X_x, y_x = model.draw(np.random.default_rng([seed, 99]), n_cal // 2)
